@@ -1,0 +1,71 @@
+# Shared build settings and helpers for Harvest components.
+
+set(HARVEST_WARNINGS -Wall -Wextra -Wpedantic -Werror -Wno-missing-field-initializers)
+
+function(harvest_apply_flags target)
+  target_compile_options(${target} PRIVATE ${HARVEST_WARNINGS})
+  target_include_directories(${target} PUBLIC ${CMAKE_SOURCE_DIR}/src)
+endfunction()
+
+if(HARVEST_SANITIZE)
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer
+                      -fno-sanitize-recover=undefined)
+  add_link_options(-fsanitize=address,undefined)
+endif()
+
+# harvest_library(NAME SOURCES a.cc b.cc DEPS x y)
+# Declares the component library harvest_NAME.
+function(harvest_library name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  add_library(harvest_${name} STATIC ${ARG_SOURCES})
+  harvest_apply_flags(harvest_${name})
+  target_link_libraries(harvest_${name} PUBLIC ${ARG_DEPS})
+endfunction()
+
+# harvest_test(NAME SOURCES a_test.cc DEPS harvest_x [LABELS l])
+# A GoogleTest executable registered with ctest (one ctest entry per executable).
+function(harvest_test name)
+  cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;DEPS;LABELS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  harvest_apply_flags(${name})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main
+                        GTest::gmock)
+  add_test(NAME ${name} COMMAND ${name})
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 300)
+  endif()
+  set_tests_properties(${name} PROPERTIES TIMEOUT ${ARG_TIMEOUT}
+                       ENVIRONMENT "HARVEST_SOURCE_DIR=${CMAKE_SOURCE_DIR}")
+  if(ARG_LABELS)
+    set_tests_properties(${name} PROPERTIES LABELS "${ARG_LABELS}")
+  endif()
+endfunction()
+
+# harvest_fuzzer(NAME SOURCE f.cc DEPS harvest_x CORPUS dir)
+# With HARVEST_FUZZ (clang): a libFuzzer binary. Otherwise: a replay binary that runs the
+# fuzz entry point over every file of CORPUS, registered with ctest (CI replays the corpus).
+function(harvest_fuzzer name)
+  cmake_parse_arguments(ARG "" "SOURCE;CORPUS" "DEPS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCE})
+  harvest_apply_flags(${name})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS})
+  if(HARVEST_FUZZ)
+    target_compile_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined)
+    target_link_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined)
+  else()
+    target_sources(${name} PRIVATE ${CMAKE_SOURCE_DIR}/src/base/fuzz_replay_main.cc)
+    add_test(NAME ${name}_replay COMMAND ${name} ${ARG_CORPUS})
+    set_tests_properties(${name}_replay PROPERTIES TIMEOUT 300 LABELS fuzz)
+  endif()
+endfunction()
+
+# harvest_benchmark(NAME SOURCES b.cc DEPS harvest_x) — a Google Benchmark binary (not a test).
+function(harvest_benchmark name)
+  if(NOT HARVEST_BENCH)
+    return()
+  endif()
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  harvest_apply_flags(${name})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} benchmark::benchmark benchmark::benchmark_main)
+endfunction()

@@ -1,0 +1,45 @@
+// The harvest command-line interface: a registry of subcommands.
+//
+// Each subcommand lives in its own file `cmd_<name>.cc` in this folder and registers itself
+// with a file-scope CommandRegistration. Its setup function declares the options on the
+// CLI11 sub-app and returns the function that runs the command after parsing, returning the
+// process exit code (0 success, 1 failure, 2 usage error).
+//
+// Thread-safety: registration happens during static initialisation; main() reads the
+// registry once, on the main thread.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace harvest::cli {
+
+using CommandRunner = std::function<int()>;
+using CommandSetup = std::function<CommandRunner(CLI::App* sub)>;
+
+struct CommandSpec {
+  std::string name;
+  std::string description;
+  CommandSetup setup;
+};
+
+// All registered subcommands, in registration order.
+std::vector<CommandSpec>& Registry();
+
+struct CommandRegistration {
+  CommandRegistration(std::string name, std::string description, CommandSetup setup) {
+    Registry().push_back({std::move(name), std::move(description), std::move(setup)});
+  }
+};
+
+// Exit codes shared by all subcommands.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitUsage = 2;
+
+// Prints "harvest <command>: <message>" and a hint to stderr; returns kExitUsage.
+int UsageError(const std::string& command, const std::string& message);
+
+}  // namespace harvest::cli
