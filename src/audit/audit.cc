@@ -1,0 +1,296 @@
+// RunAudit: streams the request log into compact records, replays them in start order and
+// applies every check (rules in audit.h and docs/audit.md).
+#include "audit/audit.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <istream>
+#include <unordered_map>
+
+#include "audit/log_line.h"
+
+namespace harvest::audit {
+namespace {
+
+constexpr uint32_t kNone = UINT32_MAX;
+constexpr size_t kKinds = 5;
+
+// One well-formed request, compact: strings live in tables or the path arena.
+struct Record {
+  int64_t start_us = 0;
+  int64_t end_us = 0;
+  int64_t line = 0;
+  int64_t retry_after_us = -1;  // -1: the response carried no Retry-After
+  uint64_t path_offset = 0;
+  uint32_t path_size = 0;
+  uint32_t host = 0;
+  uint32_t identity = 0;
+  int16_t status = 0;
+  bool disallowed = false;
+  bool cond = false;
+};
+
+struct HostState {
+  std::string name;
+  const ManifestHost* manifest = nullptr;
+  int64_t requests = 0;
+  ViolationCounts counts;
+  uint32_t last = kNone;  // record with the latest end so far (in start order)
+};
+
+// True iff a request answered with `status` settled the page: a later request for it is a
+// duplicate. 5xx, 408, 429 and connection failures (0) invite a retry.
+bool IsFinal(int status) { return status >= 200 && status < 500 && status != 408 && status != 429; }
+
+class Auditor {
+ public:
+  Auditor(const Manifest& manifest, const AuditOptions& options)
+      : manifest_(manifest), options_(options) {
+    for (const auto& h : manifest.hosts) hosts_[HostIndex(h.host)].manifest = &h;
+  }
+
+  Status Read(std::istream& log) {
+    std::string line;
+    LogLine parsed;
+    std::string error;
+    while (std::getline(log, line)) {
+      ++report_.lines;
+      if (line.find_first_not_of(" \t\r") == std::string::npos) continue;  // blank
+      if (!ParseLogLine(line, &parsed, &error)) {
+        ++report_.malformed_count;
+        if (report_.malformed.size() < options_.max_malformed)
+          report_.malformed.push_back({report_.lines, error});
+        continue;
+      }
+      Add(parsed);
+    }
+    if (log.bad()) return Status::IOError("reading the request log failed at line " +
+                                          std::to_string(report_.lines + 1));
+    return Status::Ok();
+  }
+
+  AuditReport Finish() {
+    std::sort(records_.begin(), records_.end(), [](const Record& a, const Record& b) {
+      return a.start_us != b.start_us ? a.start_us < b.start_us : a.line < b.line;
+    });
+    final_answer_.assign(identities_.size(), kNone);
+    for (uint32_t i = 0; i < records_.size(); ++i) Check(i);
+    report_.requests = int64_t(records_.size());
+    report_.min_coverage = options_.min_coverage;
+    std::stable_sort(report_.examples.begin(), report_.examples.end(),
+                     [](const Violation& a, const Violation& b) { return a.kind < b.kind; });
+    BuildHosts();
+    return std::move(report_);
+  }
+
+ private:
+  uint32_t HostIndex(const std::string& normalized) {
+    auto [it, fresh] = host_index_.emplace(normalized, uint32_t(hosts_.size()));
+    if (fresh) hosts_.push_back(HostState{.name = normalized});
+    return it->second;
+  }
+
+  uint32_t IdentityIndex(const std::string& identity) {
+    auto it = identities_.find(identity);
+    if (it != identities_.end()) return it->second;
+    uint32_t index = uint32_t(identities_.size());
+    identities_.emplace(identity, index);
+    return index;
+  }
+
+  void Add(const LogLine& l) {
+    Record r;
+    r.start_us = l.start_us;
+    r.end_us = l.end_us;
+    r.line = report_.lines;
+    if (l.has_retry_after) r.retry_after_us = std::llround(std::min(l.retry_after_s, 1e9) * 1e6);
+    r.path_offset = paths_.size();
+    r.path_size = uint32_t(std::min<size_t>(l.path.size(), UINT32_MAX));
+    paths_.append(l.path, 0, r.path_size);
+    std::string host = NormalizeHost(l.host);
+    r.host = HostIndex(host);
+    if (l.has_page) {
+      key_ = NormalizeIdentity(l.page);
+    } else {
+      key_ = std::move(host);
+      key_ += l.path;
+    }
+    r.identity = IdentityIndex(key_);
+    r.status = int16_t(l.status);
+    r.disallowed = l.disallowed;
+    r.cond = l.cond;
+    records_.push_back(r);
+  }
+
+  RequestRef Ref(uint32_t i) const {
+    const Record& r = records_[i];
+    return RequestRef{.line = r.line,
+                      .host = hosts_[r.host].name,
+                      .path = paths_.substr(r.path_offset, r.path_size),
+                      .start_us = r.start_us,
+                      .end_us = r.end_us,
+                      .status = r.status};
+  }
+
+  void Keep(Violation v) {
+    auto& n = kept_[size_t(v.kind)];
+    if (n >= options_.max_examples) return;
+    ++n;
+    report_.examples.push_back(std::move(v));
+  }
+
+  void Check(uint32_t i) {
+    const Record& r = records_[i];
+    HostState& h = hosts_[r.host];
+    ++h.requests;
+    CheckPoliteness(i, h);
+    if (r.disallowed) {
+      ++h.counts.robots;
+      Keep({.kind = ViolationKind::kRobots, .request = Ref(i)});
+    } else if (MatchesMustNotFetch(r, h)) {
+      ++h.counts.must_not_fetch;
+      Keep({.kind = ViolationKind::kMustNotFetch, .request = Ref(i)});
+    }
+    CheckDuplicate(i, h);
+  }
+
+  void CheckPoliteness(uint32_t i, HostState& h) {
+    const Record& r = records_[i];
+    if (h.last == kNone) {
+      h.last = i;
+      return;
+    }
+    const Record& prev = records_[h.last];
+    int64_t gap = r.start_us - prev.end_us;
+    if (gap < 0) {
+      ++h.counts.concurrency;
+      Keep({.kind = ViolationKind::kConcurrency, .request = Ref(i), .previous = Ref(h.last),
+               .gap_us = gap});
+    } else {
+      int64_t required = options_.default_delay.count() * 1000;
+      DelaySource source = DelaySource::kDefault;
+      if (h.manifest && h.manifest->crawl_delay_ms * 1000 > required) {
+        required = h.manifest->crawl_delay_ms * 1000;
+        source = DelaySource::kCrawlDelay;
+      }
+      if (prev.retry_after_us > required) {
+        required = prev.retry_after_us;
+        source = DelaySource::kRetryAfter;
+      }
+      if (gap + options_.tolerance.count() * 1000 < required) {
+        ++h.counts.delay;
+        if (source == DelaySource::kDefault) ++h.counts.delay_default;
+        if (source == DelaySource::kCrawlDelay) ++h.counts.delay_crawl_delay;
+        if (source == DelaySource::kRetryAfter) ++h.counts.delay_retry_after;
+        Keep({.kind = ViolationKind::kDelay, .request = Ref(i), .previous = Ref(h.last),
+                 .gap_us = gap, .required_us = required, .delay_source = source});
+      }
+    }
+    if (r.end_us >= prev.end_us) h.last = i;
+  }
+
+  bool MatchesMustNotFetch(const Record& r, const HostState& h) const {
+    if (!h.manifest) return false;
+    std::string_view path(paths_.data() + r.path_offset, r.path_size);
+    for (const auto& prefix : h.manifest->must_not_fetch_prefixes) {
+      if (!prefix.empty() && path.starts_with(prefix)) return true;
+    }
+    return false;
+  }
+
+  void CheckDuplicate(uint32_t i, HostState& h) {
+    const Record& r = records_[i];
+    uint32_t& first_final = final_answer_[r.identity];
+    bool revalidated = r.cond && r.status == 304;
+    if (first_final != kNone && !revalidated) {
+      ++h.counts.duplicate;
+      Keep({.kind = ViolationKind::kDuplicate, .request = Ref(i), .previous = Ref(first_final)});
+    }
+    if (first_final == kNone && IsFinal(r.status)) first_final = i;
+  }
+
+  void BuildHosts() {
+    std::vector<uint32_t> order(hosts_.size());
+    for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(),
+              [&](uint32_t a, uint32_t b) { return hosts_[a].name < hosts_[b].name; });
+    for (uint32_t i : order) {
+      const HostState& h = hosts_[i];
+      HostReport out;
+      out.host = h.name;
+      out.in_manifest = h.manifest != nullptr;
+      out.requests = h.requests;
+      out.violations = h.counts;
+      if (h.manifest) Cover(*h.manifest, &out);
+      report_.totals.Add(out.violations);
+      report_.hosts.push_back(std::move(out));
+    }
+  }
+
+  void Cover(const ManifestHost& m, HostReport* out) {
+    for (const auto& id : m.must_fetch) {
+      ++out->must_fetch;
+      ++report_.must_fetch;
+      if (identities_.count(id)) {
+        ++out->covered;
+        ++report_.covered;
+        continue;
+      }
+      if (out->missing.size() < options_.max_missing) out->missing.push_back(id);
+    }
+  }
+
+  const Manifest& manifest_;
+  const AuditOptions& options_;
+  AuditReport report_;
+  std::vector<Record> records_;
+  std::string paths_;  // arena of every request's path
+  std::vector<HostState> hosts_;
+  std::unordered_map<std::string, uint32_t> host_index_;
+  std::unordered_map<std::string, uint32_t> identities_;
+  std::vector<uint32_t> final_answer_;  // per identity: first record with a final answer
+  std::array<size_t, kKinds> kept_{};
+  std::string key_;
+};
+
+}  // namespace
+
+void ViolationCounts::Add(const ViolationCounts& o) {
+  concurrency += o.concurrency;
+  delay += o.delay;
+  delay_default += o.delay_default;
+  delay_crawl_delay += o.delay_crawl_delay;
+  delay_retry_after += o.delay_retry_after;
+  robots += o.robots;
+  must_not_fetch += o.must_not_fetch;
+  duplicate += o.duplicate;
+}
+
+Result<AuditReport> RunAudit(std::istream& log, const Manifest& manifest,
+                             const AuditOptions& options) {
+  if (!(options.min_coverage >= 0.0 && options.min_coverage <= 1.0))
+    return Status::InvalidArgument("min_coverage must be within 0.0..1.0");
+  Auditor auditor(manifest, options);
+  if (Status s = auditor.Read(log); !s.ok()) return s;
+  AuditReport report = auditor.Finish();
+  // Missing identities in manifest order across hosts.
+  std::unordered_map<std::string_view, const HostReport*> by_name;
+  for (const auto& h : report.hosts) by_name.emplace(h.host, &h);
+  for (const auto& mh : manifest.hosts) {
+    for (const auto& id : by_name.at(mh.host)->missing) {
+      if (report.missing.size() >= options.max_missing) return report;
+      report.missing.push_back(id);
+    }
+  }
+  return report;
+}
+
+Result<AuditReport> RunAudit(std::istream& log, const nlohmann::json& manifest,
+                             const AuditOptions& options) {
+  Result<Manifest> parsed = ParseManifest(manifest);
+  if (!parsed.ok()) return parsed.status();
+  return RunAudit(log, *parsed, options);
+}
+
+}  // namespace harvest::audit

@@ -1,0 +1,179 @@
+// Audit: the instrument that proves a crawl was polite, robots-compliant, duplicate-free and
+// complete, from the test web's request log and manifest alone.
+//
+// It shares no code with the crawler's scheduler, robots matcher or URL canonicalizer
+// (DESIGN §7): an instrument that reuses what it measures proves nothing. It reads
+//   * the request log: JSON lines, one per request the test web served —
+//     {"host","path","page"(string|null),"start_us","end_us","status","bytes","conn","kind",
+//      "disallowed", optional "retry_after_s", optional "cond"};
+//   * the manifest: {"hosts":[{"host","crawl_delay_ms","must_fetch":[...],
+//                              "must_not_fetch_prefixes":[...]}...]} (unknown fields ignored).
+// and counts, per host and in total (exact rules in docs/audit.md):
+//   concurrency  a request to a host starting before an earlier-started request to that host
+//                ended (strictly: start < max end so far);
+//   delay        no overlap, but start < previous end + expected delay − tolerance, where the
+//                expected delay = max(default delay, manifest crawl_delay_ms, 1000 ×
+//                retry_after_s of the previous response); each is attributed to the largest term;
+//   robots       a request logged with "disallowed": true;
+//   must_not_fetch  a request whose path starts with one of the host's manifest
+//                must_not_fetch_prefixes, not already counted as robots;
+//   duplicate    a request for a page identity that an earlier request already got a final
+//                answer for (final = status 200–499 except 408 and 429); a conditional
+//                request ("cond": true) answered 304 is never a duplicate;
+//   coverage     fraction of manifest must_fetch identities requested at least once.
+// Malformed log lines are counted with their line number; any malformed line fails the audit.
+//
+// Identities: a request's identity is its "page" when non-null, else host + path. The host
+// part (of hosts, pages and must_fetch entries) is compared ASCII-case-insensitively with any
+// ":port" removed; paths are compared byte for byte.
+//
+// Departures: the log's clock is the server's; the crawler's own notion of "end" is later than
+// the server's, so a correct crawler passes with tolerance 0.
+//
+// Performance: the log is streamed line by line with a small dedicated JSON-object parser
+// (not a DOM); memory is O(requests) for a compact record (~64 bytes + path) per request.
+//
+// Thread-safety: RunAudit is a pure function of its inputs; reports are value types.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <iosfwd>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace harvest::audit {
+
+struct AuditOptions {
+  // Minimum delay between the end of one request to a host and the start of the next.
+  // Default: 1000 ms (DESIGN §1, the crawler's configured default).
+  std::chrono::milliseconds default_delay{1000};
+  // Slack subtracted from the expected delay before a gap counts as a violation. Does not
+  // apply to concurrency. Default: 0 (a correct crawler needs none, see header comment).
+  std::chrono::milliseconds tolerance{0};
+  // The audit passes only when coverage >= min_coverage (0.0–1.0). Default: 1.0.
+  double min_coverage = 1.0;
+  // Examples kept per violation kind (earliest by start time). Default: 20.
+  size_t max_examples = 20;
+  // Missing must_fetch identities listed, in total and per host. Default: 20.
+  size_t max_missing = 20;
+  // Malformed lines listed (all are counted). Default: 20.
+  size_t max_malformed = 20;
+};
+
+enum class ViolationKind { kConcurrency, kDelay, kRobots, kMustNotFetch, kDuplicate };
+// "concurrency", "delay", "robots", "must_not_fetch", "duplicate".
+const char* ViolationKindName(ViolationKind kind);
+
+// Which term of the expected delay was the largest (the one a delay violation broke).
+enum class DelaySource { kDefault, kCrawlDelay, kRetryAfter };
+// "default", "crawl_delay", "retry_after".
+const char* DelaySourceName(DelaySource source);
+
+// One request as logged (only what a report needs to show).
+struct RequestRef {
+  int64_t line = 0;  // 1-based line number in the log
+  std::string host;  // normalised: lower case, no port
+  std::string path;
+  int64_t start_us = 0;
+  int64_t end_us = 0;
+  int status = 0;
+};
+
+struct Violation {
+  ViolationKind kind = ViolationKind::kConcurrency;
+  RequestRef request;  // the offending request
+  // concurrency / delay: the request it is measured against (the one with the latest end so
+  // far); duplicate: the earlier request that got the final answer. Unset for robots kinds.
+  std::optional<RequestRef> previous;
+  int64_t gap_us = 0;       // concurrency / delay: request.start − previous end (< 0: overlap)
+  int64_t required_us = 0;  // delay: the expected delay in microseconds
+  DelaySource delay_source = DelaySource::kDefault;  // delay only
+};
+
+struct ViolationCounts {
+  int64_t concurrency = 0;
+  int64_t delay = 0;  // = delay_default + delay_crawl_delay + delay_retry_after
+  int64_t delay_default = 0;
+  int64_t delay_crawl_delay = 0;
+  int64_t delay_retry_after = 0;
+  int64_t robots = 0;
+  int64_t must_not_fetch = 0;
+  int64_t duplicate = 0;
+  int64_t Total() const { return concurrency + delay + robots + must_not_fetch + duplicate; }
+  void Add(const ViolationCounts& other);
+};
+
+struct HostReport {
+  std::string host;  // normalised
+  bool in_manifest = false;
+  int64_t requests = 0;
+  ViolationCounts violations;
+  int64_t must_fetch = 0;  // distinct must_fetch identities for this host
+  int64_t covered = 0;     // of those, requested at least once
+  std::vector<std::string> missing;  // first max_missing, manifest order
+  double Coverage() const { return must_fetch == 0 ? 1.0 : double(covered) / double(must_fetch); }
+};
+
+struct MalformedLine {
+  int64_t line = 0;
+  std::string reason;
+};
+
+struct AuditReport {
+  int64_t lines = 0;     // lines read, including blank ones
+  int64_t requests = 0;  // well-formed request lines
+  int64_t malformed_count = 0;
+  std::vector<MalformedLine> malformed;  // first max_malformed
+  ViolationCounts totals;
+  std::vector<Violation> examples;  // per kind the earliest max_examples, sorted by kind, start
+  std::vector<HostReport> hosts;    // every host of the log or manifest, sorted by name
+  int64_t must_fetch = 0;
+  int64_t covered = 0;
+  std::vector<std::string> missing;  // first max_missing, manifest order
+  double min_coverage = 1.0;         // copied from the options
+  double Coverage() const { return must_fetch == 0 ? 1.0 : double(covered) / double(must_fetch); }
+  int64_t UnknownHosts() const;  // hosts seen in the log but absent from the manifest
+  // True iff no malformed line, no violation of any kind and Coverage() >= min_coverage.
+  bool Passed() const;
+  // Human-readable reasons the audit failed (empty when Passed()).
+  std::vector<std::string> FailureReasons() const;
+};
+
+// Parsed manifest (exposed for tests and tools).
+struct ManifestHost {
+  std::string host;  // normalised
+  int64_t crawl_delay_ms = 0;
+  std::vector<std::string> must_fetch;  // normalised identities, duplicates removed
+  std::vector<std::string> must_not_fetch_prefixes;
+};
+struct Manifest {
+  std::vector<ManifestHost> hosts;  // manifest order; repeated hosts are merged
+};
+
+// Validates the manifest's shape. InvalidArgument names the offending field.
+Result<Manifest> ParseManifest(const nlohmann::json& manifest);
+
+// Audits `log` against `manifest`. Malformed log lines are data in the report, not errors;
+// errors are a bad manifest (InvalidArgument) or a failing stream (IOError).
+Result<AuditReport> RunAudit(std::istream& log, const nlohmann::json& manifest,
+                             const AuditOptions& options = {});
+Result<AuditReport> RunAudit(std::istream& log, const Manifest& manifest,
+                             const AuditOptions& options = {});
+
+// Human-readable report: verdict and totals, worst hosts (at most `max_hosts`), malformed
+// lines, examples of each violation, missing pages, hosts not in the manifest.
+std::string FormatText(const AuditReport& report, size_t max_hosts = 10);
+// Machine-readable report (schema in docs/audit.md).
+nlohmann::json ToJson(const AuditReport& report);
+
+// Normalises a host: ASCII lower case, ":port" (and IPv6 brackets' port) removed.
+std::string NormalizeHost(std::string_view host);
+// Normalises an identity "host/path...": the host part as NormalizeHost, the rest unchanged.
+std::string NormalizeIdentity(std::string_view identity);
+
+}  // namespace harvest::audit

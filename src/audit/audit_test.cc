@@ -1,0 +1,383 @@
+#include "audit/audit.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+
+namespace harvest::audit {
+namespace {
+
+using nlohmann::json;
+
+constexpr int64_t kT0 = 1700000000000000;  // µs
+constexpr int64_t kMs = 1000;
+
+// Builds one request log line; times in ms after kT0.
+struct Req {
+  std::string host;
+  std::string path;
+  int64_t start_ms;
+  int64_t end_ms;
+  int status = 200;
+  json extra = json::object();
+  std::string Line() const {
+    json j = {{"host", host},          {"path", path},   {"page", nullptr},
+              {"start_us", kT0 + start_ms * kMs}, {"end_us", kT0 + end_ms * kMs},
+              {"status", status},      {"bytes", 10},    {"conn", 1},
+              {"kind", "page"},        {"disallowed", false}};
+    j.update(extra);
+    return j.dump();
+  }
+};
+
+std::string Log(const std::vector<Req>& reqs) {
+  std::string out;
+  for (const auto& r : reqs) out += r.Line() + "\n";
+  return out;
+}
+
+json ManifestJson(json hosts) { return {{"seed", 1}, {"hosts", std::move(hosts)}, {"edge", json::array()}}; }
+
+json Host(const std::string& name, std::vector<std::string> must_fetch, int64_t crawl_delay_ms = 0,
+          std::vector<std::string> prefixes = {}) {
+  return {{"host", name},
+          {"crawl_delay_ms", crawl_delay_ms},
+          {"robots", "normal"},
+          {"must_fetch", must_fetch},
+          {"must_not_fetch_prefixes", prefixes}};
+}
+
+AuditReport Audit(const std::string& log, const json& manifest, AuditOptions options = {}) {
+  std::istringstream in(log);
+  Result<AuditReport> r = RunAudit(in, manifest, options);
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  return r.ok() ? std::move(r).value() : AuditReport{};
+}
+
+const HostReport& HostOf(const AuditReport& r, const std::string& host) {
+  for (const auto& h : r.hosts) {
+    if (h.host == host) return h;
+  }
+  static HostReport none;
+  ADD_FAILURE() << "no host " << host;
+  return none;
+}
+
+// A polite crawl of two hosts: robots.txt first, then pages 1 s apart (end to start).
+std::vector<Req> CleanCrawl() {
+  return {{"a.test", "/robots.txt", 0, 10},     {"b.test", "/robots.txt", 5, 20},
+          {"a.test", "/", 1010, 1030},          {"b.test", "/", 1020, 1100},
+          {"a.test", "/p/1", 2030, 2040},       {"b.test", "/p/1", 2100, 2150},
+          {"a.test", "/p/2?x=1", 3040, 3050}};
+}
+
+json CleanManifest() {
+  return ManifestJson({Host("a.test", {"a.test/robots.txt", "a.test/", "a.test/p/1", "a.test/p/2?x=1"}),
+                   Host("b.test", {"b.test/robots.txt", "b.test/", "b.test/p/1"})});
+}
+
+TEST(AuditTest, CleanLogPasses) {
+  AuditReport r = Audit(Log(CleanCrawl()), CleanManifest());
+  EXPECT_TRUE(r.Passed()) << FormatText(r);
+  EXPECT_EQ(r.requests, 7);
+  EXPECT_EQ(r.totals.Total(), 0);
+  EXPECT_EQ(r.must_fetch, 7);
+  EXPECT_EQ(r.covered, 7);
+  EXPECT_DOUBLE_EQ(r.Coverage(), 1.0);
+  EXPECT_TRUE(r.missing.empty());
+  EXPECT_EQ(r.UnknownHosts(), 0);
+  ASSERT_EQ(r.hosts.size(), 2u);
+  EXPECT_EQ(r.hosts[0].host, "a.test");
+  EXPECT_EQ(r.hosts[0].requests, 4);
+  EXPECT_NE(FormatText(r).find("AUDIT PASSED"), std::string::npos);
+  EXPECT_TRUE(ToJson(r)["passed"].get<bool>());
+}
+
+TEST(AuditTest, OutOfOrderLogIsSortedByStart) {
+  auto reqs = CleanCrawl();
+  std::reverse(reqs.begin(), reqs.end());
+  AuditReport r = Audit(Log(reqs), CleanManifest());
+  EXPECT_TRUE(r.Passed()) << FormatText(r);
+}
+
+TEST(AuditTest, DetectsConcurrencyOnTheRightHost) {
+  auto reqs = CleanCrawl();
+  reqs.push_back({"b.test", "/p/2", 2140, 2300});  // starts before /p/1 (2100–2150) ends
+  AuditReport r = Audit(Log(reqs), CleanManifest());
+  EXPECT_FALSE(r.Passed());
+  EXPECT_EQ(r.totals.concurrency, 1);
+  EXPECT_EQ(r.totals.delay, 0);  // an overlap is counted once, as concurrency
+  EXPECT_EQ(HostOf(r, "b.test").violations.concurrency, 1);
+  EXPECT_EQ(HostOf(r, "a.test").violations.Total(), 0);
+  ASSERT_EQ(r.examples.size(), 1u);
+  const Violation& v = r.examples[0];
+  EXPECT_EQ(v.kind, ViolationKind::kConcurrency);
+  EXPECT_EQ(v.request.path, "/p/2");
+  ASSERT_TRUE(v.previous.has_value());
+  EXPECT_EQ(v.previous->path, "/p/1");
+  EXPECT_EQ(v.gap_us, -10 * kMs);
+  EXPECT_EQ(v.request.line, 8);
+}
+
+TEST(AuditTest, LongRequestOverlapsEveryLaterOneItSpans) {
+  AuditReport r = Audit(Log({{"a.test", "/slow", 0, 5000},
+                             {"a.test", "/x", 100, 200},
+                             {"a.test", "/y", 300, 400},
+                             {"a.test", "/z", 6000, 6010}}),
+                        ManifestJson({Host("a.test", {})}));
+  EXPECT_EQ(r.totals.concurrency, 2);
+  EXPECT_EQ(r.totals.delay, 0);  // /z is 1000 ms after /slow's end
+}
+
+TEST(AuditTest, TouchingRequestsAreNotConcurrentButViolateDelay) {
+  AuditReport r = Audit(Log({{"a.test", "/", 0, 10}, {"a.test", "/x", 10, 20}}),
+                        ManifestJson({Host("a.test", {})}));
+  EXPECT_EQ(r.totals.concurrency, 0);
+  EXPECT_EQ(r.totals.delay, 1);
+}
+
+TEST(AuditTest, DetectsDefaultDelay) {
+  auto reqs = CleanCrawl();
+  reqs.push_back({"a.test", "/p/3", 3550, 3560});  // 500 ms after /p/2?x=1 ended
+  AuditReport r = Audit(Log(reqs), CleanManifest());
+  EXPECT_EQ(r.totals.delay, 1);
+  EXPECT_EQ(r.totals.delay_default, 1);
+  EXPECT_EQ(HostOf(r, "a.test").violations.delay, 1);
+  ASSERT_EQ(r.examples.size(), 1u);
+  EXPECT_EQ(r.examples[0].gap_us, 500 * kMs);
+  EXPECT_EQ(r.examples[0].required_us, 1000 * kMs);
+  EXPECT_EQ(r.examples[0].delay_source, DelaySource::kDefault);
+  EXPECT_EQ(r.examples[0].previous->path, "/p/2?x=1");
+  EXPECT_NE(FormatText(r).find("required 1000.000 ms (default)"), std::string::npos)
+      << FormatText(r);
+}
+
+TEST(AuditTest, DelayOptionAndTolerance) {
+  std::string log = Log({{"a.test", "/", 0, 10}, {"a.test", "/x", 1000, 1010}});  // gap 990 ms
+  json m = ManifestJson({Host("a.test", {})});
+  EXPECT_EQ(Audit(log, m).totals.delay, 1);
+  EXPECT_EQ(Audit(log, m, {.tolerance = std::chrono::milliseconds(10)}).totals.delay, 0);
+  EXPECT_EQ(Audit(log, m, {.tolerance = std::chrono::milliseconds(9)}).totals.delay, 1);
+  EXPECT_EQ(Audit(log, m, {.default_delay = std::chrono::milliseconds(990)}).totals.delay, 0);
+  EXPECT_EQ(Audit(log, m, {.default_delay = std::chrono::milliseconds(991)}).totals.delay, 1);
+}
+
+TEST(AuditTest, DetectsCrawlDelayOnlyWhereTheManifestAsksForIt) {
+  std::string log = Log({{"slow.test", "/", 0, 10},
+                         {"slow.test", "/a", 3010, 3020},  // 3 s: too soon for crawl-delay 5 s
+                         {"slow.test", "/b", 8020, 8030},  // 5 s: fine
+                         {"fast.test", "/", 0, 10},
+                         {"fast.test", "/a", 3010, 3020}});
+  AuditReport r = Audit(log, ManifestJson({Host("slow.test", {}, 5000), Host("fast.test", {})}));
+  EXPECT_EQ(r.totals.delay, 1);
+  EXPECT_EQ(r.totals.delay_crawl_delay, 1);
+  EXPECT_EQ(HostOf(r, "slow.test").violations.delay_crawl_delay, 1);
+  EXPECT_EQ(HostOf(r, "fast.test").violations.delay, 0);
+  ASSERT_EQ(r.examples.size(), 1u);
+  EXPECT_EQ(r.examples[0].required_us, 5000 * kMs);
+  EXPECT_EQ(r.examples[0].delay_source, DelaySource::kCrawlDelay);
+}
+
+TEST(AuditTest, DetectsRetryAfterAndRetriesAreNotDuplicates) {
+  std::string log = Log({{"a.test", "/", 0, 10, 503, {{"retry_after_s", 10}}},
+                         {"a.test", "/", 3010, 3020, 503, {{"retry_after_s", 2}}},  // < 10 s
+                         {"a.test", "/", 5020, 5030},  // 2 s after: honours the second one
+                         {"a.test", "/x", 6030, 6040}});  // back to the default delay
+  AuditReport r = Audit(log, ManifestJson({Host("a.test", {"a.test/"})}));
+  EXPECT_EQ(r.totals.delay, 1);
+  EXPECT_EQ(r.totals.delay_retry_after, 1);
+  EXPECT_EQ(r.totals.duplicate, 0);
+  ASSERT_EQ(r.examples.size(), 1u);
+  EXPECT_EQ(r.examples[0].required_us, 10000 * kMs);
+  EXPECT_EQ(r.examples[0].delay_source, DelaySource::kRetryAfter);
+  EXPECT_EQ(r.examples[0].request.line, 2);
+}
+
+TEST(AuditTest, DetectsRobotsViolations) {
+  auto reqs = CleanCrawl();
+  reqs.push_back({"b.test", "/private/1", 3200, 3210, 200, {{"disallowed", true}}});
+  AuditReport r = Audit(Log(reqs), CleanManifest());
+  EXPECT_EQ(r.totals.robots, 1);
+  EXPECT_EQ(r.totals.Total(), 1);
+  EXPECT_EQ(HostOf(r, "b.test").violations.robots, 1);
+  ASSERT_EQ(r.examples.size(), 1u);
+  EXPECT_EQ(r.examples[0].kind, ViolationKind::kRobots);
+  EXPECT_EQ(r.examples[0].request.path, "/private/1");
+  EXPECT_FALSE(r.Passed());
+}
+
+TEST(AuditTest, MustNotFetchPrefixCountedOnceBesideRobots) {
+  json m = ManifestJson({Host("a.test", {}, 0, {"/private/"})});
+  AuditReport r = Audit(Log({{"a.test", "/private/x", 0, 10},
+                             {"a.test", "/private/y", 2000, 2010, 200, {{"disallowed", true}}},
+                             {"a.test", "/privatex", 4000, 4010}}),
+                        m);
+  EXPECT_EQ(r.totals.must_not_fetch, 1);
+  EXPECT_EQ(r.totals.robots, 1);
+}
+
+TEST(AuditTest, DetectsDuplicates) {
+  std::string log = Log({{"a.test", "/p/1", 0, 10},
+                         {"a.test", "/p/1", 2000, 2010},                 // duplicate
+                         {"a.test", "/gone", 4000, 4010, 404},
+                         {"a.test", "/gone", 6000, 6010, 404},           // duplicate (404 final)
+                         {"a.test", "/r", 8000, 8010, 301},
+                         {"a.test", "/r", 10000, 10010, 301}});          // duplicate
+  AuditReport r = Audit(log, ManifestJson({Host("a.test", {})}));
+  EXPECT_EQ(r.totals.duplicate, 3);
+  EXPECT_EQ(HostOf(r, "a.test").violations.duplicate, 3);
+  ASSERT_EQ(r.examples.size(), 3u);
+  EXPECT_EQ(r.examples[0].request.line, 2);
+  EXPECT_EQ(r.examples[0].previous->line, 1);
+}
+
+TEST(AuditTest, RetriesAfterTransientFailuresAreNotDuplicates) {
+  for (int status : {0, 408, 429, 500, 502, 503}) {
+    std::string log = Log({{"a.test", "/p/1", 0, 10, status},
+                           {"a.test", "/p/1", 2000, 2010, status},
+                           {"a.test", "/p/1", 4000, 4010, 200}});
+    AuditReport r = Audit(log, ManifestJson({Host("a.test", {"a.test/p/1"})}));
+    EXPECT_EQ(r.totals.duplicate, 0) << status;
+    EXPECT_TRUE(r.Passed()) << status << "\n" << FormatText(r);
+  }
+}
+
+TEST(AuditTest, PageIdentityMakesQueryVariantsDuplicates) {
+  std::string log = Log({{"a.test", "/p/12?b=2&a=1", 0, 10, 200, {{"page", "a.test/p/12"}}},
+                         {"a.test", "/p/12?a=1&b=2", 2000, 2010, 200, {{"page", "A.TEST/p/12"}}},
+                         {"a.test", "/p/13", 4000, 4010, 200, {{"page", "a.test/p/13"}}}});
+  AuditReport r = Audit(log, ManifestJson({Host("a.test", {"a.test/p/12", "a.test/p/13"})}));
+  EXPECT_EQ(r.totals.duplicate, 1);
+  EXPECT_EQ(r.covered, 2);
+}
+
+TEST(AuditTest, ConditionalRequestAnswered304IsNotADuplicate) {
+  std::string log = Log({{"a.test", "/p/1", 0, 10},
+                         {"a.test", "/p/1", 2000, 2010, 304, {{"cond", true}}},
+                         {"a.test", "/p/1", 4000, 4010, 200, {{"cond", true}}}});  // changed
+  AuditReport r = Audit(log, ManifestJson({Host("a.test", {})}));
+  EXPECT_EQ(r.totals.duplicate, 1);
+  EXPECT_EQ(r.examples[0].request.line, 3);
+}
+
+TEST(AuditTest, DetectsMissingCoverage) {
+  auto reqs = CleanCrawl();
+  reqs.pop_back();  // a.test/p/2?x=1 never fetched
+  AuditReport r = Audit(Log(reqs), CleanManifest());
+  EXPECT_EQ(r.totals.Total(), 0);
+  EXPECT_EQ(r.must_fetch, 7);
+  EXPECT_EQ(r.covered, 6);
+  EXPECT_FALSE(r.Passed());
+  ASSERT_EQ(r.missing.size(), 1u);
+  EXPECT_EQ(r.missing[0], "a.test/p/2?x=1");
+  EXPECT_EQ(HostOf(r, "a.test").covered, 3);
+  EXPECT_EQ(HostOf(r, "a.test").must_fetch, 4);
+  EXPECT_DOUBLE_EQ(HostOf(r, "b.test").Coverage(), 1.0);
+  EXPECT_TRUE(Audit(Log(reqs), CleanManifest(), {.min_coverage = 0.85}).Passed());
+  EXPECT_FALSE(Audit(Log(reqs), CleanManifest(), {.min_coverage = 0.86}).Passed());
+}
+
+TEST(AuditTest, MissingListIsCappedButCountIsNot) {
+  std::vector<std::string> must;
+  for (int i = 0; i < 30; ++i) must.push_back("a.test/p/" + std::to_string(i));
+  AuditReport r = Audit("", ManifestJson({Host("a.test", must)}));
+  EXPECT_EQ(r.must_fetch, 30);
+  EXPECT_EQ(r.covered, 0);
+  EXPECT_EQ(r.missing.size(), 20u);
+  EXPECT_EQ(r.missing[0], "a.test/p/0");
+  EXPECT_EQ(r.hosts[0].requests, 0);
+}
+
+TEST(AuditTest, MalformedLinesFailWithLineNumbers) {
+  std::string log = Log(CleanCrawl());
+  log.insert(0, "\n");  // a blank line is ignored but counted as a line
+  log += "{not json\n";
+  log += R"({"host":"a.test","path":"/x","end_us":1,"status":200})" "\n";
+  AuditReport r = Audit(log, CleanManifest());
+  EXPECT_EQ(r.lines, 10);
+  EXPECT_EQ(r.requests, 7);
+  EXPECT_EQ(r.malformed_count, 2);
+  ASSERT_EQ(r.malformed.size(), 2u);
+  EXPECT_EQ(r.malformed[0].line, 9);
+  EXPECT_EQ(r.malformed[1].line, 10);
+  EXPECT_NE(r.malformed[1].reason.find("start_us"), std::string::npos);
+  EXPECT_EQ(r.totals.Total(), 0);
+  EXPECT_FALSE(r.Passed());
+  EXPECT_NE(FormatText(r).find("line 10: missing \"start_us\""), std::string::npos);
+}
+
+TEST(AuditTest, HostsCompareCaseInsensitivelyWithoutPort) {
+  std::string log = Log({{"A.Test:8080", "/", 0, 100}, {"a.test", "/x", 50, 60}});
+  AuditReport r = Audit(log, ManifestJson({Host("a.TEST", {"a.test/", "A.test:8080/x"})}));
+  EXPECT_EQ(r.totals.concurrency, 1);
+  EXPECT_EQ(r.covered, 2);
+  EXPECT_EQ(r.hosts.size(), 1u);
+  EXPECT_EQ(NormalizeHost("[::1]:8080"), "[::1]");
+  EXPECT_EQ(NormalizeHost("H.Test"), "h.test");
+  EXPECT_EQ(NormalizeIdentity("H.Test:80/A/B"), "h.test/A/B");
+}
+
+TEST(AuditTest, UnknownHostsAreReportedNotViolations) {
+  auto reqs = CleanCrawl();
+  reqs.push_back({"stray.test", "/", 0, 10});
+  AuditReport r = Audit(Log(reqs), CleanManifest());
+  EXPECT_TRUE(r.Passed());
+  EXPECT_EQ(r.UnknownHosts(), 1);
+  EXPECT_FALSE(HostOf(r, "stray.test").in_manifest);
+  EXPECT_NE(FormatText(r).find("stray.test (1 requests)"), std::string::npos);
+  EXPECT_EQ(ToJson(r)["unknown_hosts"][0], "stray.test");
+}
+
+TEST(AuditTest, ExamplesAreCappedAndEarliestFirst) {
+  std::vector<Req> reqs;
+  for (int i = 0; i < 5; ++i)
+    reqs.push_back({"a.test", "/d" + std::to_string(i), (4 - i) * 2000, (4 - i) * 2000 + 10, 200,
+                    {{"disallowed", true}}});
+  AuditReport r = Audit(Log(reqs), ManifestJson({Host("a.test", {})}), {.max_examples = 2});
+  EXPECT_EQ(r.totals.robots, 5);
+  ASSERT_EQ(r.examples.size(), 2u);
+  EXPECT_EQ(r.examples[0].request.path, "/d4");
+  EXPECT_EQ(r.examples[1].request.path, "/d3");
+}
+
+TEST(AuditTest, JsonReportCarriesCountsAndExamples) {
+  auto reqs = CleanCrawl();
+  reqs.push_back({"a.test", "/p/1", 4100, 4110});  // duplicate
+  json j = ToJson(Audit(Log(reqs), CleanManifest()));
+  EXPECT_FALSE(j["passed"].get<bool>());
+  EXPECT_EQ(j["violations"]["duplicate"], 1);
+  EXPECT_EQ(j["violations"]["total"], 1);
+  EXPECT_EQ(j["coverage"]["fraction"], 1.0);
+  EXPECT_EQ(j["examples"][0]["kind"], "duplicate");
+  EXPECT_EQ(j["examples"][0]["request"]["line"], 8);
+  EXPECT_EQ(j["examples"][0]["previous"]["line"], 5);
+  EXPECT_EQ(j["hosts"][0]["host"], "a.test");
+  EXPECT_EQ(j["hosts"][0]["violations"]["duplicate"], 1);
+}
+
+TEST(AuditTest, RejectsBadManifests) {
+  std::istringstream empty;
+  EXPECT_FALSE(RunAudit(empty, json::array()).ok());
+  EXPECT_FALSE(RunAudit(empty, json{{"hosts", 3}}).ok());
+  EXPECT_FALSE(RunAudit(empty, json{{"hosts", {{{"crawl_delay_ms", 1}}}}}).ok());
+  EXPECT_FALSE(RunAudit(empty, ManifestJson({{{"host", "a"}, {"must_fetch", {1}}}})).ok());
+  EXPECT_FALSE(RunAudit(empty, ManifestJson({{{"host", "a"}, {"crawl_delay_ms", "x"}}})).ok());
+  Result<AuditReport> bad_option = RunAudit(empty, ManifestJson(json::array()), {.min_coverage = 2});
+  EXPECT_FALSE(bad_option.ok());
+  Result<AuditReport> ok = RunAudit(empty, ManifestJson(json::array()));
+  ASSERT_TRUE(ok.ok());
+  EXPECT_TRUE(ok->Passed());  // nothing required, nothing fetched
+}
+
+TEST(AuditTest, RepeatedManifestHostsMerge) {
+  Result<audit::Manifest> m = ParseManifest(
+      ManifestJson({Host("a.test", {"a.test/", "a.test/x"}, 100), Host("A.test", {"a.test/"}, 2000)}));
+  ASSERT_TRUE(m.ok());
+  ASSERT_EQ(m->hosts.size(), 1u);
+  EXPECT_EQ(m->hosts[0].crawl_delay_ms, 2000);
+  EXPECT_EQ(m->hosts[0].must_fetch.size(), 2u);
+}
+
+}  // namespace
+}  // namespace harvest::audit

@@ -1,0 +1,43 @@
+// Private to src/audit: parses one line of the test web's request log.
+//
+// A small dedicated parser for one flat JSON object (RFC 8259 syntax): it is several times
+// faster than building a DOM per line, which matters for million-line logs. It never throws
+// and never crashes on any input; unknown fields are skipped whatever their value.
+//
+// Thread-safety: stateless functions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace harvest::audit {
+
+// Nesting allowed inside an unknown field's value; deeper input is malformed rather than
+// risking deep recursion on hostile lines.
+inline constexpr int kMaxSkipDepth = 64;
+
+// The fields of one request log line. Strings are unescaped; host is as logged.
+struct LogLine {
+  std::string host;
+  std::string path;
+  bool has_page = false;  // "page" present and not null
+  std::string page;
+  std::string kind;  // "" when absent or null
+  int64_t start_us = 0;
+  int64_t end_us = 0;
+  int status = 0;
+  bool disallowed = false;
+  bool cond = false;
+  bool has_retry_after = false;  // "retry_after_s" present and not null
+  double retry_after_s = 0;
+};
+
+// Parses `text` into `*out` (reusing its buffers). On failure returns false and sets
+// `*error` to a short reason, e.g. `missing "start_us"` or `"status" is not an integer`.
+// Required: host (non-empty string), path (string), start_us, end_us, status (integers,
+// 0 <= start_us <= end_us, 0 <= status <= 999). Optional: page (string|null), kind
+// (string|null), disallowed and cond (bool|null), retry_after_s (number >= 0 | null).
+bool ParseLogLine(std::string_view text, LogLine* out, std::string* error);
+
+}  // namespace harvest::audit

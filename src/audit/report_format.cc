@@ -1,0 +1,273 @@
+// The audit verdict and its text and JSON renderings.
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+
+#include "audit/audit.h"
+
+namespace harvest::audit {
+
+const char* ViolationKindName(ViolationKind kind) {
+  switch (kind) {
+    case ViolationKind::kConcurrency: return "concurrency";
+    case ViolationKind::kDelay: return "delay";
+    case ViolationKind::kRobots: return "robots";
+    case ViolationKind::kMustNotFetch: return "must_not_fetch";
+    case ViolationKind::kDuplicate: return "duplicate";
+  }
+  return "unknown";
+}
+
+const char* DelaySourceName(DelaySource source) {
+  switch (source) {
+    case DelaySource::kDefault: return "default";
+    case DelaySource::kCrawlDelay: return "crawl_delay";
+    case DelaySource::kRetryAfter: return "retry_after";
+  }
+  return "unknown";
+}
+
+int64_t AuditReport::UnknownHosts() const {
+  return std::count_if(hosts.begin(), hosts.end(),
+                       [](const HostReport& h) { return !h.in_manifest; });
+}
+
+std::vector<std::string> AuditReport::FailureReasons() const {
+  std::vector<std::string> out;
+  if (malformed_count > 0)
+    out.push_back(std::to_string(malformed_count) + " malformed log line(s)");
+  if (totals.Total() > 0) out.push_back(std::to_string(totals.Total()) + " violation(s)");
+  if (!(Coverage() >= min_coverage)) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "coverage %.4f%% is below the minimum %.4f%%",
+                  Coverage() * 100, min_coverage * 100);
+    out.push_back(buf);
+  }
+  return out;
+}
+
+bool AuditReport::Passed() const { return FailureReasons().empty(); }
+
+namespace {
+
+std::string Seconds(int64_t us) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%" PRId64 ".%06" PRId64 "s", us / 1000000, us % 1000000);
+  return buf;
+}
+
+std::string Millis(int64_t us) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.3f ms", double(us) / 1000.0);
+  return buf;
+}
+
+std::string Describe(const RequestRef& r) {
+  return r.host + " " + r.path + " (line " + std::to_string(r.line) + ", status " +
+         std::to_string(r.status) + ")";
+}
+
+std::string DescribeViolation(const Violation& v) {
+  const RequestRef& r = v.request;
+  std::string out = Describe(r) + " started at " + Seconds(r.start_us);
+  switch (v.kind) {
+    case ViolationKind::kConcurrency:
+      return out + ", " + Millis(-v.gap_us) + " before " + Describe(*v.previous) + " ended";
+    case ViolationKind::kDelay:
+      return out + ", " + Millis(v.gap_us) + " after " + Describe(*v.previous) +
+             " ended; required " + Millis(v.required_us) + " (" +
+             DelaySourceName(v.delay_source) + ")";
+    case ViolationKind::kRobots:
+      return out + ", logged as disallowed by robots.txt";
+    case ViolationKind::kMustNotFetch:
+      return out + ", path under a must_not_fetch prefix";
+    case ViolationKind::kDuplicate:
+      return out + ", already answered to " + Describe(*v.previous) + " at " +
+             Seconds(v.previous->start_us);
+  }
+  return out;
+}
+
+std::string Percent(double f) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f%%", f * 100);
+  return buf;
+}
+
+void AppendCounts(const ViolationCounts& c, std::string* out) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "  concurrency     %" PRId64 "\n"
+                "  delay           %" PRId64 " (default %" PRId64 ", crawl_delay %" PRId64
+                ", retry_after %" PRId64 ")\n"
+                "  robots          %" PRId64 "\n"
+                "  must_not_fetch  %" PRId64 "\n"
+                "  duplicate       %" PRId64 "\n",
+                c.concurrency, c.delay, c.delay_default, c.delay_crawl_delay,
+                c.delay_retry_after, c.robots, c.must_not_fetch, c.duplicate);
+  *out += buf;
+}
+
+bool HasProblem(const HostReport& h) { return h.violations.Total() > 0 || h.covered < h.must_fetch; }
+
+void AppendWorstHosts(const AuditReport& report, size_t max_hosts, std::string* out) {
+  std::vector<const HostReport*> bad;
+  for (const auto& h : report.hosts) {
+    if (HasProblem(h)) bad.push_back(&h);
+  }
+  if (bad.empty()) return;
+  std::stable_sort(bad.begin(), bad.end(), [](const HostReport* a, const HostReport* b) {
+    if (a->violations.Total() != b->violations.Total())
+      return a->violations.Total() > b->violations.Total();
+    return a->Coverage() < b->Coverage();
+  });
+  *out += "\nWorst hosts (" + std::to_string(std::min(bad.size(), max_hosts)) + " of " +
+          std::to_string(bad.size()) + " with problems):\n";
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "  %-28s %9s %6s %6s %6s %6s %6s  %s\n", "host", "requests",
+                "conc", "delay", "robots", "mnf", "dup", "coverage");
+  *out += buf;
+  for (size_t i = 0; i < bad.size() && i < max_hosts; ++i) {
+    const HostReport& h = *bad[i];
+    const ViolationCounts& c = h.violations;
+    std::snprintf(buf, sizeof buf,
+                  "  %-28s %9" PRId64 " %6" PRId64 " %6" PRId64 " %6" PRId64 " %6" PRId64
+                  " %6" PRId64 "  %s (%" PRId64 "/%" PRId64 ")\n",
+                  h.host.c_str(), h.requests, c.concurrency, c.delay, c.robots,
+                  c.must_not_fetch, c.duplicate, Percent(h.Coverage()).c_str(), h.covered,
+                  h.must_fetch);
+    *out += buf;
+  }
+}
+
+int64_t CountOf(const ViolationCounts& c, ViolationKind kind) {
+  switch (kind) {
+    case ViolationKind::kConcurrency: return c.concurrency;
+    case ViolationKind::kDelay: return c.delay;
+    case ViolationKind::kRobots: return c.robots;
+    case ViolationKind::kMustNotFetch: return c.must_not_fetch;
+    case ViolationKind::kDuplicate: return c.duplicate;
+  }
+  return 0;
+}
+
+void AppendExamples(const AuditReport& report, std::string* out) {
+  for (ViolationKind kind : {ViolationKind::kConcurrency, ViolationKind::kDelay,
+                             ViolationKind::kRobots, ViolationKind::kMustNotFetch,
+                             ViolationKind::kDuplicate}) {
+    size_t shown = 0;
+    std::string lines;
+    for (const auto& v : report.examples) {
+      if (v.kind != kind) continue;
+      ++shown;
+      lines += "  " + DescribeViolation(v) + "\n";
+    }
+    if (shown == 0) continue;
+    *out += std::string("\n") + ViolationKindName(kind) + " violations (first " +
+            std::to_string(shown) + " of " + std::to_string(CountOf(report.totals, kind)) +
+            "):\n" + lines;
+  }
+}
+
+nlohmann::json CountsJson(const ViolationCounts& c) {
+  return {{"concurrency", c.concurrency},
+          {"delay", c.delay},
+          {"delay_default", c.delay_default},
+          {"delay_crawl_delay", c.delay_crawl_delay},
+          {"delay_retry_after", c.delay_retry_after},
+          {"robots", c.robots},
+          {"must_not_fetch", c.must_not_fetch},
+          {"duplicate", c.duplicate},
+          {"total", c.Total()}};
+}
+
+nlohmann::json RefJson(const RequestRef& r) {
+  return {{"line", r.line},         {"host", r.host},     {"path", r.path},
+          {"start_us", r.start_us}, {"end_us", r.end_us}, {"status", r.status}};
+}
+
+nlohmann::json ViolationJson(const Violation& v) {
+  nlohmann::json j = {{"kind", ViolationKindName(v.kind)}, {"request", RefJson(v.request)}};
+  if (v.previous) j["previous"] = RefJson(*v.previous);
+  if (v.kind == ViolationKind::kConcurrency || v.kind == ViolationKind::kDelay)
+    j["gap_us"] = v.gap_us;
+  if (v.kind == ViolationKind::kDelay) {
+    j["required_us"] = v.required_us;
+    j["delay_source"] = DelaySourceName(v.delay_source);
+  }
+  return j;
+}
+
+}  // namespace
+
+std::string FormatText(const AuditReport& report, size_t max_hosts) {
+  std::string out = report.Passed() ? "AUDIT PASSED\n" : "AUDIT FAILED\n";
+  for (const auto& reason : report.FailureReasons()) out += "  failed: " + reason + "\n";
+  out += "Requests: " + std::to_string(report.requests) + " (" + std::to_string(report.lines) +
+         " lines, " + std::to_string(report.malformed_count) + " malformed); hosts: " +
+         std::to_string(report.hosts.size()) + " (" + std::to_string(report.UnknownHosts()) +
+         " not in manifest)\n";
+  out += "Coverage: " + Percent(report.Coverage()) + " (" + std::to_string(report.covered) +
+         " of " + std::to_string(report.must_fetch) + " must_fetch; minimum " +
+         Percent(report.min_coverage) + ")\n";
+  out += "Violations: " + std::to_string(report.totals.Total()) + "\n";
+  AppendCounts(report.totals, &out);
+  AppendWorstHosts(report, max_hosts, &out);
+  if (report.malformed_count > 0) {
+    out += "\nMalformed lines (first " + std::to_string(report.malformed.size()) + " of " +
+           std::to_string(report.malformed_count) + "):\n";
+    for (const auto& m : report.malformed)
+      out += "  line " + std::to_string(m.line) + ": " + m.reason + "\n";
+  }
+  AppendExamples(report, &out);
+  if (!report.missing.empty()) {
+    out += "\nMissing must_fetch (first " + std::to_string(report.missing.size()) + " of " +
+           std::to_string(report.must_fetch - report.covered) + "):\n";
+    for (const auto& id : report.missing) out += "  " + id + "\n";
+  }
+  if (report.UnknownHosts() > 0) {
+    out += "\nHosts not in the manifest (" + std::to_string(report.UnknownHosts()) + "):\n";
+    for (const auto& h : report.hosts) {
+      if (!h.in_manifest)
+        out += "  " + h.host + " (" + std::to_string(h.requests) + " requests)\n";
+    }
+  }
+  return out;
+}
+
+nlohmann::json ToJson(const AuditReport& report) {
+  nlohmann::json malformed = nlohmann::json::array();
+  for (const auto& m : report.malformed) malformed.push_back({{"line", m.line}, {"reason", m.reason}});
+  nlohmann::json examples = nlohmann::json::array();
+  for (const auto& v : report.examples) examples.push_back(ViolationJson(v));
+  nlohmann::json hosts = nlohmann::json::array();
+  nlohmann::json unknown = nlohmann::json::array();
+  for (const auto& h : report.hosts) {
+    hosts.push_back({{"host", h.host},
+                     {"in_manifest", h.in_manifest},
+                     {"requests", h.requests},
+                     {"violations", CountsJson(h.violations)},
+                     {"must_fetch", h.must_fetch},
+                     {"covered", h.covered},
+                     {"coverage", h.Coverage()},
+                     {"missing", h.missing}});
+    if (!h.in_manifest) unknown.push_back(h.host);
+  }
+  return {{"passed", report.Passed()},
+          {"failures", report.FailureReasons()},
+          {"lines", report.lines},
+          {"requests", report.requests},
+          {"malformed", {{"count", report.malformed_count}, {"lines", malformed}}},
+          {"violations", CountsJson(report.totals)},
+          {"coverage",
+           {{"must_fetch", report.must_fetch},
+            {"covered", report.covered},
+            {"fraction", report.Coverage()},
+            {"min", report.min_coverage},
+            {"missing", report.missing}}},
+          {"unknown_hosts", unknown},
+          {"examples", examples},
+          {"hosts", hosts}};
+}
+
+}  // namespace harvest::audit

@@ -1,0 +1,99 @@
+// `harvest audit`: checks a crawl against the test web's request log and manifest
+// (src/audit/audit.h, docs/audit.md). Exit 0: passed; 1: violations, malformed log lines or
+// coverage below the minimum; 2: usage error or an unreadable / invalid input file.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "audit/audit.h"
+#include "cli/command.h"
+
+namespace harvest::cli {
+namespace {
+
+struct AuditCmdOptions {
+  std::string log;
+  std::string manifest;
+  int64_t delay_ms = 1000;
+  int64_t tolerance_ms = 0;
+  double min_coverage = 1.0;
+  size_t max_examples = 20;
+  size_t max_hosts = 10;
+  bool json = false;
+};
+
+int Run(const AuditCmdOptions& o) {
+  if (o.delay_ms < 0 || o.tolerance_ms < 0)
+    return UsageError("audit", "--delay-ms and --tolerance-ms must be >= 0");
+  if (!(o.min_coverage >= 0.0 && o.min_coverage <= 1.0))
+    return UsageError("audit", "--min-coverage must be within 0.0..1.0");
+
+  std::ifstream manifest_file(o.manifest);
+  if (!manifest_file) return UsageError("audit", "cannot open manifest '" + o.manifest + "'");
+  nlohmann::json manifest = nlohmann::json::parse(manifest_file, nullptr, /*allow_exceptions=*/false);
+  if (manifest.is_discarded())
+    return UsageError("audit", "manifest '" + o.manifest + "' is not valid JSON");
+
+  std::ifstream log_file;
+  std::istream* log = &std::cin;
+  if (o.log != "-") {
+    log_file.open(o.log);
+    if (!log_file) return UsageError("audit", "cannot open request log '" + o.log + "'");
+    log = &log_file;
+  }
+
+  audit::AuditOptions options;
+  options.default_delay = std::chrono::milliseconds(o.delay_ms);
+  options.tolerance = std::chrono::milliseconds(o.tolerance_ms);
+  options.min_coverage = o.min_coverage;
+  options.max_examples = o.max_examples;
+  options.max_missing = o.max_examples;
+  options.max_malformed = o.max_examples;
+  Result<audit::AuditReport> report = audit::RunAudit(*log, manifest, options);
+  if (!report.ok()) {
+    if (report.status().code() == Status::Code::kInvalidArgument)
+      return UsageError("audit", "manifest '" + o.manifest + "': " + report.status().message());
+    std::fprintf(stderr, "harvest audit: %s\n", report.status().ToString().c_str());
+    return kExitFailure;
+  }
+  if (o.json) {
+    std::string out = audit::ToJson(*report).dump(2, ' ', false,
+                                                  nlohmann::json::error_handler_t::replace);
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    std::fputc('\n', stdout);
+  } else {
+    std::string out = audit::FormatText(*report, o.max_hosts);
+    std::fwrite(out.data(), 1, out.size(), stdout);
+  }
+  if (report->malformed_count > 0)
+    std::fprintf(stderr, "harvest audit: %lld malformed line(s) in '%s' (first at line %lld)\n",
+                 static_cast<long long>(report->malformed_count), o.log.c_str(),
+                 static_cast<long long>(report->malformed.empty() ? 0 : report->malformed[0].line));
+  return report->Passed() ? kExitOk : kExitFailure;
+}
+
+CommandRegistration reg(
+    "audit", "Check a crawl's politeness, robots compliance, duplicates and coverage",
+    [](CLI::App* sub) -> CommandRunner {
+      auto o = std::make_shared<AuditCmdOptions>();
+      sub->add_option("--log", o->log, "Request log of the test web (JSON lines; '-' = stdin)")
+          ->required();
+      sub->add_option("--manifest", o->manifest, "Manifest of the test web (JSON)")->required();
+      sub->add_option("--delay-ms", o->delay_ms,
+                      "Default minimum delay between requests to a host (default 1000)");
+      sub->add_option("--tolerance-ms", o->tolerance_ms,
+                      "Slack allowed on every delay, not on concurrency (default 0)");
+      sub->add_option("--min-coverage", o->min_coverage,
+                      "Minimum fraction of must_fetch pages requested, 0..1 (default 1.0)");
+      sub->add_option("--max-examples", o->max_examples,
+                      "Examples listed per violation kind, missing pages, malformed lines "
+                      "(default 20)");
+      sub->add_option("--max-hosts", o->max_hosts, "Worst hosts listed in text (default 10)");
+      sub->add_flag("--json", o->json, "Print the report as JSON");
+      return [o]() -> int { return Run(*o); };
+    });
+
+}  // namespace
+}  // namespace harvest::cli

@@ -1,0 +1,127 @@
+// crawl: the pipeline that wires Harvest's components into a crawler (DESIGN §2, §4).
+//
+// Data flow: seeds -> admission (canonicalize, scope, traps, seen test) -> frontier (per-host
+// queues, politeness scheduler) -> robots gate -> fetcher -> process pool (decode, extract
+// links, fingerprints) -> WARC writer (response | revisit, metadata, CDXJ) and the outcome log;
+// discovered links go back to admission.
+//
+// Threads (DESIGN §4): Crawler::Run's thread is the I/O thread — it alone owns the frontier,
+// the admission state, the robots cache and the curl multi handle. A pool of process threads
+// parses and hashes; one writer thread appends to WARC files. They talk through bounded
+// queues: a full queue holds back new fetches (back-pressure), it never drops.
+//
+// Every URL admitted ends with a recorded outcome in <out>/outcomes.jsonl (DESIGN §1.3).
+// Durability across kill -9 is not yet provided (state is in memory): an interrupted crawl
+// must be restarted from its seeds.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/status.h"
+#include "dedup/dedup.h"
+#include "fetch/fetch.h"
+#include "frontier/frontier.h"
+#include "store/store.h"
+#include "url/url.h"
+
+namespace harvest::crawl {
+
+struct CrawlOptions {
+  // Output directory for WARC files, the CDXJ index and outcomes.jsonl. Required.
+  std::filesystem::path out_dir;
+  // Stop leasing new pages after this many page fetches (robots.txt not counted). 0 = no limit.
+  uint64_t max_pages = 0;
+  // Process threads (decode, extract, hash). Default: number of cores.
+  int workers = 0;
+  // Follow rel=nofollow links? Default false: rel=nofollow links are not followed.
+  bool follow_rel_nofollow = false;
+  // Redirect targets are admitted like links, at most this many hops from the first URL.
+  int max_redirect_hops = 5;
+  // How long a host's robots.txt stays valid. Default 24 h (RFC 9309 §2.4).
+  std::chrono::seconds robots_ttl{24 * 3600};
+  // Cap on a decoded (Content-Encoding undone) body; larger ones are recorded, not parsed.
+  size_t max_decoded_bytes = 50u << 20;
+  // Pages dispatched to the process pool but not yet consumed; above it no new fetch starts.
+  size_t max_pending_pages = 4096;
+  // Group commit: the writer flushes (and fsyncs) at least this often.
+  std::chrono::milliseconds flush_interval{1000};
+  // Print a live progress line on stderr when it is a terminal.
+  bool progress = true;
+
+  fetch::FetchOptions fetch;
+  frontier::FrontierOptions politeness;
+  frontier::ScopeOptions scope;
+  frontier::TrapOptions traps;
+  dedup::SeenOptions seen;
+  url::CanonOptions canon;
+  store::WarcOptions warc;  // warc.dir is set from out_dir
+};
+
+// Loads a TOML config file into *options (keys documented in docs/configuration.md). Unknown
+// keys and wrong types are errors naming the line.
+Status LoadConfigFile(const std::filesystem::path& path, CrawlOptions* options);
+// The same for TOML text (tests); `source` names it in messages.
+Status LoadConfigString(std::string_view toml, std::string_view source, CrawlOptions* options);
+
+// Reads a seed file: one absolute http(s) URL per line; blank lines and lines starting with
+// '#' are skipped. Every bad line is reported with its line number.
+Result<std::vector<std::string>> ReadSeedsFile(const std::filesystem::path& path);
+Result<std::vector<std::string>> ParseSeeds(std::string_view text, std::string_view source);
+
+struct CrawlStats {
+  uint64_t seeds = 0;
+  uint64_t admitted = 0;          // URLs accepted into the frontier
+  uint64_t rejected = 0;          // links refused by admission (seen, scope, traps)
+  uint64_t fetches = 0;           // HTTP requests completed (pages + robots.txt)
+  uint64_t pages = 0;             // page fetches that produced an HTTP response
+  uint64_t robots_fetches = 0;
+  uint64_t disallowed = 0;        // URLs not requested because robots.txt disallows them
+  uint64_t http_2xx = 0, http_3xx = 0, http_4xx = 0, http_5xx = 0;
+  uint64_t fetch_errors = 0;      // timeouts, connection errors, ... (each try)
+  uint64_t retries = 0;
+  uint64_t gave_up = 0;           // retryable errors that exhausted their attempts
+  uint64_t truncated = 0;
+  uint64_t responses_stored = 0;  // WARC response records
+  uint64_t revisits_stored = 0;   // WARC revisit records (payload already stored)
+  uint64_t near_duplicates = 0;   // SimHash within distance 3 of an earlier page
+  uint64_t bytes_downloaded = 0;
+  uint64_t warc_bytes = 0;
+  uint64_t outcomes = 0;          // lines in outcomes.jsonl
+  double elapsed_s = 0;
+  bool complete = false;          // frontier drained, nothing in flight
+  bool interrupted = false;       // stopped by RequestStop() / a signal
+  bool page_limit_reached = false;
+};
+
+class Crawler {
+ public:
+  // clock: nullptr = SystemClock.
+  explicit Crawler(CrawlOptions options, Clock* clock = nullptr);
+  ~Crawler();
+  Crawler(const Crawler&) = delete;
+  Crawler& operator=(const Crawler&) = delete;
+
+  // Crawls from the seeds until the frontier is drained, the page limit is reached or
+  // RequestStop() is called. Runs on the calling thread (the I/O thread). Returns an error
+  // only for fatal problems (output not writable, fetcher setup failed).
+  Status Run(const std::vector<std::string>& seeds);
+  // Any thread (also a signal handler: it only sets an atomic flag).
+  void RequestStop();
+  CrawlStats stats() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Formats the final summary printed by `harvest crawl`.
+std::string FormatSummary(const CrawlStats& stats);
+
+}  // namespace harvest::crawl

@@ -1,0 +1,347 @@
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "crawl/crawler_impl.h"
+#include "extract/extract.h"
+
+namespace harvest::crawl {
+namespace {
+
+int DefaultWorkers() {
+  unsigned n = std::thread::hardware_concurrency();
+  return n == 0 ? 2 : static_cast<int>(n);
+}
+
+bool IsRetryableStatus(int status) { return status >= 500 || status == 429 || status == 408; }
+
+}  // namespace
+
+Crawler::Impl::Impl(CrawlOptions options, Clock* clock)
+    : opts_(std::move(options)),
+      clock_(clock != nullptr ? clock : SystemClock::Default()),
+      product_token_(robots::ProductToken(opts_.fetch.user_agent)),
+      frontier_(opts_.politeness, clock_),
+      seen_(opts_.seen),
+      admission_(opts_.scope, opts_.traps, &seen_, clock_),
+      processor_(opts_),
+      work_(opts_.max_pending_pages + opts_.fetch.max_concurrent + 64) {}
+
+Crawler::Impl::~Impl() {
+  work_.Close();
+  for (auto& t : workers_) {
+    if (t.joinable()) t.join();
+  }
+}
+
+void Crawler::Impl::RequestStop() {
+  stop_.store(true);
+  if (fetcher_) fetcher_->Wakeup();
+}
+
+CrawlStats Crawler::Impl::stats() const {
+  std::lock_guard lock(stats_mu_);
+  return published_;
+}
+
+Status Crawler::Impl::Setup() {
+  std::error_code ec;
+  std::filesystem::create_directories(opts_.out_dir, ec);
+  if (ec) {
+    return Status::IOError("cannot create output directory " + opts_.out_dir.string() + ": " +
+                           ec.message());
+  }
+  if (Status s = outcomes_.Open(opts_.out_dir / "outcomes.jsonl"); !s.ok()) return s;
+  opts_.warc.dir = opts_.out_dir;
+  Result<std::unique_ptr<store::WarcWriter>> writer = store::WarcWriter::Open(opts_.warc);
+  if (!writer.ok()) return writer.status();
+  sink_ = std::make_unique<WarcSink>(std::move(*writer), &outcomes_, opts_.flush_interval,
+                                     opts_.max_pending_pages);
+  fetcher_ = std::make_unique<fetch::Fetcher>(opts_.fetch);
+  if (Status s = fetcher_->status(); !s.ok()) return s;
+  sink_->Start();
+  int n = opts_.workers > 0 ? opts_.workers : DefaultWorkers();
+  for (int i = 0; i < n; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+  return Status::Ok();
+}
+
+void Crawler::Impl::Record(std::string_view url, std::string_view outcome, int status,
+                           std::string_view detail) {
+  outcomes_.Record(url, outcome, status, detail, WallNow());
+}
+
+Status Crawler::Impl::Run(const std::vector<std::string>& seeds) {
+  if (Status s = Setup(); !s.ok()) return s;
+  started_ = last_progress_ = clock_->Now();
+  AdmitSeeds(seeds);
+  while (!Finished()) {
+    ConsumeInbox();
+    if (!stop_.load() && !page_limit_reached_) FillLeases();
+    if (Finished()) break;
+    fetcher_->Poll(PollTimeout());
+    Progress(false);
+  }
+  stats_.complete = !stop_.load() && !page_limit_reached_;
+  stats_.interrupted = stop_.load();
+  stats_.page_limit_reached = page_limit_reached_;
+  work_.Close();
+  for (auto& t : workers_) t.join();
+  workers_.clear();
+  ConsumeInbox();
+  Status s = sink_->Finish();
+  Progress(true);
+  return s;
+}
+
+bool Crawler::Impl::Finished() const {
+  if (fetcher_->in_flight() != 0 || dispatched_ != consumed_) return false;
+  if (stop_.load() || page_limit_reached_) return true;
+  return frontier_.Idle();
+}
+
+std::chrono::milliseconds Crawler::Impl::PollTimeout() const {
+  constexpr std::chrono::milliseconds kMax(100);
+  if (stop_.load() || page_limit_reached_) return kMax;
+  if (dispatched_ - consumed_ >= opts_.max_pending_pages) return kMax;  // a worker wakes us
+  std::optional<Clock::TimePoint> wake = frontier_.NextWakeup();
+  if (!wake) return kMax;
+  auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(*wake - clock_->Now());
+  // Round up so we do not spin for the sub-millisecond rest.
+  if (*wake > clock_->Now() && wait < std::chrono::milliseconds(1)) wait = std::chrono::milliseconds(1);
+  return std::clamp(wait, std::chrono::milliseconds(0), kMax);
+}
+
+void Crawler::Impl::FillLeases() {
+  while (dispatched_ - consumed_ < opts_.max_pending_pages &&
+         fetcher_->in_flight() < opts_.fetch.max_concurrent) {
+    std::optional<frontier::Lease> lease = frontier_.Next();
+    if (!lease) break;
+    HandleLease(std::move(*lease));
+    if (page_limit_reached_ || stop_.load()) break;
+  }
+}
+
+void Crawler::Impl::HandleLease(frontier::Lease lease) {
+  HostState& host = hosts_[lease.item.host];
+  if (!host.dead_reason.empty()) {
+    Record(lease.item.url, host.dead_reason, 0, "");
+    frontier_.Complete(lease, {.kind = frontier::CompletionKind::kNoRequest});
+    return;
+  }
+  if (!host.rules || clock_->Now() >= host.robots_expiry) {
+    StartRobotsFetch(std::move(lease));
+    return;
+  }
+  std::optional<url::Url> u = url::Parse(lease.item.url);
+  robots::MatchResult m = host.rules->Check(product_token_, u ? u->path_and_query() : "/");
+  if (!m.allowed) {
+    ++stats_.disallowed;
+    Record(lease.item.url, "disallowed", 0,
+           m.line > 0 ? m.rule + " (robots.txt line " + std::to_string(m.line) + ")"
+                      : std::string("robots.txt unavailable"));
+    frontier_.Complete(lease, {.kind = frontier::CompletionKind::kNoRequest});
+    return;
+  }
+  StartPageFetch(std::move(lease));
+}
+
+void Crawler::Impl::StartRobotsFetch(frontier::Lease lease) {
+  std::optional<url::Url> u = url::Parse(lease.item.url);
+  fetch::FetchRequest req;
+  req.id = next_fetch_id_++;
+  req.url = std::string(u ? u->origin_key() : std::string_view("http://" + lease.item.host)) +
+            "/robots.txt";
+  req.max_redirects = 5;
+  uint64_t id = req.id;
+  in_flight_.emplace(id, InFlight{std::move(lease), true});
+  fetcher_->Start(std::move(req), [this, id](fetch::FetchResult&& r) {
+    auto it = in_flight_.find(id);
+    InFlight flight = std::move(it->second);
+    in_flight_.erase(it);
+    OnRobotsDone(std::move(flight), std::move(r));
+  });
+}
+
+void Crawler::Impl::StartPageFetch(frontier::Lease lease) {
+  fetch::FetchRequest req;
+  req.id = next_fetch_id_++;
+  req.url = lease.item.url;
+  uint64_t id = req.id;
+  in_flight_.emplace(id, InFlight{std::move(lease), false});
+  ++pages_started_;
+  if (opts_.max_pages > 0 && pages_started_ >= opts_.max_pages) page_limit_reached_ = true;
+  fetcher_->Start(std::move(req), [this, id](fetch::FetchResult&& r) {
+    auto it = in_flight_.find(id);
+    InFlight flight = std::move(it->second);
+    in_flight_.erase(it);
+    OnPageDone(std::move(flight), std::move(r));
+  });
+}
+
+void Crawler::Impl::OnRobotsDone(InFlight flight, fetch::FetchResult&& r) {
+  ++stats_.fetches;
+  ++stats_.robots_fetches;
+  stats_.bytes_downloaded += r.body.size();
+  const std::string host_key = flight.lease.item.host;
+  HostState& host = hosts_[host_key];
+  bool got_response = (r.outcome == fetch::FetchOutcome::kOk ||
+                       r.outcome == fetch::FetchOutcome::kTruncated) && r.status > 0;
+  int status = got_response ? r.status : 0;
+  int redirects = r.redirects_followed;
+  if (r.outcome == fetch::FetchOutcome::kTooManyRedirects) {
+    status = 301;  // more than 5 hops: RFC 9309 §2.3.1.2 treats it as unavailable (4xx)
+    redirects = 6;
+  }
+  robots::RobotsRules rules = robots::FromFetch(status, r.body, redirects);
+  frontier::Completion done{.kind = frontier::CompletionKind::kRequeue,
+                            .response_time = r.total_time};
+  if (rules.temporary()) {
+    ++host.robots_failures;
+    if (host.robots_failures >= opts_.politeness.max_attempts) {
+      KillHost(host_key, "robots-unavailable");
+      Record(flight.lease.item.url, "robots-unavailable", status,
+             "robots.txt: " + (status == 0 ? r.error : "HTTP " + std::to_string(status)));
+      done.kind = frontier::CompletionKind::kDone;
+    } else {
+      size_t i = std::min<size_t>(host.robots_failures - 1, opts_.politeness.backoff.size() - 1);
+      auto wait = opts_.politeness.backoff.empty() ? std::chrono::seconds(30)
+                                                   : opts_.politeness.backoff[i];
+      done.retry_after = std::chrono::duration_cast<std::chrono::milliseconds>(wait);
+      host.robots_expiry = clock_->Now() + wait;
+    }
+    done.error = true;
+  } else {
+    host.robots_failures = 0;
+    host.robots_expiry = clock_->Now() + opts_.robots_ttl;
+    if (auto delay = rules.CrawlDelay(product_token_)) {
+      frontier_.SetCrawlDelay(host_key, *delay);
+      if (frontier_.HostSkipped(host_key)) {
+        KillHost(host_key, "crawl-delay-too-long");
+        Record(flight.lease.item.url, "crawl-delay-too-long", 0,
+               "Crawl-delay " + std::to_string(delay->count()) + " ms");
+        done.kind = frontier::CompletionKind::kDone;
+      }
+    }
+    for (const std::string& sitemap : rules.Sitemaps()) {
+      std::optional<url::Url> su = url::ParseCanonical(sitemap, nullptr, opts_.canon);
+      if (!su || (su->scheme() != "http" && su->scheme() != "https")) continue;
+      FoundLink link{.url = su->href(), .host = std::string(su->host()),
+                     .path = std::string(su->path()), .query = std::string(su->query()),
+                     .registrable_domain = url::RegistrableDomain(su->host()),
+                     .fp = url::Fingerprint64(su->href()), .redirect = false, .sitemap = true};
+      Admit(link, &flight.lease.item);
+    }
+  }
+  if (!r.ip.empty() && !host.ip_known) {
+    frontier_.SetHostIp(host_key, r.ip);
+    host.ip_known = true;
+  }
+  host.rules = std::move(rules);
+  frontier_.Complete(flight.lease, done);
+  if (got_response) {
+    PageTask task;
+    task.item = flight.lease.item;
+    task.item.url = r.effective_url.empty() ? r.url : r.effective_url;
+    task.item.via = flight.lease.item.url;
+    task.result = std::move(r);
+    task.is_robots = true;
+    Dispatch(std::move(task));
+  }
+}
+
+void Crawler::Impl::OnPageDone(InFlight flight, fetch::FetchResult&& r) {
+  ++stats_.fetches;
+  stats_.bytes_downloaded += r.body.size();
+  const frontier::Lease& lease = flight.lease;
+  HostState& host = hosts_[lease.item.host];
+  if (!r.ip.empty() && !host.ip_known) {
+    frontier_.SetHostIp(lease.item.host, r.ip);
+    host.ip_known = true;
+  }
+  admission_.NoteFetched(lease.item.host);
+  bool got_response = (r.outcome == fetch::FetchOutcome::kOk ||
+                       r.outcome == fetch::FetchOutcome::kTruncated) && r.status > 0;
+  frontier::Completion c{.kind = frontier::CompletionKind::kDone, .response_time = r.total_time};
+  std::string outcome = "fetched";
+  if (got_response) {
+    ++stats_.pages;
+    int s = r.status;
+    if (s >= 200 && s < 300) ++stats_.http_2xx;
+    else if (s >= 300 && s < 400) ++stats_.http_3xx;
+    else if (s >= 400 && s < 500) ++stats_.http_4xx;
+    else if (s >= 500) ++stats_.http_5xx;
+    if (!r.truncated.empty()) ++stats_.truncated;
+    if (IsRetryableStatus(s)) {
+      c.kind = frontier::CompletionKind::kRetry;
+      c.error = s >= 500;
+      if (auto ra = r.RetryAfter(WallNow())) {
+        c.retry_after = std::chrono::duration_cast<std::chrono::milliseconds>(*ra);
+      }
+    }
+  } else {
+    ++stats_.fetch_errors;
+    c.kind = frontier::CompletionKind::kRetry;
+    c.error = true;
+  }
+  frontier::GiveUp gave_up = frontier_.Complete(lease, c);
+  if (c.kind == frontier::CompletionKind::kRetry) {
+    if (gave_up == frontier::GiveUp::kNo) {
+      ++stats_.retries;
+      return;  // not stored: the retry will produce the stored response
+    }
+    ++stats_.gave_up;
+    outcome = "gave-up";
+    if (!got_response) {
+      Record(lease.item.url, "gave-up", 0, r.error.empty() ? "fetch failed" : r.error);
+      return;
+    }
+  }
+  PageTask task;
+  task.item = lease.item;
+  task.sitemap_hint = sitemap_hints_.count(lease.item.fp) > 0;
+  task.result = std::move(r);
+  task.outcome = std::move(outcome);
+  Dispatch(std::move(task));
+}
+
+void Crawler::Impl::KillHost(const std::string& host_key, const std::string& reason) {
+  hosts_[host_key].dead_reason = reason;
+  for (const frontier::UrlItem& item : frontier_.DrainHost(host_key)) {
+    Record(item.url, reason, 0, "");
+  }
+}
+
+void Crawler::Impl::Dispatch(PageTask task) {
+  ++dispatched_;
+  work_.Push(std::move(task));
+}
+
+void Crawler::Impl::WorkerLoop() {
+  while (std::optional<PageTask> task = work_.Pop()) {
+    PageLinks links;
+    StoreTask store;
+    processor_.Process(*task, &links, &store);
+    sink_->Submit(std::move(store));
+    {
+      std::lock_guard lock(inbox_mu_);
+      inbox_.push_back(std::move(links));
+    }
+    fetcher_->Wakeup();
+  }
+}
+
+void Crawler::Impl::ConsumeInbox() {
+  std::vector<PageLinks> batch;
+  {
+    std::lock_guard lock(inbox_mu_);
+    batch.swap(inbox_);
+  }
+  for (PageLinks& page : batch) {
+    ++consumed_;
+    for (const FoundLink& link : page.links) Admit(link, &page.source);
+  }
+}
+
+}  // namespace harvest::crawl

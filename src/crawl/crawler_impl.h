@@ -1,0 +1,104 @@
+// Crawler::Impl: the I/O thread's state and loop (private to src/crawl).
+//
+// Event-loop-only: everything here but RequestStop() and the worker/inbox hand-off runs on
+// the thread that called Run().
+#pragma once
+
+#include <atomic>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "crawl/crawl.h"
+#include "crawl/outcome_log.h"
+#include "crawl/page_processor.h"
+#include "crawl/warc_sink.h"
+#include "crawl/work_queue.h"
+#include "robots/robots.h"
+
+namespace harvest::crawl {
+
+class Crawler::Impl {
+ public:
+  Impl(CrawlOptions options, Clock* clock);
+  ~Impl();
+  Status Run(const std::vector<std::string>& seeds);
+  void RequestStop();
+  CrawlStats stats() const;
+
+ private:
+  // Per-host robots state (keyed like frontier hosts).
+  struct HostState {
+    std::optional<robots::RobotsRules> rules;
+    Clock::TimePoint robots_expiry{};
+    int robots_failures = 0;
+    std::string dead_reason;  // non-empty: the host's URLs get this outcome, no request
+    bool ip_known = false;
+  };
+  // A request the fetcher is working on.
+  struct InFlight {
+    frontier::Lease lease;
+    bool robots = false;
+  };
+
+  Status Setup();
+  void AdmitSeeds(const std::vector<std::string>& seeds);
+  void Admit(const FoundLink& link, const frontier::UrlItem* source);
+  void FillLeases();
+  void HandleLease(frontier::Lease lease);
+  void StartRobotsFetch(frontier::Lease lease);
+  void StartPageFetch(frontier::Lease lease);
+  void OnRobotsDone(InFlight flight, fetch::FetchResult&& result);
+  void OnPageDone(InFlight flight, fetch::FetchResult&& result);
+  void KillHost(const std::string& host, const std::string& reason);
+  void Dispatch(PageTask task);
+  void ConsumeInbox();
+  void WorkerLoop();
+  bool Finished() const;
+  std::chrono::milliseconds PollTimeout() const;
+  void Progress(bool final_line);
+  void Record(std::string_view url, std::string_view outcome, int status, std::string_view detail);
+  int64_t WallNow() const { return clock_->WallMicros(); }
+
+  CrawlOptions opts_;
+  Clock* clock_;
+  std::string product_token_;
+  std::atomic<bool> stop_{false};
+
+  // I/O thread state.
+  std::unique_ptr<fetch::Fetcher> fetcher_;
+  frontier::Frontier frontier_;
+  dedup::SeenSet seen_;
+  frontier::Admission admission_;
+  std::unordered_map<std::string, HostState> hosts_;
+  std::unordered_map<uint64_t, InFlight> in_flight_;
+  std::unordered_map<uint64_t, int> redirect_hops_;  // fingerprint -> hops from the first URL
+  std::unordered_set<uint64_t> sitemap_hints_;       // fingerprints named as sitemaps
+  uint64_t next_fetch_id_ = 1;
+  uint64_t pages_started_ = 0;
+  bool page_limit_reached_ = false;
+  Clock::TimePoint started_{};
+  Clock::TimePoint last_progress_{};
+  uint64_t last_progress_pages_ = 0;
+  bool progress_shown_ = false;
+  CrawlStats stats_;
+
+  // Pipeline.
+  OutcomeLog outcomes_;
+  std::unique_ptr<WarcSink> sink_;
+  PageProcessor processor_;
+  WorkQueue<PageTask> work_;
+  std::vector<std::thread> workers_;
+  std::mutex inbox_mu_;
+  std::vector<PageLinks> inbox_;  // guarded by inbox_mu_
+  uint64_t dispatched_ = 0;       // I/O thread
+  uint64_t consumed_ = 0;         // I/O thread
+  mutable std::mutex stats_mu_;
+  CrawlStats published_;          // guarded by stats_mu_: a copy for other threads
+};
+
+}  // namespace harvest::crawl

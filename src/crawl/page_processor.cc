@@ -1,0 +1,149 @@
+#include "crawl/page_processor.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "dedup/dedup.h"
+#include "extract/extract.h"
+#include "robots/robots.h"
+#include "url/url.h"
+
+namespace harvest::crawl {
+namespace {
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// "text/html; charset=utf-8" -> "text/html".
+std::string MimeOf(std::string_view content_type) {
+  size_t semi = content_type.find(';');
+  std::string_view mime = content_type.substr(0, semi);
+  while (!mime.empty() && (mime.back() == ' ' || mime.back() == '\t')) mime.remove_suffix(1);
+  while (!mime.empty() && (mime.front() == ' ' || mime.front() == '\t')) mime.remove_prefix(1);
+  return Lower(mime);
+}
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+bool LooksLikeSitemap(std::string_view mime, std::string_view path, std::string_view body) {
+  if (EndsWith(path, ".xml") || EndsWith(path, ".xml.gz")) return true;
+  if (mime.find("xml") == std::string_view::npos) return false;
+  std::string_view head = body.substr(0, 2048);
+  return head.find("<urlset") != std::string_view::npos ||
+         head.find("<sitemapindex") != std::string_view::npos;
+}
+
+}  // namespace
+
+PageProcessor::PageProcessor(const CrawlOptions& options)
+    : options_(options), product_token_(robots::ProductToken(options.fetch.user_agent)) {}
+
+void PageProcessor::AddLink(std::string_view href, const url::Url& base, bool redirect,
+                            bool sitemap, PageLinks* links) const {
+  ++links->links_seen;
+  std::optional<url::Url> parsed = url::ParseCanonical(href, &base, options_.canon);
+  if (!parsed) return;
+  if (parsed->scheme() != "http" && parsed->scheme() != "https") return;
+  if (parsed->host().empty()) return;
+  FoundLink link;
+  link.url = parsed->href();
+  link.host = std::string(parsed->host());
+  link.path = std::string(parsed->path());
+  link.query = std::string(parsed->query());
+  link.registrable_domain = url::RegistrableDomain(parsed->host());
+  link.fp = url::Fingerprint64(link.url);
+  link.redirect = redirect;
+  link.sitemap = sitemap;
+  links->links.push_back(std::move(link));
+}
+
+void PageProcessor::Process(PageTask& task, PageLinks* links, StoreTask* store) const {
+  fetch::FetchResult& r = task.result;
+  links->source = task.item;
+
+  store::Capture& c = store->capture;
+  c.target_uri = r.effective_url.empty() ? task.item.url : r.effective_url;
+  c.fetch_time_us = r.start_wall_us;
+  c.ip = r.ip;
+  c.request_header = std::move(r.request_head);
+  c.response_header = std::move(r.response_head);
+  c.truncated = r.truncated;
+  c.status = r.status;
+  std::string content_type(r.Header("content-type").value_or(""));
+  c.mime = MimeOf(content_type);
+  c.via = task.item.via;
+  c.hops = task.item.depth;
+  store->outcome = task.outcome.empty() ? "fetched" : task.outcome;
+  if (!r.truncated.empty()) store->detail = "truncated: " + r.truncated;
+
+  std::optional<url::Url> page_url = url::Parse(task.item.url);
+  if (page_url && !task.is_robots) {
+    if (r.status >= 300 && r.status < 400) {
+      if (auto location = r.Header("location")) {
+        AddLink(*location, *page_url, /*redirect=*/true, /*sitemap=*/false, links);
+      }
+    } else if (r.status >= 200 && r.status < 300 && r.truncated.empty()) {
+      std::string encoding(r.Header("content-encoding").value_or(""));
+      extract::DecodeResult decoded =
+          extract::DecodeContent(encoding, r.body, options_.max_decoded_bytes);
+      if (!decoded.ok) {
+        store->detail = decoded.too_large ? "decoded body over the cap (not parsed)"
+                                          : "content decoding failed: " + decoded.error;
+      } else if (extract::IsHtml(content_type, decoded.body)) {
+        ExtractFromHtml(task, *page_url, decoded.body, links, store);
+      } else if (task.sitemap_hint || LooksLikeSitemap(c.mime, page_url->path(), decoded.body)) {
+        extract::SitemapResult sitemap = extract::ParseSitemap(decoded.body, /*maybe_gzip=*/true);
+        for (const std::string& u : sitemap.urls) {
+          AddLink(u, *page_url, false, /*sitemap=*/sitemap.is_index, links);
+        }
+      }
+    }
+  }
+  c.payload = std::move(r.body);
+  c.payload_digest = store::PayloadDigest(c.payload, options_.warc.digest);
+  for (const FoundLink& l : links->links) c.outlinks.push_back(l.url);
+}
+
+void PageProcessor::ExtractFromHtml(const PageTask& task, const url::Url& page_url,
+                                    std::string_view body, PageLinks* links,
+                                    StoreTask* store) const {
+  extract::ExtractOptions eo;
+  eo.product_token = product_token_;
+  extract::PageInfo info = extract::ExtractHtml(body, task.result.Header("content-type").value_or(""), eo);
+  extract::RobotsDirectives header_robots;
+  for (const auto& [name, value] : task.result.headers) {
+    if (Lower(name) == "x-robots-tag") {
+      extract::RobotsDirectives d = extract::ParseXRobotsTag(value, product_token_);
+      header_robots.noindex |= d.noindex;
+      header_robots.nofollow |= d.nofollow;
+    }
+  }
+  if (!info.text.empty()) {
+    store->simhash = dedup::SimHash64(info.text);
+    store->has_simhash = true;
+  }
+  if (info.meta_robots.noindex || header_robots.noindex) store->detail = "noindex";
+  if (info.meta_robots.nofollow || header_robots.nofollow) {
+    links->links_seen += info.links.size();
+    return;  // nofollow: links are not followed (and not listed as outlinks)
+  }
+  url::Url base = page_url;
+  if (!info.base_href.empty()) {
+    if (auto b = url::Parse(info.base_href, &page_url)) base = std::move(*b);
+  }
+  links->links.reserve(info.links.size());
+  for (const extract::Link& link : info.links) {
+    if (link.nofollow && !options_.follow_rel_nofollow) {
+      ++links->links_seen;
+      continue;
+    }
+    AddLink(link.href, base, false, false, links);
+  }
+}
+
+}  // namespace harvest::crawl

@@ -1,0 +1,73 @@
+// PageProcessor: the work a process thread does for one fetched response (DESIGN §2
+// [process]): undo Content-Encoding, detect the charset and extract links, meta robots,
+// X-Robots-Tag, <base> and visible text from HTML (or URLs from a sitemap), resolve and
+// canonicalize every link, fingerprint the text (SimHash) and the payload (SHA-256), and build
+// the WARC capture.
+//
+// Thread-safety: Process() is const and reentrant; one PageProcessor serves the whole pool.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "crawl/crawl.h"
+#include "fetch/fetch.h"
+#include "frontier/frontier.h"
+#include "store/store.h"
+
+namespace harvest::crawl {
+
+// A fetched response on its way to the process pool.
+struct PageTask {
+  frontier::UrlItem item;
+  fetch::FetchResult result;
+  bool is_robots = false;     // robots.txt: stored, never parsed for links here
+  bool sitemap_hint = false;  // named by a robots.txt Sitemap line or a sitemap index
+  std::string outcome;        // the final outcome to record once stored ("fetched", "gave-up")
+};
+
+// A link found in a page, resolved and canonicalized.
+struct FoundLink {
+  std::string url;  // canonical href
+  std::string host;
+  std::string path;
+  std::string query;
+  std::string registrable_domain;
+  uint64_t fp = 0;
+  bool redirect = false;  // a Location target, not a link in a body
+  bool sitemap = false;   // a sitemap named by a sitemap index
+};
+
+// What the I/O thread gets back: links to admit.
+struct PageLinks {
+  frontier::UrlItem source;
+  std::vector<FoundLink> links;
+  uint64_t links_seen = 0;  // before dropping non-http(s), unparsable and nofollow links
+};
+
+// What the writer thread gets: the capture and the outcome to record.
+struct StoreTask {
+  store::Capture capture;
+  std::string outcome;
+  std::string detail;
+  uint64_t simhash = 0;
+  bool has_simhash = false;
+};
+
+class PageProcessor {
+ public:
+  explicit PageProcessor(const CrawlOptions& options);
+  void Process(PageTask& task, PageLinks* links, StoreTask* store) const;
+
+ private:
+  void ExtractFromHtml(const PageTask& task, const url::Url& page_url, std::string_view body,
+                       PageLinks* links, StoreTask* store) const;
+  void AddLink(std::string_view href, const url::Url& base, bool redirect, bool sitemap,
+               PageLinks* links) const;
+
+  const CrawlOptions& options_;
+  std::string product_token_;
+};
+
+}  // namespace harvest::crawl

@@ -1,0 +1,80 @@
+// A bounded multi-producer multi-consumer queue for the crawl's threads (DESIGN §4): Push
+// blocks while the queue is full (back-pressure, never drops); Pop blocks until an item
+// arrives or the queue is closed and empty.
+//
+// Thread-safety: all methods are safe from any thread.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <optional>
+
+namespace harvest::crawl {
+
+template <typename T>
+class WorkQueue {
+ public:
+  explicit WorkQueue(size_t capacity) : capacity_(capacity) {}
+
+  // Blocks while full. Returns false (dropping nothing: the item is not taken) once closed.
+  bool Push(T item) {
+    std::unique_lock lock(mu_);
+    not_full_.wait(lock, [&] { return closed_ || items_.size() < capacity_; });
+    if (closed_) return false;
+    items_.push_back(std::move(item));
+    not_empty_.notify_one();
+    return true;
+  }
+
+  // Blocks until an item is available; nullopt once closed and drained.
+  std::optional<T> Pop() {
+    std::unique_lock lock(mu_);
+    not_empty_.wait(lock, [&] { return closed_ || !items_.empty(); });
+    if (items_.empty()) return std::nullopt;
+    T item = std::move(items_.front());
+    items_.pop_front();
+    not_full_.notify_one();
+    return item;
+  }
+
+  // Waits at most `timeout` for an item.
+  template <typename Rep, typename Period>
+  std::optional<T> PopFor(std::chrono::duration<Rep, Period> timeout) {
+    std::unique_lock lock(mu_);
+    not_empty_.wait_for(lock, timeout, [&] { return closed_ || !items_.empty(); });
+    if (items_.empty()) return std::nullopt;
+    T item = std::move(items_.front());
+    items_.pop_front();
+    not_full_.notify_one();
+    return item;
+  }
+
+  // Producers are refused from now on; consumers drain what is left.
+  void Close() {
+    std::lock_guard lock(mu_);
+    closed_ = true;
+    not_empty_.notify_all();
+    not_full_.notify_all();
+  }
+
+  // True once Close() was called and every item was popped.
+  bool ClosedAndEmpty() const {
+    std::lock_guard lock(mu_);
+    return closed_ && items_.empty();
+  }
+
+  size_t size() const {
+    std::lock_guard lock(mu_);
+    return items_.size();
+  }
+
+ private:
+  const size_t capacity_;
+  mutable std::mutex mu_;
+  std::condition_variable not_empty_, not_full_;
+  std::deque<T> items_;
+  bool closed_ = false;
+};
+
+}  // namespace harvest::crawl

@@ -1,0 +1,53 @@
+#include "crawl/work_queue.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+namespace harvest::crawl {
+namespace {
+
+TEST(WorkQueueTest, FifoAndCloseDrains) {
+  WorkQueue<int> q(4);
+  EXPECT_TRUE(q.Push(1));
+  EXPECT_TRUE(q.Push(2));
+  q.Close();
+  EXPECT_FALSE(q.Push(3));
+  EXPECT_EQ(q.Pop(), 1);
+  EXPECT_EQ(q.Pop(), 2);
+  EXPECT_EQ(q.Pop(), std::nullopt);
+  EXPECT_TRUE(q.ClosedAndEmpty());
+}
+
+TEST(WorkQueueTest, FullQueueBlocksProducerUntilConsumed) {
+  WorkQueue<int> q(1);
+  ASSERT_TRUE(q.Push(1));
+  std::atomic<bool> pushed{false};
+  std::thread producer([&] {
+    q.Push(2);
+    pushed = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_FALSE(pushed.load());
+  EXPECT_EQ(q.Pop(), 1);
+  producer.join();
+  EXPECT_TRUE(pushed.load());
+  EXPECT_EQ(q.Pop(), 2);
+}
+
+TEST(WorkQueueTest, ManyProducersNothingLost) {
+  WorkQueue<int> q(8);
+  std::vector<std::thread> producers;
+  for (int p = 0; p < 4; ++p) {
+    producers.emplace_back([&q, p] {
+      for (int i = 0; i < 1000; ++i) q.Push(p * 1000 + i);
+    });
+  }
+  long sum = 0;
+  for (int i = 0; i < 4000; ++i) sum += *q.Pop();
+  for (auto& t : producers) t.join();
+  EXPECT_EQ(sum, 4000L * 3999 / 2);
+}
+
+}  // namespace
+}  // namespace harvest::crawl

@@ -1,0 +1,192 @@
+// Blocked Bloom filter: sizing, probing and the snapshot format.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "dedup/dedup.h"
+
+namespace harvest::dedup {
+
+uint64_t Mix64(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ULL;
+  x ^= x >> 33;
+  return x;
+}
+
+namespace {
+
+// Most probes any sensible rate needs (1e-9 wants ~30 with a plain filter; blocked
+// filters gain nothing beyond ~16 because the block saturates).
+constexpr int kMaxProbes = 16;
+// Snapshot header: magic, version.
+constexpr char kMagic[4] = {'H', 'B', 'F', '1'};
+constexpr uint32_t kFormatVersion = 1;
+constexpr size_t kHeaderBytes = 4 + 4 + 8 + 4 + 8;
+
+// Expected false-positive rate of a blocked filter with `lambda` keys per block on average
+// and k probes: keys per block are Poisson(lambda); a block holding j keys answers a
+// foreign key positively with probability (1 - (1 - 1/B)^(k j))^k.
+double BlockedFpr(double lambda, int k) {
+  const double b = static_cast<double>(BloomFilter::kBlockBits);
+  const double spread = 12 * std::sqrt(lambda) + 12;
+  const int lo = static_cast<int>(std::max(0.0, lambda - spread));
+  const int hi = static_cast<int>(lambda + spread);
+  double total = 0;
+  for (int j = lo; j <= hi; ++j) {
+    const double log_p = j * std::log(lambda) - lambda - std::lgamma(j + 1.0);
+    const double fill = 1 - std::pow(1 - 1 / b, static_cast<double>(k) * j);
+    total += std::exp(log_p) * std::pow(fill, k);
+  }
+  return total;
+}
+
+// The block of a key, and a stream of in-block bit positions: independent 9-bit fields of
+// successive 64-bit mixes (7 per mix). Double hashing inside a 512-bit block correlates
+// keys too much (measured 2.2x the target at 0.1%), so the fields are drawn independently.
+struct Probe {
+  uint64_t block;
+  uint64_t bits;
+  int left;  // fields left in `bits`
+  uint32_t Next() {
+    if (left == 0) {
+      bits = Mix64(bits + 0x9e3779b97f4a7c15ULL);
+      left = 7;
+    }
+    const auto pos = static_cast<uint32_t>(bits & 511);
+    bits >>= 9;
+    --left;
+    return pos;
+  }
+};
+
+// Multiply-shift range reduction (Lemire): maps h uniformly onto [0, n) without a division.
+__extension__ typedef unsigned __int128 Uint128;
+
+Probe ProbeFor(uint64_t key, uint64_t num_blocks) {
+  const uint64_t h = Mix64(key);
+  const uint64_t g = Mix64(h + 0x9e3779b97f4a7c15ULL);
+  const auto block = static_cast<uint64_t>((static_cast<Uint128>(h) * num_blocks) >> 64);
+  return {block, g, 7};
+}
+
+void PutU32(std::string* out, uint32_t v) {
+  for (int i = 0; i < 4; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+void PutU64(std::string* out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+uint64_t GetLe(std::string_view data, size_t pos, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i) {
+    v |= static_cast<uint64_t>(static_cast<unsigned char>(data[pos + i])) << (8 * i);
+  }
+  return v;
+}
+
+}  // namespace
+
+BloomFilter::BloomFilter(uint64_t expected_items, double false_positive_rate) {
+  const double n = static_cast<double>(std::max<uint64_t>(expected_items, 1));
+  const double p = std::clamp(false_positive_rate, 1e-9, 0.5);
+  // Start from the classic optimum and grow by 2% until the blocked layout meets p.
+  const double classic_bits = -n * std::log(p) / (std::log(2.0) * std::log(2.0));
+  const double max_blocks = static_cast<double>(kMaxBytes / (kBlockBits / 8));
+  double blocks = std::ceil(classic_bits / kBlockBits);
+  int best_k = 1;
+  for (int step = 0; step < 200; ++step) {
+    blocks = std::min(blocks, max_blocks);
+    double best = 2;
+    for (int k = 1; k <= kMaxProbes; ++k) {
+      const double fpr = BlockedFpr(n / blocks, k);
+      if (fpr < best) {
+        best = fpr;
+        best_k = k;
+      }
+    }
+    if (best <= p || blocks >= max_blocks) break;
+    blocks = std::ceil(blocks * 1.02);
+  }
+  num_blocks_ = static_cast<uint64_t>(std::max(blocks, 1.0));
+  k_ = best_k;
+  words_.assign(num_blocks_ * kWordsPerBlock, 0);
+}
+
+bool BloomFilter::MayContain(uint64_t key) const {
+  const Probe pr = ProbeFor(key, num_blocks_);
+  const uint64_t* block = &words_[pr.block * kWordsPerBlock];
+  Probe probe = pr;
+  for (int i = 0; i < k_; ++i) {
+    const uint32_t pos = probe.Next();
+    if ((block[pos >> 6] & (uint64_t{1} << (pos & 63))) == 0) return false;
+  }
+  return true;
+}
+
+bool BloomFilter::Insert(uint64_t key) {
+  const Probe pr = ProbeFor(key, num_blocks_);
+  uint64_t* block = &words_[pr.block * kWordsPerBlock];
+  Probe probe = pr;
+  uint64_t changed = 0;
+  for (int i = 0; i < k_; ++i) {
+    const uint32_t pos = probe.Next();
+    uint64_t& word = block[pos >> 6];
+    const uint64_t bit = uint64_t{1} << (pos & 63);
+    changed |= ~word & bit;
+    word |= bit;
+  }
+  if (changed != 0) ++inserted_;
+  return changed != 0;
+}
+
+std::string BloomFilter::Serialize() const {
+  std::string out;
+  out.reserve(kHeaderBytes + memory_bytes());
+  out.append(kMagic, 4);
+  PutU32(&out, kFormatVersion);
+  PutU64(&out, num_blocks_);
+  PutU32(&out, static_cast<uint32_t>(k_));
+  PutU64(&out, inserted_);
+  for (uint64_t w : words_) PutU64(&out, w);
+  return out;
+}
+
+Result<BloomFilter> BloomFilter::Deserialize(std::string_view data) {
+  if (data.size() < kHeaderBytes) {
+    return Status::Corruption("bloom filter image: " + std::to_string(data.size()) +
+                              " bytes, shorter than its header");
+  }
+  if (std::memcmp(data.data(), kMagic, 4) != 0) {
+    return Status::Corruption("bloom filter image: bad magic");
+  }
+  const uint64_t version = GetLe(data, 4, 4);
+  if (version != kFormatVersion) {
+    return Status::Corruption("bloom filter image: unsupported version " +
+                              std::to_string(version));
+  }
+  const uint64_t blocks = GetLe(data, 8, 8);
+  const uint64_t k = GetLe(data, 16, 4);
+  if (blocks == 0 || blocks > kMaxBytes / (kBlockBits / 8)) {
+    return Status::Corruption("bloom filter image: bad block count " + std::to_string(blocks));
+  }
+  if (k == 0 || k > static_cast<uint64_t>(kMaxProbes)) {
+    return Status::Corruption("bloom filter image: bad probe count " + std::to_string(k));
+  }
+  const uint64_t body = blocks * (kBlockBits / 8);
+  if (data.size() - kHeaderBytes != body) {
+    return Status::Corruption("bloom filter image: body is " +
+                              std::to_string(data.size() - kHeaderBytes) + " bytes, expected " +
+                              std::to_string(body));
+  }
+  BloomFilter f;
+  f.num_blocks_ = blocks;
+  f.k_ = static_cast<int>(k);
+  f.inserted_ = GetLe(data, 20, 8);
+  f.words_.resize(blocks * kWordsPerBlock);
+  for (size_t i = 0; i < f.words_.size(); ++i) f.words_[i] = GetLe(data, kHeaderBytes + 8 * i, 8);
+  return f;
+}
+
+}  // namespace harvest::dedup

@@ -1,0 +1,90 @@
+#include <cstdio>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "dedup/dedup.h"
+
+namespace harvest::dedup {
+namespace {
+
+TEST(BloomFilter, NoFalseNegatives) {
+  BloomFilter f(10'000, 0.01);
+  for (uint64_t i = 0; i < 10'000; ++i) f.Insert(i * 7919);
+  for (uint64_t i = 0; i < 10'000; ++i) EXPECT_TRUE(f.MayContain(i * 7919)) << i;
+}
+
+// The measured false-positive rate on 1 M keys stays within 1.5x of the target, with
+// sequential keys (a weak caller hash) as well as random ones.
+TEST(BloomFilter, MeasuredFalsePositiveRate) {
+  for (double target : {0.01, 0.001}) {
+    constexpr uint64_t kItems = 1'000'000;
+    BloomFilter f(kItems, target);
+    for (uint64_t i = 0; i < kItems; ++i) f.Insert(i);  // sequential keys: must be remixed
+    std::mt19937_64 rng(42);
+    constexpr int kProbes = 2'000'000;
+    int positives = 0;
+    for (int i = 0; i < kProbes; ++i) {
+      const uint64_t key = rng() | (uint64_t{1} << 63);  // never one of 0..kItems
+      positives += f.MayContain(key);
+    }
+    const double fpr = static_cast<double>(positives) / kProbes;
+    std::printf("target %.4f measured %.5f (%.2f bits/key, k=%d)\n", target, fpr,
+                f.memory_bytes() * 8.0 / kItems, f.num_probes());
+    EXPECT_LT(fpr, target * 1.5) << "target " << target;
+    EXPECT_GT(fpr, target / 3) << "sized far too large for " << target;
+  }
+}
+
+TEST(BloomFilter, InsertReportsNewKeys) {
+  BloomFilter f(1000, 0.01);
+  EXPECT_TRUE(f.Insert(12345));
+  EXPECT_FALSE(f.Insert(12345));
+  EXPECT_EQ(f.inserted(), 1u);
+}
+
+TEST(BloomFilter, SizedForTarget) {
+  BloomFilter f(1'000'000, 0.01);
+  // The classic filter needs 9.6 bits per key; blocking costs a little more.
+  const double bits_per_key = f.memory_bytes() * 8.0 / 1'000'000;
+  EXPECT_GT(bits_per_key, 9.5);
+  EXPECT_LT(bits_per_key, 13.0);
+  EXPECT_EQ(f.memory_bytes() % 64, 0u);
+}
+
+TEST(BloomFilter, SerializeRoundTrip) {
+  BloomFilter f(5000, 0.01);
+  for (uint64_t i = 0; i < 5000; ++i) f.Insert(i * 31);
+  auto copy = BloomFilter::Deserialize(f.Serialize());
+  ASSERT_TRUE(copy.ok()) << copy.status().ToString();
+  EXPECT_EQ(copy->num_blocks(), f.num_blocks());
+  EXPECT_EQ(copy->num_probes(), f.num_probes());
+  EXPECT_EQ(copy->inserted(), f.inserted());
+  for (uint64_t i = 0; i < 20000; ++i) EXPECT_EQ(copy->MayContain(i), f.MayContain(i)) << i;
+}
+
+TEST(BloomFilter, DeserializeRejectsGarbage) {
+  BloomFilter f(100, 0.01);
+  const std::string good = f.Serialize();
+  EXPECT_FALSE(BloomFilter::Deserialize("").ok());
+  EXPECT_FALSE(BloomFilter::Deserialize(good.substr(0, good.size() - 1)).ok());
+  std::string bad_magic = good;
+  bad_magic[0] = 'X';
+  EXPECT_FALSE(BloomFilter::Deserialize(bad_magic).ok());
+  std::string bad_k = good;
+  bad_k[16] = 99;
+  EXPECT_FALSE(BloomFilter::Deserialize(bad_k).ok());
+  std::string huge = good;
+  huge[15] = 0x7f;  // block count far beyond kMaxBytes
+  EXPECT_FALSE(BloomFilter::Deserialize(huge).ok());
+  // Random bytes never crash.
+  std::mt19937 rng(7);
+  for (int i = 0; i < 1000; ++i) {
+    std::string junk(rng() % 100, '\0');
+    for (char& c : junk) c = static_cast<char>(rng());
+    (void)BloomFilter::Deserialize(junk);
+  }
+}
+
+}  // namespace
+}  // namespace harvest::dedup

@@ -1,0 +1,80 @@
+// FingerprintSet (exact open-addressing set) and SeenSet (Bloom filter + exact set).
+#include <bit>
+
+#include "dedup/dedup.h"
+
+namespace harvest::dedup {
+
+namespace {
+constexpr size_t kMinCapacity = 16;
+}  // namespace
+
+FingerprintSet::FingerprintSet(size_t expected) {
+  // Capacity: a power of two holding `expected` below the 3/4 load limit.
+  size_t cap = kMinCapacity;
+  while (cap / 4 * 3 < expected) cap *= 2;
+  slots_.assign(cap, 0);
+  mask_ = cap - 1;
+}
+
+size_t FingerprintSet::SlotFor(uint64_t key) const {
+  size_t i = Mix64(key) & mask_;
+  while (slots_[i] != 0 && slots_[i] != key) i = (i + 1) & mask_;
+  return i;
+}
+
+bool FingerprintSet::Contains(uint64_t key) const {
+  if (key == 0) return has_zero_;
+  return slots_[SlotFor(key)] == key;
+}
+
+bool FingerprintSet::Insert(uint64_t key) {
+  if (key == 0) {
+    if (has_zero_) return false;
+    has_zero_ = true;
+    ++size_;
+    return true;
+  }
+  size_t i = SlotFor(key);
+  if (slots_[i] == key) return false;
+  if ((size_ + 1) > slots_.size() / 4 * 3) {
+    Grow();
+    i = SlotFor(key);
+  }
+  slots_[i] = key;
+  ++size_;
+  return true;
+}
+
+void FingerprintSet::Grow() {
+  std::vector<uint64_t> old;
+  old.swap(slots_);
+  slots_.assign(old.size() * 2, 0);
+  mask_ = slots_.size() - 1;
+  for (uint64_t key : old) {
+    if (key != 0) slots_[SlotFor(key)] = key;
+  }
+}
+
+SeenSet::SeenSet(SeenSetOptions options)
+    : bloom_(options.expected_urls, options.false_positive_rate),
+      exact_(options.exact_reserve) {}
+
+bool SeenSet::InsertIfNew(uint64_t fp) {
+  if (bloom_.MayContain(fp)) {
+    ++bloom_hits_;
+    ++exact_checks_;
+    if (exact_.Contains(fp)) return false;
+    ++false_positives_;
+  } else {
+    bloom_.Insert(fp);
+  }
+  exact_.Insert(fp);
+  return true;
+}
+
+bool SeenSet::Contains(uint64_t fp) const {
+  return bloom_.MayContain(fp) && exact_.Contains(fp);
+}
+
+}  // namespace harvest::dedup

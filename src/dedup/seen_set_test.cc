@@ -1,0 +1,71 @@
+#include <random>
+#include <unordered_set>
+
+#include <gtest/gtest.h>
+
+#include "dedup/dedup.h"
+
+namespace harvest::dedup {
+namespace {
+
+TEST(FingerprintSet, InsertContainsGrow) {
+  FingerprintSet s;
+  const size_t initial = s.capacity();
+  for (uint64_t i = 0; i < 100'000; ++i) EXPECT_TRUE(s.Insert(i * 0x9e3779b97f4a7c15ULL));
+  EXPECT_GT(s.capacity(), initial);
+  EXPECT_EQ(s.size(), 100'000u);
+  EXPECT_LE(s.size(), s.capacity() / 4 * 3);
+  for (uint64_t i = 0; i < 100'000; ++i) {
+    EXPECT_TRUE(s.Contains(i * 0x9e3779b97f4a7c15ULL));
+    EXPECT_FALSE(s.Insert(i * 0x9e3779b97f4a7c15ULL));
+  }
+  EXPECT_FALSE(s.Contains(12345));
+}
+
+TEST(FingerprintSet, ZeroKey) {
+  FingerprintSet s;
+  EXPECT_FALSE(s.Contains(0));
+  EXPECT_TRUE(s.Insert(0));
+  EXPECT_FALSE(s.Insert(0));
+  EXPECT_TRUE(s.Contains(0));
+  EXPECT_EQ(s.size(), 1u);
+}
+
+TEST(SeenSet, BasicInsertIfNew) {
+  SeenSet s(SeenSetOptions{.expected_urls = 1000});
+  EXPECT_TRUE(s.InsertIfNew(42));
+  EXPECT_FALSE(s.InsertIfNew(42));
+  EXPECT_TRUE(s.Contains(42));
+  EXPECT_FALSE(s.Contains(43));
+  EXPECT_EQ(s.size(), 1u);
+}
+
+// A deliberately overloaded Bloom filter (sized for 1000, fed 200 000) produces many false
+// positives; the exact set must catch every one (no URL lost) and never forget a URL.
+TEST(SeenSet, FalsePositivesNeverLoseUrls) {
+  SeenSet s(SeenSetOptions{.expected_urls = 1000, .false_positive_rate = 0.01});
+  std::unordered_set<uint64_t> truth;
+  std::mt19937_64 rng(1);
+  for (int i = 0; i < 200'000; ++i) {
+    const uint64_t fp = rng() % 400'000;  // many repeats
+    const bool expected_new = truth.insert(fp).second;
+    ASSERT_EQ(s.InsertIfNew(fp), expected_new) << fp;
+  }
+  EXPECT_EQ(s.size(), truth.size());
+  EXPECT_GT(s.false_positives(), 0u) << "test should exercise Bloom false positives";
+  EXPECT_EQ(s.bloom_hits(), s.exact_checks());
+  // Repeats were all Bloom hits that were not false positives.
+  EXPECT_EQ(s.bloom_hits() - s.false_positives(), 200'000u - truth.size());
+  for (uint64_t fp = 0; fp < 400'000; ++fp) ASSERT_EQ(s.Contains(fp), truth.count(fp) == 1);
+}
+
+TEST(SeenSet, WellSizedFilterRarelyChecks) {
+  SeenSet s(SeenSetOptions{.expected_urls = 100'000});
+  for (uint64_t i = 1; i <= 100'000; ++i) ASSERT_TRUE(s.InsertIfNew(i));
+  // New keys reach the exact set only on a Bloom false positive (~1% at the end, less before).
+  EXPECT_LT(s.exact_checks(), 1'000u);
+  EXPECT_EQ(s.false_positives(), s.exact_checks());
+}
+
+}  // namespace
+}  // namespace harvest::dedup

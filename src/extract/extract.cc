@@ -1,0 +1,351 @@
+// ExtractHtml: links, <base>, canonical, meta robots, title and visible text from one page.
+#include "extract/extract.h"
+
+#include <string>
+
+#include "extract/char_ref.h"
+#include "extract/charset.h"
+#include "extract/tokenizer.h"
+
+namespace harvest::extract {
+namespace {
+
+using internal::Tag;
+using internal::TextKind;
+
+bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'; }
+char Lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
+
+std::string LowerCopy(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = Lower(c);
+  return out;
+}
+
+// Strips leading/trailing ASCII whitespace and removes tab/CR/LF inside (as the WHATWG URL
+// parser does before parsing).
+std::string CleanUrl(std::string_view v) {
+  while (!v.empty() && (IsSpace(v.front()) || static_cast<unsigned char>(v.front()) <= 0x20)) {
+    v.remove_prefix(1);
+  }
+  while (!v.empty() && (IsSpace(v.back()) || static_cast<unsigned char>(v.back()) <= 0x20)) {
+    v.remove_suffix(1);
+  }
+  std::string out;
+  out.reserve(v.size());
+  for (char c : v) {
+    if (c != '\t' && c != '\n' && c != '\r') out.push_back(c);
+  }
+  return out;
+}
+
+// Splits a space-separated token list, lowercases, joins with single spaces.
+std::string NormalizeTokens(std::string_view v) {
+  std::string out;
+  size_t i = 0;
+  while (i < v.size()) {
+    while (i < v.size() && IsSpace(v[i])) ++i;
+    size_t start = i;
+    while (i < v.size() && !IsSpace(v[i])) ++i;
+    if (i > start) {
+      if (!out.empty()) out.push_back(' ');
+      for (size_t k = start; k < i; ++k) out.push_back(Lower(v[k]));
+    }
+  }
+  return out;
+}
+
+bool HasToken(std::string_view tokens, std::string_view token) {
+  size_t i = 0;
+  while (i <= tokens.size()) {
+    size_t end = tokens.find(' ', i);
+    if (end == std::string_view::npos) end = tokens.size();
+    if (tokens.substr(i, end - i) == token) return true;
+    i = end + 1;
+  }
+  return false;
+}
+
+// Applies robots directives from a comma/space separated list ("noindex, nofollow").
+void ApplyRobotsDirective(std::string_view token, RobotsDirectives* d) {
+  std::string t = LowerCopy(token);
+  if (t == "noindex") d->noindex = true;
+  if (t == "nofollow") d->nofollow = true;
+  if (t == "none") d->noindex = d->nofollow = true;
+}
+
+void ApplyRobotsList(std::string_view v, RobotsDirectives* d) {
+  size_t i = 0;
+  while (i < v.size()) {
+    while (i < v.size() && (IsSpace(v[i]) || v[i] == ',')) ++i;
+    size_t start = i;
+    while (i < v.size() && !IsSpace(v[i]) && v[i] != ',') ++i;
+    if (i > start) ApplyRobotsDirective(v.substr(start, i - start), d);
+  }
+}
+
+// Elements whose text is not visible (or not page content).
+bool IsHiddenElement(std::string_view n) {
+  return n == "script" || n == "style" || n == "title" || n == "template" || n == "noscript" ||
+         n == "iframe" || n == "noembed" || n == "noframes";
+}
+
+// Phrasing elements: no word break at their boundaries.
+bool IsInlineElement(std::string_view n) {
+  static constexpr std::string_view kInline[] = {
+      "a",    "abbr", "b",   "bdi",  "bdo",  "cite", "code", "data", "dfn",   "em",
+      "font", "i",    "kbd", "mark", "q",    "s",    "samp", "small", "span", "strong",
+      "sub",  "sup",  "time", "tt",  "u",    "var",  "big",  "strike", "nobr", "label"};
+  for (std::string_view t : kInline) {
+    if (n == t) return true;
+  }
+  return false;
+}
+
+// Appends text with whitespace runs (ASCII whitespace and U+00A0) collapsed to one space;
+// *pending_space carries a space across calls. Stops at max bytes on a UTF-8 boundary.
+void AppendCollapsed(std::string_view s, size_t max, bool* pending_space, std::string* out) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    bool space = IsSpace(c);
+    if (c == '\xC2' && i + 1 < s.size() && s[i + 1] == '\xA0') {
+      space = true;
+      ++i;
+    }
+    if (space) {
+      *pending_space = true;
+      continue;
+    }
+    if (*pending_space && !out->empty()) {
+      if (out->size() + 1 > max) return;
+      out->push_back(' ');
+    }
+    *pending_space = false;
+    if (out->size() + 1 > max) {
+      // Do not leave a partial UTF-8 sequence behind.
+      while (!out->empty() && (static_cast<unsigned char>(out->back()) & 0xC0) == 0x80) {
+        out->pop_back();
+      }
+      if (!out->empty() && static_cast<unsigned char>(out->back()) >= 0xC0) out->pop_back();
+      return;
+    }
+    out->push_back(c);
+  }
+}
+
+class ExtractHandler : public internal::TokenHandler {
+ public:
+  ExtractHandler(const ExtractOptions& options, PageInfo* page) : opt_(options), page_(page) {
+    token_ = LowerCopy(options.product_token);
+  }
+
+  void OnTag(const Tag& tag) override {
+    const std::string& n = tag.name;
+    if (n == "svg") svg_depth_ += tag.is_end ? (svg_depth_ > 0 ? -1 : 0) : 1;
+    if (tag.is_end) {
+      if (IsHiddenElement(n) && hidden_depth_ > 0) --hidden_depth_;
+      if (n == "title" && in_title_) {
+        in_title_ = false;
+        have_title_ = true;
+      }
+      if (!IsInlineElement(n)) text_space_ = true;
+      return;
+    }
+    if (!IsInlineElement(n)) text_space_ = true;
+    // (A self-closing flag is ignored on these HTML elements, so always count the start.)
+    if (IsHiddenElement(n)) ++hidden_depth_;
+    if (n == "a") {
+      AddLink(tag, "href", LinkSource::kAnchor);
+    } else if (n == "area") {
+      AddLink(tag, "href", LinkSource::kArea);
+    } else if (n == "link") {
+      OnLinkElement(tag);
+    } else if (n == "frame") {
+      AddLink(tag, "src", LinkSource::kFrame);
+    } else if (n == "iframe") {
+      AddLink(tag, "src", LinkSource::kIframe);
+    } else if (n == "base") {
+      const std::string* href = tag.Find("href");
+      if (href != nullptr && !have_base_) {
+        have_base_ = true;
+        page_->base_href = CleanUrl(*href);
+      }
+    } else if (n == "meta") {
+      OnMeta(tag);
+    } else if (n == "title" && !have_title_ && svg_depth_ == 0) {
+      in_title_ = true;
+    }
+  }
+
+  void OnText(std::string_view text, TextKind kind) override {
+    if (in_title_) {
+      title_raw_.clear();
+      if (kind == TextKind::kRawtext) {
+        title_raw_.append(text);
+      } else {
+        internal::AppendDecoded(text, /*in_attribute=*/false, &title_raw_);
+      }
+      AppendCollapsed(title_raw_, kMaxTitleBytes, &title_space_, &page_->title);
+      return;
+    }
+    if (!opt_.want_text || hidden_depth_ > 0 || kind == TextKind::kRawtext) return;
+    if (page_->text.size() >= opt_.max_text_bytes) return;
+    if (text.find('&') == std::string_view::npos) {
+      AppendCollapsed(text, opt_.max_text_bytes, &text_space_, &page_->text);
+      return;
+    }
+    decoded_.clear();
+    internal::AppendDecoded(text, /*in_attribute=*/false, &decoded_);
+    AppendCollapsed(decoded_, opt_.max_text_bytes, &text_space_, &page_->text);
+  }
+
+ private:
+  // A <title> longer than this is cut: it feeds logs and indexes, not fingerprints.
+  static constexpr size_t kMaxTitleBytes = 4096;
+
+  void AddLink(const Tag& tag, std::string_view attr, LinkSource source) {
+    const std::string* value = tag.Find(attr);
+    if (value == nullptr) return;
+    std::string href = CleanUrl(*value);
+    if (href.empty()) return;
+    if (page_->links.size() >= opt_.max_links) {
+      ++page_->links_dropped;
+      return;
+    }
+    Link link;
+    link.href = std::move(href);
+    link.source = source;
+    const std::string* rel = tag.Find("rel");
+    if (rel != nullptr && source != LinkSource::kFrame && source != LinkSource::kIframe) {
+      link.rel = NormalizeTokens(*rel);
+      link.nofollow = HasToken(link.rel, "nofollow");
+    }
+    page_->links.push_back(std::move(link));
+  }
+
+  void OnLinkElement(const Tag& tag) {
+    const std::string* rel = tag.Find("rel");
+    if (rel == nullptr) return;
+    std::string tokens = NormalizeTokens(*rel);
+    bool canonical = HasToken(tokens, "canonical");
+    if (!canonical && !HasToken(tokens, "next") && !HasToken(tokens, "prev") &&
+        !HasToken(tokens, "alternate")) {
+      return;
+    }
+    if (canonical && !have_canonical_) {
+      const std::string* href = tag.Find("href");
+      if (href != nullptr && !CleanUrl(*href).empty()) {
+        have_canonical_ = true;
+        page_->canonical = CleanUrl(*href);
+      }
+    }
+    AddLink(tag, "href", LinkSource::kLink);
+  }
+
+  void OnMeta(const Tag& tag) {
+    const std::string* name = tag.Find("name");
+    const std::string* content = tag.Find("content");
+    if (name == nullptr || content == nullptr) return;
+    std::string n = NormalizeTokens(*name);
+    if (n == "robots" || (!token_.empty() && n == token_)) {
+      ApplyRobotsList(*content, &page_->meta_robots);
+    }
+  }
+
+  const ExtractOptions& opt_;
+  PageInfo* page_;
+  std::string token_;
+  int hidden_depth_ = 0;
+  int svg_depth_ = 0;
+  bool have_base_ = false;
+  bool have_canonical_ = false;
+  bool in_title_ = false;
+  bool have_title_ = false;
+  bool title_space_ = false;
+  bool text_space_ = false;
+  std::string title_raw_;
+  std::string decoded_;
+};
+
+}  // namespace
+
+std::string_view LinkSourceName(LinkSource source) {
+  switch (source) {
+    case LinkSource::kAnchor:
+      return "anchor";
+    case LinkSource::kArea:
+      return "area";
+    case LinkSource::kLink:
+      return "link";
+    case LinkSource::kFrame:
+      return "frame";
+    case LinkSource::kIframe:
+      return "iframe";
+  }
+  return "unknown";
+}
+
+PageInfo ExtractHtml(std::string_view body, std::string_view content_type,
+                     const ExtractOptions& options) {
+  PageInfo page;
+  page.charset = DetectCharset(body, content_type);
+  std::string storage;
+  std::string_view utf8 = internal::DecodeToUtf8(body, page.charset, &storage);
+  ExtractHandler handler(options, &page);
+  internal::Tokenize(utf8, &handler);
+  return page;
+}
+
+RobotsDirectives ParseXRobotsTag(std::string_view value, std::string_view product_token) {
+  RobotsDirectives d;
+  std::string token = LowerCopy(product_token);
+  bool applies = true;  // no agent prefix yet: applies to everyone
+  size_t i = 0;
+  while (i <= value.size()) {
+    size_t end = value.find(',', i);
+    if (end == std::string_view::npos) end = value.size();
+    std::string_view item = value.substr(i, end - i);
+    i = end + 1;
+    size_t colon = item.find(':');
+    if (colon != std::string_view::npos) {
+      std::string name = LowerCopy(NormalizeTokens(item.substr(0, colon)));
+      // Directives that take a value themselves are not agent prefixes.
+      if (name != "unavailable_after" && name != "max-snippet" && name != "max-image-preview" &&
+          name != "max-video-preview") {
+        applies = name == token;
+        item = item.substr(colon + 1);
+      }
+    }
+    if (applies) ApplyRobotsList(item, &d);
+    if (end == value.size()) break;
+  }
+  return d;
+}
+
+bool IsHtml(std::string_view content_type, std::string_view body) {
+  std::string_view essence = content_type.substr(0, content_type.find(';'));
+  while (!essence.empty() && IsSpace(essence.front())) essence.remove_prefix(1);
+  while (!essence.empty() && IsSpace(essence.back())) essence.remove_suffix(1);
+  std::string mime = LowerCopy(essence);
+  if (mime == "text/html" || mime == "application/xhtml+xml") return true;
+  if (!mime.empty() && mime != "unknown/unknown" && mime != "application/unknown" &&
+      mime != "*/*") {
+    return false;
+  }
+  // WHATWG MIME Sniffing §7.1: skip whitespace (and a UTF-8 BOM), match an HTML pattern
+  // followed by a tag-terminating byte (space or '>').
+  if (body.substr(0, 3) == "\xEF\xBB\xBF") body.remove_prefix(3);
+  while (!body.empty() && IsSpace(body.front())) body.remove_prefix(1);
+  static constexpr std::string_view kPatterns[] = {
+      "<!doctype html", "<html", "<head", "<script", "<iframe", "<h1", "<div", "<font",
+      "<table", "<a", "<style", "<title", "<b", "<body", "<br", "<p"};
+  for (std::string_view p : kPatterns) {
+    if (body.size() <= p.size()) continue;
+    if (LowerCopy(body.substr(0, p.size())) != p) continue;
+    char t = body[p.size()];
+    if (t == ' ' || t == '>') return true;
+  }
+  return body.substr(0, 4) == "<!--";
+}
+
+}  // namespace harvest::extract

@@ -1,0 +1,147 @@
+// extract: link and metadata extraction from fetched pages, charset handling, sitemap parsing
+// and Content-Encoding decoding — everything the process threads do to a body before hashing.
+//
+// Standards followed:
+//   - HTML tokenization: WHATWG HTML §13.2.5 (tokenizer states: data, tag open, attribute
+//     name/value, comments incl. `<!-->` and `--!>`, bogus comments, DOCTYPE, RAWTEXT,
+//     RCDATA, script data with its escaped/double-escaped states, PLAINTEXT) and §13.2.5.72+
+//     character references (full WHATWG named table, legacy no-semicolon forms, the
+//     attribute rule, numeric references with the 0x80-0x9F replacement table).
+//   - Encoding: WHATWG Encoding labels; HTML §13.2.3 encoding sniffing (BOM, transport
+//     charset, the 1024-byte <meta> prescan), uchardet as the last resort.
+//   - Sitemaps: sitemaps.org protocol 0.9 (urlset, sitemapindex, text; 50,000 URLs and
+//     50 MiB uncompressed per file).
+//   - Content-Encoding: RFC 9110 §8.4 (gzip, x-gzip, deflate, br, zstd, identity; lists are
+//     decoded in reverse order of application).
+//
+// Deliberate departures (see docs/extraction.md):
+//   - There is no tree builder. The tokenizer switches to RAWTEXT/RCDATA/script data on the
+//     start tag alone (as the tree builder would for HTML elements). Foreign content (<svg>,
+//     <math>) is tracked with a depth counter reset by the HTML "breakout" tags; HTML
+//     integration points inside foreign content are not modelled. <noscript> is parsed as
+//     markup (scripting disabled, as for a crawler). Tree-construction rules that drop
+//     elements (e.g. <a> inside <select>, <frame> outside a <frameset>) are not applied, so
+//     such links ARE returned.
+//   - A BOM wins over the Content-Type charset, as in browsers (HTML §13.2.3.1).
+//   - <![CDATA[ outside foreign content is a bogus comment (as the spec says); inside
+//     foreign content it is text up to "]]>".
+//
+// Entry points: ExtractHtml, ParseXRobotsTag, IsHtml, ParseSitemap, DecodeContent, plus the
+// charset helpers DetectCharset / ConvertToUtf8.
+//
+// Thread-safety: every function is pure and reentrant; no shared mutable state.
+// Nothing here throws (std::bad_alloc aside) or crashes on hostile input.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace harvest::extract {
+
+enum class LinkSource { kAnchor, kArea, kLink, kFrame, kIframe };
+
+// "anchor", "area", "link", "frame", "iframe".
+std::string_view LinkSourceName(LinkSource source);
+
+struct Link {
+  // The attribute value, character references decoded, leading/trailing ASCII whitespace
+  // stripped and tab/CR/LF removed (as the WHATWG URL parser would). Never empty. Not resolved
+  // against the base: the caller resolves and filters schemes.
+  std::string href;
+  LinkSource source = LinkSource::kAnchor;
+  // Lowercased rel tokens, space-joined ("" when there is no rel attribute).
+  std::string rel;
+  // rel contains the token "nofollow". (Meta robots nofollow is reported separately in
+  // PageInfo::meta_robots; it is not copied onto each link.)
+  bool nofollow = false;
+};
+
+struct RobotsDirectives {
+  bool noindex = false;
+  bool nofollow = false;
+};
+
+struct ExtractOptions {
+  // <meta name=robots> and <meta name=<product_token>> are both honoured (case-insensitive).
+  // Default: "harvest".
+  std::string product_token = "harvest";
+  // Links beyond this count are dropped and counted in PageInfo::links_dropped, bounding the
+  // memory one hostile page can cost. Default: 10,000.
+  size_t max_links = 10000;
+  // Collect visible text (for SimHash fingerprints). Default: true.
+  bool want_text = true;
+  // Visible text is cut (on a UTF-8 boundary) at this many bytes. Default: 1 MiB.
+  size_t max_text_bytes = 1 << 20;
+};
+
+struct PageInfo {
+  std::vector<Link> links;       // in document order
+  size_t links_dropped = 0;      // links beyond ExtractOptions::max_links
+  std::string base_href;         // first <base href>, raw (trimmed); "" when none
+  std::string canonical;         // href of the first <link rel=canonical>, "" when none
+  RobotsDirectives meta_robots;  // from <meta name=robots|token> (OR of all such tags)
+  std::string title;             // first <title> (not inside <svg>), UTF-8, whitespace collapsed
+  std::string text;              // visible text, UTF-8, whitespace collapsed
+  // Charset used to decode: lowercase WHATWG canonical name ("utf-8", "windows-1252", ...).
+  std::string charset;
+};
+
+// body: raw bytes (already content-decoded). content_type: the header value or "".
+// Detects the charset, converts to UTF-8 (invalid bytes become U+FFFD), tokenizes and
+// extracts. Never fails: garbage in gives a (possibly empty) PageInfo.
+PageInfo ExtractHtml(std::string_view body, std::string_view content_type,
+                     const ExtractOptions& options = {});
+
+// Parses ONE X-Robots-Tag field value: comma-separated directives, each optionally prefixed
+// by "<agent>:", which scopes it and the directives after it in the same value to that
+// agent. Directives without an agent, or for product_token (case-insensitive), count.
+// Several header lines: call once per line and OR the results (joining lines with ","
+// would let an agent prefix leak onto the next line's directives).
+RobotsDirectives ParseXRobotsTag(std::string_view header_value, std::string_view product_token);
+
+// True when the Content-Type's essence is text/html or application/xhtml+xml; when the
+// header is absent (or unknown/unknown, application/unknown, */*), sniffs the body per
+// WHATWG MIME Sniffing §7.1 (HTML patterns only).
+bool IsHtml(std::string_view content_type, std::string_view body);
+
+// Charset sniffing (HTML §13.2.3): BOM, then the charset parameter of content_type, then
+// the <meta> prescan of the first 1024 bytes, then "utf-8" if the bytes are valid UTF-8,
+// then uchardet, then "windows-1252". Returns a lowercase WHATWG canonical name.
+std::string DetectCharset(std::string_view body, std::string_view content_type);
+
+// Converts body from charset (any WHATWG label) to UTF-8; a leading BOM is removed and
+// invalid input becomes U+FFFD. Unknown labels are decoded as windows-1252.
+std::string ConvertToUtf8(std::string_view body, std::string_view charset);
+
+// Maps a WHATWG encoding label ("latin1", " ISO-8859-1 ", "utf8") to its canonical lowercase
+// name ("windows-1252", "utf-8"); "" for an unknown label.
+std::string CanonicalCharset(std::string_view label);
+
+struct SitemapResult {
+  std::vector<std::string> urls;  // <loc> values (entities decoded, trimmed) or text lines
+  bool is_index = false;          // a <sitemapindex>: urls are sitemaps
+  bool truncated = false;         // more than 50,000 URLs, or more than 50 MiB uncompressed
+  std::string error;              // "" when the document was a sitemap
+};
+
+// Parses an XML sitemap, sitemap index or text sitemap. With maybe_gzip, a body starting
+// with the gzip magic is inflated first (capped at 50 MiB).
+SitemapResult ParseSitemap(std::string_view body, bool maybe_gzip = true);
+
+// Decodes a body by Content-Encoding (gzip, x-gzip, deflate — zlib or raw —, br, zstd,
+// identity; a list like "gzip, br" is undone in reverse), refusing to produce more than
+// max_bytes: then ok = false, too_large = true and body holds the first max_bytes bytes, so a
+// decompression bomb is stopped. Corrupt or truncated input: ok = false, error set, body
+// holds what decoded before the fault. Unknown coding: ok = false, body = raw.
+struct DecodeResult {
+  std::string body;
+  bool ok = true;
+  bool too_large = false;
+  std::string error;
+};
+DecodeResult DecodeContent(std::string_view content_encoding, std::string_view raw,
+                           size_t max_bytes);
+
+}  // namespace harvest::extract

@@ -1,0 +1,173 @@
+// fetch: the asynchronous HTTP fetcher — one libcurl multi handle driven by
+// curl_multi_socket_action on epoll, running thousands of transfers on one event-loop thread.
+//
+// Standards: HTTP/1.1 and HTTP/2 (RFC 9110, 9112, 9113) as implemented by libcurl;
+// Retry-After per RFC 9110 §10.2.3 (delay-seconds or HTTP-date, §5.6.7).
+//
+// What it keeps for the WARC writer: the request head exactly as sent, the raw head of the
+// FINAL response exactly as received, the body de-chunked but NOT content-decoded (a gzip body
+// stays gzip; the caller decodes), remote IP, HTTP version and timings. See docs/fetching.md.
+//
+// Deliberate departures from a browser-like client:
+//  - Redirects are NOT followed by default (max_redirects = 0): a 3xx is a result whose
+//    Location the crawler sends back through admission. A request may opt in (robots.txt: 5).
+//  - A body longer than max_body_bytes is cut there; the result is kTruncated with the bytes
+//    received so far (WARC-Truncated: length), not an error.
+//  - Proxies from the environment (http_proxy, ...) are ignored unless FetchOptions::proxy says.
+//  - Only http and https URLs are fetched (also for redirect targets).
+//
+// Thread-safety: a Fetcher is event-loop-only. Every method except Wakeup() must be called on
+// one thread (the first thread that calls Start() or Poll() becomes the loop thread; debug
+// builds assert it). Completion callbacks run on that thread, inside Poll(), and may call
+// Start() again. Wakeup() may be called from any thread. FetchResult is a plain value type.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/status.h"
+
+namespace harvest::fetch {
+
+struct FetchOptions {
+  // User-Agent request header. Default "" = "Harvest/<kVersion> (+<kProjectUrl>)".
+  std::string user_agent;
+  // Time allowed to establish the TCP (+TLS) connection. Default 10 s.
+  std::chrono::milliseconds connect_timeout{10000};
+  // Time allowed for the whole transfer, connect included. Default 30 s.
+  std::chrono::milliseconds total_timeout{30000};
+  // Abort a transfer slower than low_speed_limit_bytes per second for low_speed_time
+  // (a trickling server must not hold a host slot forever). Default: 100 B/s for 15 s.
+  long low_speed_limit_bytes = 100;
+  std::chrono::seconds low_speed_time{15};
+  // Body bytes kept; beyond this the transfer is aborted and reported kTruncated with
+  // truncated = "length". Default 10 MiB.
+  size_t max_body_bytes = 10u << 20;
+  // Cap on the bytes of all response heads of one transfer (status lines + header fields,
+  // 1xx and followed redirects included); beyond it the transfer fails with kProtocolError.
+  // Default 64 KiB.
+  size_t max_header_bytes = 64u << 10;
+  // CURLOPT_CONNECT_TO entries "HOST:PORT:CONNECT-TO-HOST:CONNECT-TO-PORT"; an empty HOST
+  // (or PORT) matches every host (port). Tests route every name to 127.0.0.1 this way.
+  std::vector<std::string> connect_to;
+  // Offer HTTP/2 over TLS (ALPN); plain http stays HTTP/1.1. Default true.
+  bool http2 = true;
+  // Verify the server certificate and host name. Default true.
+  bool verify_tls = true;
+  // Transfers running at once; further Start() calls wait inside the fetcher, FIFO.
+  // Also caps the multi handle's total connections. 0 = unlimited. Default 2000.
+  size_t max_concurrent = 2000;
+  // Accept-Encoding request header ("" = not sent). The body is never decoded here.
+  std::string accept_encoding = "gzip, br, zstd";
+  // CURLMOPT_MAX_HOST_CONNECTIONS: connections per host name (politeness: 1). 0 = unlimited.
+  size_t max_host_connections = 1;
+  // Proxy URL (curl syntax, e.g. "http://127.0.0.1:3128"). Default "" = no proxy, and the
+  // environment's http_proxy/https_proxy are ignored.
+  std::string proxy;
+  // How long resolved addresses stay in the fetcher's DNS cache. Default 5 min.
+  std::chrono::seconds dns_cache_ttl{300};
+};
+
+struct FetchRequest {
+  uint64_t id = 0;  // the caller's id, returned in the result
+  std::string url;  // absolute http(s) URL
+  // Extra request headers, e.g. {"If-None-Match", "\"abc\""}. A name or value containing CR,
+  // LF or NUL (or a name with ':') fails the request with kOtherError (header injection).
+  std::vector<std::pair<std::string, std::string>> headers;
+  // Redirects to follow before returning (0 = a 3xx is the result). robots.txt uses 5.
+  int max_redirects = 0;
+};
+
+enum class FetchOutcome {
+  kOk,                // an HTTP response (any status) was received completely
+  kTruncated,         // body cut at max_body_bytes (truncated == "length")
+  kTimeout,           // connect/total timeout or low-speed abort (truncated "time" if a body began)
+  kConnectError,      // TCP connection refused / unreachable
+  kDnsError,          // host name did not resolve
+  kTlsError,          // TLS handshake or certificate verification failed
+  kProtocolError,     // malformed/oversized response, empty reply, connection lost mid-response
+  kTooManyRedirects,  // more than the request's max_redirects
+  kAborted,           // aborted by the fetcher
+  kOtherError,        // anything else (bad URL, unsupported scheme, bad request header, ...)
+};
+
+// "ok", "truncated", "timeout", "connect_error", "dns_error", "tls_error", "protocol_error",
+// "too_many_redirects", "aborted", "other_error".
+std::string_view OutcomeName(FetchOutcome outcome);
+
+struct FetchResult {
+  uint64_t id = 0;
+  std::string url;            // as requested
+  std::string effective_url;  // last URL fetched (differs after followed redirects)
+  FetchOutcome outcome = FetchOutcome::kOtherError;
+  std::string error;          // curl's message (or ours) when outcome != kOk
+  int status = 0;             // HTTP status of the final response, 0 when none
+  std::string http_version;   // "1.0", "1.1", "2", "3"; "" when no response
+  std::string request_head;   // raw head of the final request as sent (HTTP/2: curl's
+                              // HTTP/1-style rendering of the request)
+  std::string response_head;  // raw final response head as received (status line .. CRLF CRLF)
+  std::vector<std::pair<std::string, std::string>> headers;  // parsed from response_head
+  std::string body;           // de-chunked, NOT content-decoded
+  std::string truncated;      // "" or "length" / "time" / "disconnect" (WARC-Truncated)
+  std::string ip;             // remote IP address of the final connection
+  int64_t start_wall_us = 0;  // when the transfer started (µs since the Unix epoch)
+  std::chrono::microseconds total_time{0};
+  std::chrono::microseconds ttfb{0};  // start until the first response byte
+  int redirects_followed = 0;
+
+  // Value of the response header `name` (case-insensitive); the last one wins.
+  std::optional<std::string_view> Header(std::string_view name) const;
+  // Retry-After as a delay from now (`now_wall_us`, µs since the epoch): delay-seconds or an
+  // HTTP-date (a date in the past gives 0 s). nullopt when absent or unparsable.
+  std::optional<std::chrono::seconds> RetryAfter(int64_t now_wall_us) const;
+  // Content-Type / Content-Encoding header values, "" when absent.
+  std::string_view ContentType() const;
+  std::string_view ContentEncoding() const;
+};
+
+using FetchCallback = std::function<void(FetchResult&&)>;
+
+// Parses the header fields of a raw response head (the status line is skipped; obsolete line
+// folding is joined with one space; lines without ':' are ignored). Never fails.
+std::vector<std::pair<std::string, std::string>> ParseResponseHeaders(std::string_view head);
+
+// Parses an HTTP-date (IMF-fixdate, RFC 850 or asctime form, RFC 9110 §5.6.7) to seconds
+// since the Unix epoch; nullopt when it is not one.
+std::optional<int64_t> ParseHttpDate(std::string_view date);
+
+class Fetcher {
+ public:
+  // Errors setting up (epoll, eventfd, curl, a malformed connect_to entry) are kept in
+  // status(); a Fetcher with a bad status completes every request with kOtherError.
+  explicit Fetcher(FetchOptions options);
+  // Aborts the transfers in flight and queued; their callbacks are NOT called.
+  // REQUIRES: not called from inside a completion callback.
+  ~Fetcher();
+  Fetcher(const Fetcher&) = delete;
+  Fetcher& operator=(const Fetcher&) = delete;
+
+  // Queues a transfer; `done` is called exactly once, on the loop thread, inside Poll().
+  void Start(FetchRequest request, FetchCallback done);
+  // Waits up to `timeout` for socket events, curl timers or Wakeup(); drives the transfers;
+  // runs completion callbacks. Returns the number of transfers completed.
+  int Poll(std::chrono::milliseconds timeout);
+  // Any thread: makes a blocked (or the next) Poll() return early.
+  void Wakeup();
+  // Transfers started (running or queued) and not yet completed.
+  size_t in_flight() const;
+  Status status() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace harvest::fetch

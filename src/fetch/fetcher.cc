@@ -1,0 +1,350 @@
+// Fetcher: the libcurl multi handle driven by curl_multi_socket_action on epoll.
+//
+// curl tells us which sockets to watch (OnSocket) and when its next timeout is due (OnTimer);
+// Poll() waits on epoll for those sockets plus an eventfd (Wakeup), hands the ready sockets
+// and expired timers back to curl, collects finished transfers and runs their callbacks
+// outside any curl callback, so a callback may Start() the next transfer.
+#include <curl/curl.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cassert>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <unordered_map>
+
+#include <spdlog/spdlog.h>
+
+#include "base/version.h"
+#include "fetch/fetch.h"
+#include "fetch/transfer.h"
+
+namespace harvest::fetch {
+namespace {
+
+// Socket events taken from epoll per wait; more stay queued in the kernel for the next wait.
+constexpr int kMaxEventsPerWait = 256;
+// Expired-timer rounds per Poll: curl may re-arm a zero timeout while handling one; a bound
+// keeps Poll from spinning (the next Poll continues).
+constexpr int kMaxTimerRounds = 8;
+
+using SteadyClock = std::chrono::steady_clock;
+
+void GlobalInitOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+int64_t WallMicrosNow() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// "HOST:PORT:CONNECT-TO-HOST:CONNECT-TO-PORT", hosts possibly [IPv6] literals.
+bool ValidConnectTo(const std::string& entry) {
+  int colons = 0;
+  bool in_brackets = false;
+  for (char c : entry) {
+    if (c == '[') in_brackets = true;
+    if (c == ']') in_brackets = false;
+    if (c == ':' && !in_brackets) ++colons;
+    if (c == '\r' || c == '\n' || c == ' ') return false;
+  }
+  return colons == 3 && !in_brackets;
+}
+
+}  // namespace
+
+class Fetcher::Impl {
+ public:
+  explicit Impl(FetchOptions options);
+  ~Impl();
+  void Start(FetchRequest request, FetchCallback done);
+  int Poll(std::chrono::milliseconds timeout);
+  void Wakeup();
+  size_t in_flight() const { return running_.size() + queued_.size() + ready_.size(); }
+  Status status() const { return status_; }
+
+ private:
+  struct Ready {
+    FetchCallback done;
+    FetchResult result;
+  };
+  static int OnSocket(CURL* easy, curl_socket_t s, int what, void* self, void* socketp);
+  static int OnTimer(CURLM* multi, long timeout_ms, void* self);
+  void CheckThread();
+  bool HasCapacity() const {
+    return resolved_.options.max_concurrent == 0 ||
+           running_.size() < resolved_.options.max_concurrent;
+  }
+  void Launch(std::unique_ptr<Transfer> t);
+  void LaunchQueued();
+  int WaitMillis(std::chrono::milliseconds timeout) const;
+  void HandleEvents(int n, const epoll_event* events);
+  void HandleTimers();
+  void CollectFinished();
+  int RunCallbacks();
+
+  Status status_;
+  ResolvedOptions resolved_;
+  CURLM* multi_ = nullptr;
+  int epoll_fd_ = -1;
+  int event_fd_ = -1;
+  std::thread::id loop_thread_;
+  std::optional<SteadyClock::time_point> timer_deadline_;
+  std::unordered_map<CURL*, std::unique_ptr<Transfer>> running_;
+  std::deque<std::unique_ptr<Transfer>> queued_;
+  std::vector<Ready> ready_;  // finished; callbacks not yet run
+};
+
+Fetcher::Impl::Impl(FetchOptions options) {
+  GlobalInitOnce();
+  resolved_.options = std::move(options);
+  const FetchOptions& o = resolved_.options;
+  resolved_.user_agent = o.user_agent.empty()
+                             ? std::string("Harvest/") + kVersion + " (+" + kProjectUrl + ")"
+                             : o.user_agent;
+  for (const std::string& entry : o.connect_to) {
+    if (!ValidConnectTo(entry)) {
+      status_ = Status::InvalidArgument("connect_to entry '" + entry +
+                                        "' is not HOST:PORT:CONNECT-TO-HOST:CONNECT-TO-PORT");
+      return;
+    }
+    curl_slist* next = curl_slist_append(resolved_.connect_to, entry.c_str());
+    if (next == nullptr) {
+      status_ = Status::ResourceExhausted("curl_slist_append failed");
+      return;
+    }
+    resolved_.connect_to = next;
+  }
+  epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
+  if (epoll_fd_ < 0) {
+    status_ = Status::IOError(std::string("epoll_create1: ") + std::strerror(errno));
+    return;
+  }
+  event_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (event_fd_ < 0) {
+    status_ = Status::IOError(std::string("eventfd: ") + std::strerror(errno));
+    return;
+  }
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = event_fd_;
+  if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, event_fd_, &ev) != 0) {
+    status_ = Status::IOError(std::string("epoll_ctl(eventfd): ") + std::strerror(errno));
+    return;
+  }
+  multi_ = curl_multi_init();
+  if (multi_ == nullptr) {
+    status_ = Status::ResourceExhausted("curl_multi_init failed");
+    return;
+  }
+  curl_multi_setopt(multi_, CURLMOPT_SOCKETFUNCTION, &Impl::OnSocket);
+  curl_multi_setopt(multi_, CURLMOPT_SOCKETDATA, static_cast<void*>(this));
+  curl_multi_setopt(multi_, CURLMOPT_TIMERFUNCTION, &Impl::OnTimer);
+  curl_multi_setopt(multi_, CURLMOPT_TIMERDATA, static_cast<void*>(this));
+  curl_multi_setopt(multi_, CURLMOPT_MAX_HOST_CONNECTIONS,
+                    static_cast<long>(o.max_host_connections));
+  curl_multi_setopt(multi_, CURLMOPT_MAX_TOTAL_CONNECTIONS, static_cast<long>(o.max_concurrent));
+  curl_multi_setopt(multi_, CURLMOPT_PIPELINING, static_cast<long>(CURLPIPE_MULTIPLEX));
+}
+
+Fetcher::Impl::~Impl() {
+  for (auto& [easy, transfer] : running_) curl_multi_remove_handle(multi_, easy);
+  running_.clear();  // easy handles cleaned up after leaving the multi
+  queued_.clear();
+  ready_.clear();
+  if (multi_ != nullptr) curl_multi_cleanup(multi_);
+  curl_slist_free_all(resolved_.connect_to);
+  if (event_fd_ >= 0) close(event_fd_);
+  if (epoll_fd_ >= 0) close(epoll_fd_);
+}
+
+void Fetcher::Impl::CheckThread() {
+  if (loop_thread_ == std::thread::id()) loop_thread_ = std::this_thread::get_id();
+  assert(loop_thread_ == std::this_thread::get_id() && "Fetcher used off its loop thread");
+}
+
+void Fetcher::Impl::Start(FetchRequest request, FetchCallback done) {
+  CheckThread();
+  auto t = std::make_unique<Transfer>(std::move(request), std::move(done));
+  if (!status_.ok()) {
+    FetchCallback cb = t->TakeCallback();
+    ready_.push_back({std::move(cb), t->Fail(FetchOutcome::kOtherError, status_.ToString())});
+    return;
+  }
+  if (HasCapacity() && queued_.empty()) {
+    Launch(std::move(t));
+  } else {
+    queued_.push_back(std::move(t));
+  }
+}
+
+void Fetcher::Impl::Launch(std::unique_ptr<Transfer> t) {
+  Status s = t->Configure(resolved_, WallMicrosNow());
+  if (s.ok()) {
+    const CURLMcode mc = curl_multi_add_handle(multi_, t->easy());
+    if (mc == CURLM_OK) {
+      CURL* easy = t->easy();
+      running_.emplace(easy, std::move(t));
+      return;
+    }
+    s = Status::Internal(std::string("curl_multi_add_handle: ") + curl_multi_strerror(mc));
+  }
+  FetchCallback cb = t->TakeCallback();
+  ready_.push_back({std::move(cb), t->Fail(FetchOutcome::kOtherError, s.message())});
+}
+
+void Fetcher::Impl::LaunchQueued() {
+  while (!queued_.empty() && HasCapacity()) {
+    std::unique_ptr<Transfer> t = std::move(queued_.front());
+    queued_.pop_front();
+    Launch(std::move(t));
+  }
+}
+
+int Fetcher::Impl::OnSocket(CURL*, curl_socket_t s, int what, void* self, void* socketp) {
+  auto* impl = static_cast<Impl*>(self);
+  if (what == CURL_POLL_REMOVE) {
+    epoll_ctl(impl->epoll_fd_, EPOLL_CTL_DEL, s, nullptr);  // may already be closed: ignore
+    return 0;
+  }
+  epoll_event ev{};
+  ev.events = ((what & CURL_POLL_IN) ? EPOLLIN : 0u) | ((what & CURL_POLL_OUT) ? EPOLLOUT : 0u);
+  ev.data.fd = s;
+  // A socket curl has not seen before is ADDed; a closed-and-reused descriptor number may
+  // still be registered, so each operation falls back to the other.
+  const int first = socketp == nullptr ? EPOLL_CTL_ADD : EPOLL_CTL_MOD;
+  if (epoll_ctl(impl->epoll_fd_, first, s, &ev) != 0) {
+    const int second = first == EPOLL_CTL_ADD ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+    if (epoll_ctl(impl->epoll_fd_, second, s, &ev) != 0) {
+      spdlog::error("fetch: epoll_ctl on socket {}: {}", s, std::strerror(errno));
+      return -1;  // curl fails the transfers on this socket
+    }
+  }
+  if (socketp == nullptr) curl_multi_assign(impl->multi_, s, impl);
+  return 0;
+}
+
+int Fetcher::Impl::OnTimer(CURLM*, long timeout_ms, void* self) {
+  auto* impl = static_cast<Impl*>(self);
+  if (timeout_ms < 0) {
+    impl->timer_deadline_.reset();
+  } else {
+    impl->timer_deadline_ = SteadyClock::now() + std::chrono::milliseconds(timeout_ms);
+  }
+  return 0;
+}
+
+int Fetcher::Impl::WaitMillis(std::chrono::milliseconds timeout) const {
+  if (!ready_.empty() || timeout.count() <= 0) return 0;
+  int64_t wait = std::min<int64_t>(timeout.count(), INT_MAX);
+  if (timer_deadline_) {
+    const auto left = *timer_deadline_ - SteadyClock::now();
+    // Round up: waking a little before curl's deadline would only spin.
+    const int64_t left_ms =
+        (std::chrono::duration_cast<std::chrono::microseconds>(left).count() + 999) / 1000;
+    wait = std::clamp<int64_t>(left_ms, 0, wait);
+  }
+  return static_cast<int>(wait);
+}
+
+void Fetcher::Impl::HandleEvents(int n, const epoll_event* events) {
+  int running = 0;
+  for (int i = 0; i < n; ++i) {
+    const int fd = events[i].data.fd;
+    if (fd == event_fd_) {
+      uint64_t drained = 0;
+      while (read(event_fd_, &drained, sizeof(drained)) > 0) {
+      }
+      continue;
+    }
+    int flags = 0;
+    if (events[i].events & (EPOLLIN | EPOLLHUP | EPOLLRDHUP)) flags |= CURL_CSELECT_IN;
+    if (events[i].events & EPOLLOUT) flags |= CURL_CSELECT_OUT;
+    if (events[i].events & EPOLLERR) flags |= CURL_CSELECT_ERR;
+    curl_multi_socket_action(multi_, fd, flags, &running);
+  }
+}
+
+void Fetcher::Impl::HandleTimers() {
+  int running = 0;
+  for (int round = 0; round < kMaxTimerRounds; ++round) {
+    if (!timer_deadline_ || *timer_deadline_ > SteadyClock::now()) return;
+    timer_deadline_.reset();
+    curl_multi_socket_action(multi_, CURL_SOCKET_TIMEOUT, 0, &running);
+  }
+}
+
+void Fetcher::Impl::CollectFinished() {
+  int left = 0;
+  while (CURLMsg* msg = curl_multi_info_read(multi_, &left)) {
+    if (msg->msg != CURLMSG_DONE) continue;
+    CURL* easy = msg->easy_handle;
+    const CURLcode code = msg->data.result;
+    auto it = running_.find(easy);
+    if (it == running_.end()) continue;
+    std::unique_ptr<Transfer> t = std::move(it->second);
+    running_.erase(it);
+    curl_multi_remove_handle(multi_, easy);
+    FetchCallback cb = t->TakeCallback();
+    ready_.push_back({std::move(cb), t->Finish(code)});
+  }
+}
+
+int Fetcher::Impl::RunCallbacks() {
+  std::vector<Ready> batch;
+  batch.swap(ready_);
+  for (Ready& r : batch) {
+    try {
+      if (r.done) r.done(std::move(r.result));
+    } catch (const std::exception& e) {
+      spdlog::error("fetch: completion callback threw: {}", e.what());
+    } catch (...) {
+      spdlog::error("fetch: completion callback threw");
+    }
+  }
+  return static_cast<int>(batch.size());
+}
+
+int Fetcher::Impl::Poll(std::chrono::milliseconds timeout) {
+  CheckThread();
+  epoll_event events[kMaxEventsPerWait];
+  int n = epoll_fd_ >= 0 ? epoll_wait(epoll_fd_, events, kMaxEventsPerWait, WaitMillis(timeout))
+                         : 0;
+  if (n < 0) n = 0;  // EINTR: treat as a timeout
+  if (multi_ != nullptr) {
+    HandleEvents(n, events);
+    HandleTimers();
+    CollectFinished();
+    LaunchQueued();
+  }
+  return RunCallbacks();
+}
+
+void Fetcher::Impl::Wakeup() {
+  if (event_fd_ < 0) return;
+  const uint64_t one = 1;
+  // EAGAIN (counter saturated) still leaves the eventfd readable: the wakeup is not lost.
+  [[maybe_unused]] ssize_t w = write(event_fd_, &one, sizeof(one));
+}
+
+Fetcher::Fetcher(FetchOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+Fetcher::~Fetcher() = default;
+void Fetcher::Start(FetchRequest request, FetchCallback done) {
+  impl_->Start(std::move(request), std::move(done));
+}
+int Fetcher::Poll(std::chrono::milliseconds timeout) { return impl_->Poll(timeout); }
+void Fetcher::Wakeup() { impl_->Wakeup(); }
+size_t Fetcher::in_flight() const { return impl_->in_flight(); }
+Status Fetcher::status() const { return impl_->status(); }
+
+}  // namespace harvest::fetch

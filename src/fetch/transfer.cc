@@ -1,0 +1,250 @@
+// Transfer: easy-handle configuration, capture callbacks and curl error mapping.
+#include "fetch/transfer.h"
+
+#include <string>
+#include <string_view>
+
+namespace harvest::fetch {
+namespace {
+
+bool StartsWithStatusLine(std::string_view line) { return line.substr(0, 5) == "HTTP/"; }
+
+bool HeadComplete(std::string_view head) {
+  return head.ends_with("\r\n\r\n") || head.ends_with("\n\n") || head == "\r\n" || head == "\n";
+}
+
+bool HasForbiddenHeaderChar(std::string_view s) {
+  return s.find_first_of(std::string_view("\r\n\0", 3)) != std::string_view::npos;
+}
+
+const char* HttpVersionName(long v) {
+  switch (v) {
+    case CURL_HTTP_VERSION_1_0: return "1.0";
+    case CURL_HTTP_VERSION_1_1: return "1.1";
+    case CURL_HTTP_VERSION_2_0: return "2";
+    case CURL_HTTP_VERSION_3: return "3";
+    default: return "";
+  }
+}
+
+bool IsTlsError(CURLcode code) {
+  switch (code) {
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CIPHER:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_ENGINE_NOTFOUND:
+    case CURLE_SSL_ENGINE_SETFAILED:
+    case CURLE_SSL_ENGINE_INITFAILED:
+    case CURLE_SSL_SHUTDOWN_FAILED:
+    case CURLE_SSL_CRL_BADFILE:
+    case CURLE_SSL_ISSUER_ERROR:
+    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+    case CURLE_SSL_INVALIDCERTSTATUS:
+    case CURLE_SSL_CLIENTCERT:
+    case CURLE_USE_SSL_FAILED:
+      return true;
+    default:
+      return false;
+  }
+}
+
+template <typename T>
+void Set(CURL* easy, CURLoption opt, T value) {
+  // Every option used here exists in the libcurl we build against; a failure would be a
+  // programming error, and the transfer would then fail visibly at perform time.
+  (void)curl_easy_setopt(easy, opt, value);
+}
+
+}  // namespace
+
+Transfer::Transfer(FetchRequest request, FetchCallback done)
+    : request_(std::move(request)), done_(std::move(done)) {
+  result_.id = request_.id;
+  result_.url = request_.url;
+}
+
+Transfer::~Transfer() {
+  if (easy_ != nullptr) curl_easy_cleanup(easy_);
+  curl_slist_free_all(headers_);
+}
+
+Status Transfer::Configure(const ResolvedOptions& r, int64_t start_wall_us) {
+  const FetchOptions& o = r.options;
+  result_.start_wall_us = start_wall_us;
+  max_body_bytes_ = o.max_body_bytes;
+  max_header_bytes_ = o.max_header_bytes;
+  for (const auto& [name, value] : request_.headers) {
+    if (name.empty() || name.find(':') != std::string::npos || HasForbiddenHeaderChar(name) ||
+        HasForbiddenHeaderChar(value)) {
+      return Status::InvalidArgument("request header '" + name + "' has a forbidden character");
+    }
+  }
+  easy_ = curl_easy_init();
+  if (easy_ == nullptr) return Status::ResourceExhausted("curl_easy_init failed");
+
+  auto add_header = [this](const std::string& line) {
+    curl_slist* next = curl_slist_append(headers_, line.c_str());
+    if (next != nullptr) headers_ = next;
+  };
+  if (!o.accept_encoding.empty()) add_header("Accept-Encoding: " + o.accept_encoding);
+  for (const auto& [name, value] : request_.headers) {
+    // "Name;" is curl's spelling of a header with an empty value ("Name:" would remove it).
+    add_header(value.empty() ? name + ";" : name + ": " + value);
+  }
+
+  Set(easy_, CURLOPT_PRIVATE, static_cast<void*>(this));
+  Set(easy_, CURLOPT_URL, request_.url.c_str());
+  Set(easy_, CURLOPT_ERRORBUFFER, error_buffer_);
+  Set(easy_, CURLOPT_NOSIGNAL, 1L);
+  Set(easy_, CURLOPT_PROTOCOLS_STR, "http,https");
+  Set(easy_, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+  Set(easy_, CURLOPT_USERAGENT, r.user_agent.c_str());
+  Set(easy_, CURLOPT_HTTPHEADER, headers_);
+  Set(easy_, CURLOPT_HTTP_CONTENT_DECODING, 0L);
+  Set(easy_, CURLOPT_HTTP_TRANSFER_DECODING, 1L);
+  Set(easy_, CURLOPT_HTTP_VERSION,
+      o.http2 ? static_cast<long>(CURL_HTTP_VERSION_2TLS) : static_cast<long>(CURL_HTTP_VERSION_1_1));
+  if (o.http2) Set(easy_, CURLOPT_PIPEWAIT, 1L);
+  Set(easy_, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(o.connect_timeout.count()));
+  Set(easy_, CURLOPT_TIMEOUT_MS, static_cast<long>(o.total_timeout.count()));
+  Set(easy_, CURLOPT_LOW_SPEED_LIMIT, o.low_speed_limit_bytes);
+  Set(easy_, CURLOPT_LOW_SPEED_TIME, static_cast<long>(o.low_speed_time.count()));
+  Set(easy_, CURLOPT_FOLLOWLOCATION, request_.max_redirects > 0 ? 1L : 0L);
+  Set(easy_, CURLOPT_MAXREDIRS, static_cast<long>(request_.max_redirects));
+  if (r.connect_to != nullptr) Set(easy_, CURLOPT_CONNECT_TO, r.connect_to);
+  Set(easy_, CURLOPT_SSL_VERIFYPEER, o.verify_tls ? 1L : 0L);
+  Set(easy_, CURLOPT_SSL_VERIFYHOST, o.verify_tls ? 2L : 0L);
+  Set(easy_, CURLOPT_PROXY, o.proxy.c_str());  // "" disables proxies, environment included
+  Set(easy_, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L);
+  Set(easy_, CURLOPT_DNS_CACHE_TIMEOUT, static_cast<long>(o.dns_cache_ttl.count()));
+  Set(easy_, CURLOPT_WRITEFUNCTION, &Transfer::OnBody);
+  Set(easy_, CURLOPT_WRITEDATA, static_cast<void*>(this));
+  Set(easy_, CURLOPT_HEADERFUNCTION, &Transfer::OnHeader);
+  Set(easy_, CURLOPT_HEADERDATA, static_cast<void*>(this));
+  // The request head as sent is only reported through the debug callback, which libcurl
+  // calls only in verbose mode.
+  Set(easy_, CURLOPT_DEBUGFUNCTION, &Transfer::OnDebug);
+  Set(easy_, CURLOPT_DEBUGDATA, static_cast<void*>(this));
+  Set(easy_, CURLOPT_VERBOSE, 1L);
+  return Status::Ok();
+}
+
+size_t Transfer::OnBody(char* data, size_t size, size_t n, void* self) {
+  auto* t = static_cast<Transfer*>(self);
+  const size_t len = size * n;
+  std::string& body = t->result_.body;
+  if (body.size() + len > t->max_body_bytes_) {
+    body.append(data, t->max_body_bytes_ - body.size());
+    t->body_over_cap_ = true;
+    return 0;  // curl aborts with CURLE_WRITE_ERROR
+  }
+  body.append(data, len);
+  return len;
+}
+
+size_t Transfer::OnHeader(char* data, size_t size, size_t n, void* self) {
+  auto* t = static_cast<Transfer*>(self);
+  const size_t len = size * n;
+  const std::string_view line(data, len);
+  t->head_bytes_total_ += len;
+  if (t->head_bytes_total_ > t->max_header_bytes_) {
+    t->head_over_cap_ = true;
+    return 0;
+  }
+  std::string& head = t->result_.response_head;
+  const bool complete = HeadComplete(head);
+  if (StartsWithStatusLine(line) && (head.empty() || complete)) {
+    // A new response (after 1xx or a followed redirect): keep only the final one.
+    head.clear();
+    t->result_.body.clear();
+  } else if (complete) {
+    return len;  // trailer fields after a chunked body: not part of the head
+  }
+  t->response_started_ = true;
+  head.append(line);
+  return len;
+}
+
+int Transfer::OnDebug(CURL*, curl_infotype type, char* data, size_t size, void* self) {
+  if (type != CURLINFO_HEADER_OUT) return 0;
+  auto* t = static_cast<Transfer*>(self);
+  if (t->response_started_) {  // a new request (redirect followed): keep only the last one
+    t->result_.request_head.clear();
+    t->response_started_ = false;
+  }
+  t->result_.request_head.append(data, size);
+  return 0;
+}
+
+FetchResult Transfer::Fail(FetchOutcome outcome, std::string error) {
+  result_.outcome = outcome;
+  result_.error = std::move(error);
+  return std::move(result_);
+}
+
+FetchResult Transfer::Finish(CURLcode code) {
+  long status = 0, version = 0, redirects = 0;
+  char* effective = nullptr;
+  char* ip = nullptr;
+  curl_off_t total = 0, ttfb = 0;
+  curl_easy_getinfo(easy_, CURLINFO_RESPONSE_CODE, &status);
+  curl_easy_getinfo(easy_, CURLINFO_HTTP_VERSION, &version);
+  curl_easy_getinfo(easy_, CURLINFO_REDIRECT_COUNT, &redirects);
+  curl_easy_getinfo(easy_, CURLINFO_EFFECTIVE_URL, &effective);
+  curl_easy_getinfo(easy_, CURLINFO_PRIMARY_IP, &ip);
+  curl_easy_getinfo(easy_, CURLINFO_TOTAL_TIME_T, &total);
+  curl_easy_getinfo(easy_, CURLINFO_STARTTRANSFER_TIME_T, &ttfb);
+  result_.status = static_cast<int>(status);
+  result_.http_version = status > 0 ? HttpVersionName(version) : "";
+  result_.redirects_followed = static_cast<int>(redirects);
+  result_.effective_url = effective != nullptr ? effective : result_.url;
+  result_.ip = ip != nullptr ? ip : "";
+  result_.total_time = std::chrono::microseconds(total);
+  result_.ttfb = std::chrono::microseconds(ttfb);
+  result_.headers = ParseResponseHeaders(result_.response_head);
+  MapError(code);
+  return std::move(result_);
+}
+
+void Transfer::MapError(CURLcode code) {
+  FetchResult& r = result_;
+  const bool got_response = r.status > 0;
+  if (code == CURLE_OK) {
+    r.outcome = FetchOutcome::kOk;
+    return;
+  }
+  r.error = error_buffer_[0] != '\0' ? error_buffer_ : curl_easy_strerror(code);
+  if (code == CURLE_WRITE_ERROR && body_over_cap_) {
+    r.outcome = FetchOutcome::kTruncated;
+    r.truncated = "length";
+    r.error = "body exceeds max_body_bytes (" + std::to_string(max_body_bytes_) + ")";
+  } else if (code == CURLE_WRITE_ERROR && head_over_cap_) {
+    r.outcome = FetchOutcome::kProtocolError;
+    r.error = "response head exceeds max_header_bytes (" + std::to_string(max_header_bytes_) + ")";
+  } else if (code == CURLE_OPERATION_TIMEDOUT) {
+    r.outcome = FetchOutcome::kTimeout;
+    if (got_response) r.truncated = "time";
+  } else if (code == CURLE_COULDNT_CONNECT) {
+    r.outcome = FetchOutcome::kConnectError;
+  } else if (code == CURLE_COULDNT_RESOLVE_HOST || code == CURLE_COULDNT_RESOLVE_PROXY) {
+    r.outcome = FetchOutcome::kDnsError;
+  } else if (IsTlsError(code)) {
+    r.outcome = FetchOutcome::kTlsError;
+  } else if (code == CURLE_TOO_MANY_REDIRECTS) {
+    r.outcome = FetchOutcome::kTooManyRedirects;
+  } else if (code == CURLE_ABORTED_BY_CALLBACK) {
+    r.outcome = FetchOutcome::kAborted;
+  } else if (code == CURLE_PARTIAL_FILE || code == CURLE_RECV_ERROR || code == CURLE_SEND_ERROR ||
+             code == CURLE_GOT_NOTHING || code == CURLE_WEIRD_SERVER_REPLY ||
+             code == CURLE_HTTP2 || code == CURLE_HTTP2_STREAM || code == CURLE_HTTP3 ||
+             code == CURLE_BAD_CONTENT_ENCODING) {
+    r.outcome = FetchOutcome::kProtocolError;
+    if (got_response) r.truncated = "disconnect";
+  } else {
+    r.outcome = FetchOutcome::kOtherError;
+  }
+}
+
+}  // namespace harvest::fetch

@@ -1,0 +1,62 @@
+// Transfer: one request's libcurl easy handle and everything captured while it runs.
+// Private to src/fetch (the only place that includes <curl/curl.h>).
+//
+// Thread-safety: owned and used by the Fetcher's loop thread only.
+#pragma once
+
+#include <curl/curl.h>
+
+#include <memory>
+#include <string>
+
+#include "fetch/fetch.h"
+
+namespace harvest::fetch {
+
+// Options resolved once per Fetcher and shared by all its transfers.
+struct ResolvedOptions {
+  FetchOptions options;
+  std::string user_agent;        // never empty
+  curl_slist* connect_to = nullptr;  // owned by the Fetcher
+};
+
+class Transfer {
+ public:
+  Transfer(FetchRequest request, FetchCallback done);
+  ~Transfer();
+  Transfer(const Transfer&) = delete;
+  Transfer& operator=(const Transfer&) = delete;
+
+  // Creates and configures the easy handle. On failure the transfer is not startable and
+  // Finish() reports the returned error as kOtherError.
+  Status Configure(const ResolvedOptions& opts, int64_t start_wall_us);
+  CURL* easy() const { return easy_; }
+  uint64_t id() const { return result_.id; }
+
+  // Builds the result for a transfer curl finished with `code`.
+  FetchResult Finish(CURLcode code);
+  // Builds the result for a transfer that never ran (setup error).
+  FetchResult Fail(FetchOutcome outcome, std::string error);
+  FetchCallback TakeCallback() { return std::move(done_); }
+
+ private:
+  static size_t OnBody(char* data, size_t size, size_t n, void* self);
+  static size_t OnHeader(char* data, size_t size, size_t n, void* self);
+  static int OnDebug(CURL* easy, curl_infotype type, char* data, size_t size, void* self);
+  void MapError(CURLcode code);
+
+  FetchRequest request_;
+  FetchCallback done_;
+  FetchResult result_;
+  CURL* easy_ = nullptr;
+  curl_slist* headers_ = nullptr;
+  size_t max_body_bytes_ = 0;
+  size_t max_header_bytes_ = 0;
+  size_t head_bytes_total_ = 0;  // all response heads of this transfer
+  bool body_over_cap_ = false;
+  bool head_over_cap_ = false;
+  bool response_started_ = false;  // a response header arrived since the last request head
+  char error_buffer_[CURL_ERROR_SIZE] = {0};
+};
+
+}  // namespace harvest::fetch

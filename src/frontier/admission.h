@@ -1,0 +1,129 @@
+// Admission: the gate every discovered URL passes before it enters the frontier
+// (DESIGN §2 "[admit]"): scope, depth, trap guards, then the seen test.
+//
+// The caller parses and canonicalises the URL (src/url) and fills an AdmitCandidate; this
+// file does not include src/url so that the frontier stays below url in the dependency
+// order. See docs/admission.md for the rules and their order.
+//
+// Departures: host_daily_quota counts URLs *admitted* for a host per UTC day (not fetches),
+// because that bounds both the fetch work and the queue growth. A refused URL is not
+// inserted into the seen set, so it may be offered (and refused, and recorded) again.
+//
+// Thread-safety: not synchronised; owned by the I/O thread like the frontier and SeenSet.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "base/clock.h"
+#include "dedup/dedup.h"
+
+namespace harvest::frontier {
+
+struct ScopeOptions {
+  // Hosts allowed: a host equal to an entry or a subdomain of it ("example.com" allows
+  // "www.example.com"). Case-insensitive; a port on the candidate host is ignored.
+  // Default: empty = every host.
+  std::vector<std::string> allowed_domains;
+  // Patterns on the canonical URL. A pattern containing '*' is a glob over the whole URL
+  // ('*' matches any run of characters, including none); one without '*' matches as a
+  // substring. include: when non-empty, a URL must match at least one. exclude: a URL
+  // matching any is out of scope. Default: empty.
+  std::vector<std::string> include_patterns;
+  std::vector<std::string> exclude_patterns;
+  // Stay within the registrable domain of the seed the URL descends from. Default: false.
+  bool same_site = false;
+  // Links deeper than this (seeds are depth 0) are refused. Default: 10.
+  int max_depth = 10;
+};
+
+struct TrapOptions {
+  // Longer canonical URLs are refused (calendars and session ids grow URLs). Default: 2048.
+  size_t max_url_length = 2048;
+  // More '&'-separated query parameters than this are refused. Default: 10.
+  size_t max_query_params = 10;
+  // A path segment occurring this many times or more (/a/b/a/b/a/) is a loop. Default: 3.
+  int max_repeated_segment = 3;
+  // URLs admitted per host per UTC day. Default: 100 000.
+  uint64_t host_daily_quota = 100000;
+  // After kDiscoveryRatioMinimum admissions for a host, refuse new URLs while
+  // admitted / max(fetched, 1) exceeds this (a host that generates links faster than we
+  // could ever fetch them). Default: 50.
+  double max_discovery_ratio = 50;
+};
+
+struct AdmitCandidate {
+  std::string_view canonical_url;
+  std::string_view host;  // lower-case; may carry ":port"
+  std::string_view path;
+  std::string_view query;  // without '?'
+  std::string_view registrable_domain;
+  // Registrable domain of the seed this URL descends from (for same_site; empty = no check).
+  std::string_view seed_site;
+  uint64_t fp = 0;
+  int depth = 0;
+};
+
+enum class AdmitVerdict {
+  kAccept,
+  kSeen,
+  kOutOfScope,
+  kTooDeep,
+  kTrapLongUrl,
+  kTrapManyParams,
+  kTrapRepeatedSegment,
+  kTrapQuota,
+  kTrapDiscoveryRatio,
+};
+inline constexpr size_t kAdmitVerdictCount = 9;
+
+// "accept", "seen", "out_of_scope", "too_deep", "trap_long_url", "trap_many_params",
+// "trap_repeated_segment", "trap_quota", "trap_discovery_ratio".
+const char* VerdictName(AdmitVerdict v);
+
+// True if `url` matches `pattern` as documented in ScopeOptions.
+bool MatchUrlPattern(std::string_view pattern, std::string_view url);
+
+class Admission {
+ public:
+  // The discovery ratio is only judged after this many admissions for the host (small
+  // sites legitimately link to far more pages than were fetched so far).
+  static constexpr uint64_t kDiscoveryRatioMinimum = 1000;
+
+  // `seen` and `clock` must outlive this object; clock nullptr = SystemClock.
+  Admission(ScopeOptions scope, TrapOptions traps, dedup::SeenSet* seen, Clock* clock);
+
+  // Checks, in order: depth, scope, URL-shape traps (length, params, repeated segment),
+  // seen (kSeen, no insert), per-host quota and discovery ratio; then inserts the
+  // fingerprint into the seen set and returns kAccept.
+  AdmitVerdict Admit(const AdmitCandidate& c);
+  // A URL of `host` was fetched (any outcome that made a request).
+  void NoteFetched(std::string_view host);
+
+  uint64_t count(AdmitVerdict v) const { return counts_[static_cast<size_t>(v)]; }
+  const ScopeOptions& scope() const { return scope_; }
+
+ private:
+  struct HostCounters {
+    int64_t day = -1;          // UTC day of admitted_today
+    uint64_t admitted_today = 0;
+    uint64_t admitted = 0;     // all time, for the discovery ratio
+    uint64_t fetched = 0;
+  };
+  AdmitVerdict Judge(const AdmitCandidate& c);
+  bool InScope(const AdmitCandidate& c) const;
+  AdmitVerdict ShapeTrap(const AdmitCandidate& c) const;
+
+  ScopeOptions scope_;
+  TrapOptions traps_;
+  dedup::SeenSet* seen_;
+  Clock* clock_;
+  std::unordered_map<std::string, HostCounters> hosts_;
+  std::array<uint64_t, kAdmitVerdictCount> counts_{};
+};
+
+}  // namespace harvest::frontier

@@ -1,0 +1,366 @@
+// Frontier: host scheduling, leases, delays, retries and the circuit breaker.
+#include "frontier/frontier.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include <spdlog/spdlog.h>
+
+namespace harvest::frontier {
+
+using std::chrono::microseconds;
+using std::chrono::milliseconds;
+
+struct Frontier::Host {
+  std::string name;
+  HostId id = 0;
+  bool busy = false;
+  uint64_t lease_id = 0;
+  std::string lease_ip;  // the IP charged for the outstanding lease
+  // Earliest start of the next request: end of the last request + its delay.
+  Clock::TimePoint next_allowed{};
+  std::optional<milliseconds> crawl_delay;
+  std::optional<milliseconds> override_delay;
+  microseconds last_response_time{0};
+  bool skipped = false;
+  std::string ip;
+  // Retries waiting for their backoff: a min-heap on (not_before, seq).
+  struct Retry {
+    Clock::TimePoint not_before;
+    uint64_t seq;
+    UrlItem item;
+    bool operator>(const Retry& o) const {
+      return not_before != o.not_before ? not_before > o.not_before : seq > o.seq;
+    }
+  };
+  std::vector<Retry> retries;
+  uint64_t retry_seq = 0;
+  // Circuit breaker: ring of the last completions (1 = error).
+  std::vector<uint8_t> ring;
+  size_t ring_pos = 0;
+  size_t ring_count = 0;
+  size_t ring_errors = 0;
+  bool breaker_open = false;  // paused until open_until; then the next completion decides
+  Clock::TimePoint open_until{};
+  // Bumped on every change of schedulability: heap and IP-waiter entries carrying an older
+  // generation are stale.
+  uint64_t generation = 0;
+};
+
+int PriorityFor(int depth, bool seed, bool sitemap_hint, int inlinks) {
+  if (seed) return 0;
+  if (sitemap_hint || depth <= 1 || inlinks >= 10) return 1;
+  if (depth <= 3 || inlinks >= 3) return 2;
+  return 3;
+}
+
+Frontier::Frontier(FrontierOptions options, Clock* clock)
+    : Frontier(options, clock, NewMemoryQueueStore(options.priority_classes)) {}
+
+Frontier::Frontier(FrontierOptions options, Clock* clock, std::unique_ptr<QueueStore> store)
+    : options_(std::move(options)),
+      clock_(clock != nullptr ? clock : SystemClock::Default()),
+      store_(std::move(store)) {
+  options_.priority_classes = std::max(options_.priority_classes, 1);
+  options_.max_attempts = std::max(options_.max_attempts, 1);
+}
+
+Frontier::~Frontier() = default;
+
+Frontier::Host& Frontier::HostFor(const std::string& name) {
+  auto [it, inserted] = host_ids_.try_emplace(name, static_cast<HostId>(hosts_.size()));
+  if (inserted) {
+    auto h = std::make_unique<Host>();
+    h->name = name;
+    h->id = it->second;
+    store_->RegisterHost(h->id, name);
+    hosts_.push_back(std::move(h));
+  }
+  return *hosts_[it->second];
+}
+
+const Frontier::Host* Frontier::FindHost(const std::string& name) const {
+  auto it = host_ids_.find(name);
+  return it == host_ids_.end() ? nullptr : hosts_[it->second].get();
+}
+
+std::optional<Clock::TimePoint> Frontier::ReadyTime(const Host& h) const {
+  if (h.busy || h.skipped) return std::nullopt;
+  Clock::TimePoint t = h.next_allowed;
+  if (store_->Size(h.id) == 0) {
+    if (h.retries.empty()) return std::nullopt;
+    t = std::max(t, h.retries.front().not_before);
+  }
+  if (h.breaker_open) t = std::max(t, h.open_until);
+  return t;
+}
+
+void Frontier::Reschedule(Host& h) {
+  ++h.generation;
+  if (auto t = ReadyTime(h)) {
+    heap_.push_back({*t, h.id, h.generation});
+    std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
+  }
+  // Stale entries drain as time passes; rebuild if they pile up (many changes per host).
+  if (heap_.size() > 4 * hosts_.size() + 1024) {
+    std::erase_if(heap_, [this](const HeapEntry& e) {
+      return e.generation != hosts_[e.id]->generation;
+    });
+    std::make_heap(heap_.begin(), heap_.end(), std::greater<>());
+  }
+}
+
+bool Frontier::IpFull(const Host& h) const {
+  if (options_.per_ip_limit == 0 || h.ip.empty()) return false;
+  auto it = ip_in_flight_.find(h.ip);
+  return it != ip_in_flight_.end() && it->second >= options_.per_ip_limit;
+}
+
+void Frontier::WakeIpWaiters(const std::string& ip) {
+  auto it = ip_waiters_.find(ip);
+  if (it == ip_waiters_.end()) return;
+  auto& waiters = it->second;
+  // Wake the oldest still-valid waiter: one slot was freed. A woken host that loses the
+  // race for the slot parks again and is woken by the next completion on this IP.
+  while (!waiters.empty()) {
+    const HostId id = waiters.front();
+    waiters.erase(waiters.begin());
+    Host& h = *hosts_[id];
+    if (h.busy || h.ip != ip) continue;
+    Reschedule(h);
+    if (ReadyTime(h)) break;
+  }
+  if (waiters.empty()) ip_waiters_.erase(it);
+}
+
+void Frontier::Add(UrlItem item) {
+  item.priority = std::clamp(item.priority, 0, options_.priority_classes - 1);
+  Host& h = HostFor(item.host);
+  const bool was_empty = store_->Size(h.id) == 0;
+  store_->Push(h.id, std::move(item), /*front=*/false);
+  ++queued_;
+  if (was_empty && !h.busy) Reschedule(h);
+}
+
+std::optional<Lease> Frontier::Next() {
+  const Clock::TimePoint now = clock_->Now();
+  while (!heap_.empty() && heap_.front().ready <= now) {
+    std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
+    const HeapEntry e = heap_.back();
+    heap_.pop_back();
+    Host& h = *hosts_[e.id];
+    if (e.generation != h.generation) continue;  // stale
+    if (IpFull(h)) {
+      ip_waiters_[h.ip].push_back(h.id);
+      continue;
+    }
+    Lease lease;
+    if (!h.retries.empty() && h.retries.front().not_before <= now) {
+      std::pop_heap(h.retries.begin(), h.retries.end(), std::greater<>());
+      lease.item = std::move(h.retries.back().item);
+      h.retries.pop_back();
+      --retries_pending_;
+    } else {
+      auto item = store_->Pop(h.id);
+      if (!item) continue;  // cannot happen: ReadyTime saw a queued item
+      lease.item = std::move(*item);
+      --queued_;
+    }
+    h.busy = true;
+    ++h.generation;
+    h.lease_id = lease.id = next_lease_id_++;
+    h.lease_ip = options_.per_ip_limit > 0 ? h.ip : std::string();
+    if (!h.lease_ip.empty()) ++ip_in_flight_[h.lease_ip];
+    ++in_flight_;
+    return lease;
+  }
+  return std::nullopt;
+}
+
+void Frontier::PopStale() const {
+  while (!heap_.empty() && heap_.front().generation != hosts_[heap_.front().id]->generation) {
+    std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
+    heap_.pop_back();
+  }
+}
+
+std::optional<Clock::TimePoint> Frontier::NextWakeup() const {
+  PopStale();
+  if (heap_.empty()) return std::nullopt;
+  return heap_.front().ready;
+}
+
+microseconds Frontier::DelayFor(const Host& h, std::optional<milliseconds> retry_after) const {
+  microseconds d = options_.default_delay;
+  if (h.crawl_delay) d = std::max<microseconds>(d, *h.crawl_delay);
+  if (retry_after) d = std::max<microseconds>(d, *retry_after);
+  if (h.override_delay) d = std::max<microseconds>(d, *h.override_delay);
+  if (options_.adaptive_factor > 0) {
+    const auto adaptive = microseconds(static_cast<int64_t>(
+        std::llround(options_.adaptive_factor * static_cast<double>(h.last_response_time.count()))));
+    d = std::max(d, adaptive);
+  }
+  return d;
+}
+
+void Frontier::RecordBreaker(Host& h, bool error, Clock::TimePoint now) {
+  if (options_.breaker_window == 0) return;
+  if (h.breaker_open) {  // this completion was the probe
+    if (error) {
+      h.open_until = now + options_.breaker_cooldown;
+      spdlog::info("frontier: {} probe failed, paused for {} s", h.name,
+                   options_.breaker_cooldown.count());
+    } else {
+      h.breaker_open = false;
+      h.ring.clear();
+      h.ring_pos = h.ring_count = h.ring_errors = 0;
+      spdlog::info("frontier: {} probe succeeded, breaker closed", h.name);
+    }
+    return;
+  }
+  if (h.ring.empty()) h.ring.assign(options_.breaker_window, 0);
+  if (h.ring_count == h.ring.size()) {
+    h.ring_errors -= h.ring[h.ring_pos];
+  } else {
+    ++h.ring_count;
+  }
+  h.ring[h.ring_pos] = error ? 1 : 0;
+  h.ring_errors += h.ring[h.ring_pos];
+  h.ring_pos = (h.ring_pos + 1) % h.ring.size();
+  const size_t min_samples = std::min(kBreakerMinSamples, h.ring.size());
+  if (h.ring_count >= min_samples &&
+      static_cast<double>(h.ring_errors) > options_.breaker_error_rate * h.ring_count) {
+    h.breaker_open = true;
+    h.open_until = now + options_.breaker_cooldown;
+    spdlog::warn("frontier: {} breaker open ({} errors in {} completions), paused for {} s",
+                 h.name, h.ring_errors, h.ring_count, options_.breaker_cooldown.count());
+  }
+}
+
+GiveUp Frontier::Complete(const Lease& lease, const Completion& c) {
+  auto it = host_ids_.find(lease.item.host);
+  Host* hp = it == host_ids_.end() ? nullptr : hosts_[it->second].get();
+  if (hp == nullptr || !hp->busy || hp->lease_id != lease.id) {
+    spdlog::error("frontier: Complete for lease {} of {} that is not outstanding (ignored)",
+                  lease.id, lease.item.host);
+    return GiveUp::kNo;
+  }
+  Host& h = *hp;
+  const Clock::TimePoint now = clock_->Now();
+  h.busy = false;
+  --in_flight_;
+  const std::string ip = std::move(h.lease_ip);
+  h.lease_ip.clear();
+  if (!ip.empty() && --ip_in_flight_[ip] == 0) ip_in_flight_.erase(ip);
+
+  GiveUp give_up = GiveUp::kNo;
+  if (c.kind != CompletionKind::kNoRequest) {
+    if (c.response_time.count() > 0) h.last_response_time = c.response_time;
+    h.next_allowed = now + DelayFor(h, c.retry_after);
+    RecordBreaker(h, c.error, now);
+  }
+  if (c.kind == CompletionKind::kRetry) {
+    UrlItem item = lease.item;
+    ++item.attempts;
+    if (item.attempts >= options_.max_attempts) {
+      give_up = GiveUp::kYes;
+    } else {
+      microseconds wait{0};
+      if (!options_.backoff.empty()) {
+        const size_t n = std::min<size_t>(item.attempts - 1, options_.backoff.size() - 1);
+        wait = options_.backoff[n];
+      }
+      if (c.retry_after) wait = std::max<microseconds>(wait, *c.retry_after);
+      h.retries.push_back({now + wait, h.retry_seq++, std::move(item)});
+      std::push_heap(h.retries.begin(), h.retries.end(), std::greater<>());
+      ++retries_pending_;
+    }
+  } else if (c.kind == CompletionKind::kRequeue) {
+    UrlItem item = lease.item;
+    item.priority = std::clamp(item.priority, 0, options_.priority_classes - 1);
+    store_->Push(h.id, std::move(item), /*front=*/true);
+    ++queued_;
+  }
+  Reschedule(h);
+  if (!ip.empty()) WakeIpWaiters(ip);
+  return give_up;
+}
+
+void Frontier::SetCrawlDelay(const std::string& host, milliseconds d) {
+  Host& h = HostFor(host);
+  h.crawl_delay = d;
+  const bool skip = d > options_.max_crawl_delay;
+  if (skip && !h.skipped) {
+    spdlog::warn("frontier: {} asks for Crawl-delay {} ms > max {} ms: host skipped", host,
+                 d.count(), options_.max_crawl_delay.count());
+  }
+  if (skip != h.skipped) {
+    h.skipped = skip;
+    Reschedule(h);
+  }
+}
+
+void Frontier::SetDelayOverride(const std::string& host, std::optional<milliseconds> d) {
+  HostFor(host).override_delay = d;
+}
+
+void Frontier::SetHostIp(const std::string& host, const std::string& ip) {
+  Host& h = HostFor(host);
+  if (h.ip == ip) return;
+  h.ip = ip;
+  if (!h.busy) Reschedule(h);
+}
+
+bool Frontier::HostSkipped(const std::string& host) const {
+  const Host* h = FindHost(host);
+  return h != nullptr && h->skipped;
+}
+
+std::vector<UrlItem> Frontier::DrainHost(const std::string& host) {
+  auto it = host_ids_.find(host);
+  if (it == host_ids_.end()) return {};
+  Host& h = *hosts_[it->second];
+  std::vector<UrlItem> items = store_->Drain(h.id);
+  queued_ -= items.size();
+  std::sort(h.retries.begin(), h.retries.end(),
+            [](const Host::Retry& a, const Host::Retry& b) { return b > a; });
+  for (auto& r : h.retries) items.push_back(std::move(r.item));
+  retries_pending_ -= h.retries.size();
+  h.retries.clear();
+  Reschedule(h);
+  return items;
+}
+
+microseconds Frontier::HostDelay(const std::string& host) const {
+  const Host* h = FindHost(host);
+  if (h == nullptr) return options_.default_delay;
+  return DelayFor(*h, std::nullopt);
+}
+
+size_t Frontier::hosts() const {
+  size_t n = 0;
+  for (const auto& h : hosts_) {
+    n += h->busy || store_->Size(h->id) > 0 || !h->retries.empty();
+  }
+  return n;
+}
+
+size_t Frontier::hosts_ready() const {
+  const Clock::TimePoint now = clock_->Now();
+  size_t n = 0;
+  for (const auto& h : hosts_) {
+    auto t = ReadyTime(*h);
+    n += t && *t <= now && !IpFull(*h);
+  }
+  return n;
+}
+
+size_t Frontier::hosts_paused() const {
+  const Clock::TimePoint now = clock_->Now();
+  size_t n = 0;
+  for (const auto& h : hosts_) n += h->breaker_open && h->open_until > now;
+  return n;
+}
+
+}  // namespace harvest::frontier

@@ -1,0 +1,187 @@
+// Frontier: the politeness scheduler. It holds the URLs waiting to be fetched, one queue per
+// host, and hands out leases so that the crawl honours DESIGN §1.1:
+//
+//  * at most one request in flight per host (a host is busy from Next() to Complete());
+//  * the next request to a host starts no earlier than the previous one's end (the time
+//    Complete() is called) plus the host's delay:
+//      delay = max(default_delay, robots Crawl-delay, Retry-After of this completion,
+//                  operator override, adaptive_factor * last response time);
+//    a Crawl-delay above max_crawl_delay marks the host skipped (HostSkipped());
+//  * optionally at most per_ip_limit requests in flight per IP address;
+//  * retryable failures come back after a backoff, up to max_attempts;
+//  * a per-host circuit breaker pauses hosts that keep failing.
+// Rules in detail: docs/politeness.md. Scheduling: hosts sit in a min-heap keyed by the time
+// they become ready (lazy deletion: a host's stale entries are skipped by generation), so
+// Next() costs O(log hosts) amortised. Within a host: due retries first, then the lowest
+// priority class, FIFO within a class (Mercator's front queues, simplified).
+//
+// Queued items live behind QueueStore (queue_store.h) so a disk-backed store can replace
+// the in-memory one; host state (delays, breaker, retries waiting for their backoff) is
+// kept in memory.
+//
+// Departures: NextWakeup() ignores hosts waiting only for a per-IP slot or for their own
+// lease to end — those become ready through Complete(), which the caller awaits anyway.
+//
+// Thread-safety: none. Owned and called by the crawl engine's I/O thread only.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "base/clock.h"
+#include "frontier/admission.h"
+#include "frontier/queue_store.h"
+#include "frontier/url_item.h"
+
+namespace harvest::frontier {
+
+struct FrontierOptions {
+  // Delay between the end of one request to a host and the start of the next (DESIGN §1.1).
+  // Default: 1 s.
+  std::chrono::milliseconds default_delay{1000};
+  // A robots.txt Crawl-delay above this marks the host skipped (its URLs get a recorded
+  // outcome instead of a fetch). Default: 300 s.
+  std::chrono::milliseconds max_crawl_delay{300000};
+  // > 0: the delay is at least factor * the host's last response time. Default: 0 (off).
+  double adaptive_factor = 0;
+  // > 0: at most this many requests in flight per IP (shared hosting). Default: 0 (off).
+  size_t per_ip_limit = 0;
+  // Attempts for retryable errors; the attempt that reaches it is final. Default: 3.
+  int max_attempts = 3;
+  // Wait before retry n (1-based) is backoff[n-1]; the last entry repeats. Default: 30 s,
+  // 120 s, 300 s.
+  std::vector<std::chrono::seconds> backoff{std::chrono::seconds(30), std::chrono::seconds(120),
+                                            std::chrono::seconds(300)};
+  // Circuit breaker: over the host's last breaker_window completions (at least
+  // kBreakerMinSamples of them), an error share above breaker_error_rate pauses the host for
+  // breaker_cooldown; then one probe decides (success closes, error reopens).
+  // Defaults: 20 completions, 0.2, 60 s.
+  size_t breaker_window = 20;
+  double breaker_error_rate = 0.2;
+  std::chrono::seconds breaker_cooldown{60};
+  // Number of priority classes; 0 is served first. Default: 4.
+  int priority_classes = 4;
+};
+
+struct Lease {
+  uint64_t id = 0;
+  UrlItem item;
+};
+
+enum class CompletionKind {
+  kDone,       // final outcome reached (2xx/3xx/4xx, disallowed after a request...)
+  kRetry,      // 5xx, 429, timeout, connection error: retry with backoff
+  kRequeue,    // the slot served something else (robots.txt fetch): the item goes back to
+               // the front of its host queue; the delay is charged
+  kNoRequest,  // no request was made (e.g. robots disallowed it): no delay charged
+};
+
+struct Completion {
+  CompletionKind kind = CompletionKind::kDone;
+  std::optional<std::chrono::milliseconds> retry_after;  // from Retry-After (429/503)
+  std::chrono::microseconds response_time{0};           // for the adaptive factor
+  bool error = false;  // counts toward the circuit breaker (5xx/timeout/connection)
+};
+
+// Complete() returns kYes when a kRetry exhausted max_attempts: the item is dropped and the
+// caller records the final outcome.
+enum class GiveUp { kNo, kYes };
+
+// Priority class from what is known about a URL (for the default 4 classes): seeds 0;
+// sitemap hints, depth <= 1 or >= 10 in-links 1; depth <= 3 or >= 3 in-links 2; else 3.
+int PriorityFor(int depth, bool seed, bool sitemap_hint, int inlinks);
+
+class Frontier {
+ public:
+  // A circuit breaker needs this many completions in its window before it may open.
+  static constexpr size_t kBreakerMinSamples = 5;
+
+  // clock nullptr = SystemClock::Default(). Queues in memory.
+  Frontier(FrontierOptions options, Clock* clock);
+  // With a caller-supplied queue store (e.g. disk-backed).
+  Frontier(FrontierOptions options, Clock* clock, std::unique_ptr<QueueStore> store);
+  ~Frontier();
+  Frontier(const Frontier&) = delete;
+  Frontier& operator=(const Frontier&) = delete;
+
+  // Appends to the host's queue (the caller did admission). Items of a skipped host are
+  // kept queued but never leased: drain them with DrainHost.
+  void Add(UrlItem item);
+  // A URL of a host that is ready now (not busy, next_allowed <= now, not paused by the
+  // breaker, not skipped, IP limit ok). The host stays busy until Complete(lease).
+  std::optional<Lease> Next();
+  // Earliest time Next() may return something without a Complete() in between; a time
+  // <= now means "now". nullopt: nothing can become ready until a lease completes (or
+  // nothing is queued at all; see Idle()).
+  std::optional<Clock::TimePoint> NextWakeup() const;
+  // Releases the host slot (see CompletionKind). A lease that is not outstanding is
+  // ignored (logged) and returns kNo.
+  GiveUp Complete(const Lease& lease, const Completion& completion);
+
+  // From robots.txt. Replaces the host's previous Crawl-delay (the effective delay never
+  // drops below default_delay). Above max_crawl_delay the host becomes skipped.
+  void SetCrawlDelay(const std::string& host, std::chrono::milliseconds d);
+  // Operator override (nullopt clears it). Raises the delay; never lowers it below the rest.
+  void SetDelayOverride(const std::string& host, std::optional<std::chrono::milliseconds> d);
+  // The address the host resolved to, for per_ip_limit ("" = unknown, no IP limit).
+  void SetHostIp(const std::string& host, const std::string& ip);
+  bool HostSkipped(const std::string& host) const;
+  // Removes every queued item of the host, waiting retries included (the caller records
+  // their outcomes). A lease in flight is not affected.
+  std::vector<UrlItem> DrainHost(const std::string& host);
+  // The delay the host would be charged by a completion now (without Retry-After).
+  std::chrono::microseconds HostDelay(const std::string& host) const;
+
+  // Stats.
+  size_t queued() const { return queued_; }            // items in host queues
+  size_t in_flight() const { return in_flight_; }      // outstanding leases
+  size_t hosts() const;                                 // hosts with queued/waiting/leased work
+  size_t hosts_ready() const;                           // hosts Next() could serve now
+  size_t retries_pending() const { return retries_pending_; }  // retries waiting for backoff
+  size_t hosts_paused() const;                          // hosts whose breaker is open
+  bool Idle() const { return queued_ == 0 && in_flight_ == 0 && retries_pending_ == 0; }
+
+ private:
+  struct Host;
+  struct HeapEntry {
+    Clock::TimePoint ready;
+    HostId id;
+    uint64_t generation;
+    bool operator>(const HeapEntry& o) const { return ready > o.ready; }
+  };
+
+  Host& HostFor(const std::string& name);
+  const Host* FindHost(const std::string& name) const;
+  // When the host can next be leased, ignoring the IP limit; nullopt if it cannot without
+  // a Complete() or an Add().
+  std::optional<Clock::TimePoint> ReadyTime(const Host& h) const;
+  void Reschedule(Host& h);
+  bool IpFull(const Host& h) const;
+  void WakeIpWaiters(const std::string& ip);
+  std::chrono::microseconds DelayFor(const Host& h,
+                                     std::optional<std::chrono::milliseconds> retry_after) const;
+  void RecordBreaker(Host& h, bool error, Clock::TimePoint now);
+  void PopStale() const;
+
+  FrontierOptions options_;
+  Clock* clock_;
+  std::unique_ptr<QueueStore> store_;
+  std::vector<std::unique_ptr<Host>> hosts_;
+  std::unordered_map<std::string, HostId> host_ids_;
+  // Min-heap on ready time; mutable so const NextWakeup() can drop stale tops.
+  mutable std::vector<HeapEntry> heap_;
+  std::unordered_map<std::string, size_t> ip_in_flight_;
+  std::unordered_map<std::string, std::vector<HostId>> ip_waiters_;
+  uint64_t next_lease_id_ = 1;
+  size_t queued_ = 0;
+  size_t in_flight_ = 0;
+  size_t retries_pending_ = 0;
+};
+
+}  // namespace harvest::frontier

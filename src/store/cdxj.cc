@@ -1,0 +1,146 @@
+// SURT keys and CDXJ lines (pywb's CDXJ: "<surt> <timestamp> <json>").
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "store/internal.h"
+#include "store/store.h"
+
+namespace harvest::store {
+namespace {
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+// "a=1&c=3&b=2" → "a=1&b=2&c=3" (pywb sorts query arguments for its keys).
+std::string SortQuery(std::string_view query) {
+  std::vector<std::string_view> parts;
+  while (true) {
+    size_t amp = query.find('&');
+    parts.push_back(query.substr(0, amp));
+    if (amp == std::string_view::npos) break;
+    query.remove_prefix(amp + 1);
+  }
+  std::sort(parts.begin(), parts.end());
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i > 0) out += '&';
+    out += parts[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string SurtKey(std::string_view url) {
+  std::string u = Lower(url);
+  std::string_view s(u);
+  size_t hash = s.find('#');
+  if (hash != std::string_view::npos) s = s.substr(0, hash);
+  size_t scheme_end = s.find("://");
+  if (scheme_end == std::string_view::npos) return std::string(s);
+  std::string_view scheme = s.substr(0, scheme_end);
+  std::string_view rest = s.substr(scheme_end + 3);
+  size_t path_start = rest.find_first_of("/?");
+  std::string_view authority = rest.substr(0, path_start);
+  std::string_view path_query =
+      path_start == std::string_view::npos ? std::string_view("/") : rest.substr(path_start);
+  size_t at = authority.rfind('@');
+  if (at != std::string_view::npos) authority.remove_prefix(at + 1);
+  std::string_view host = authority;
+  std::string_view port;
+  size_t colon = authority.rfind(':');
+  if (colon != std::string_view::npos && authority.find(']', colon) == std::string_view::npos) {
+    host = authority.substr(0, colon);
+    port = authority.substr(colon + 1);
+  }
+  if ((scheme == "http" && port == "80") || (scheme == "https" && port == "443")) port = {};
+  while (!host.empty() && host.back() == '.') host.remove_suffix(1);
+  if (host.substr(0, 4) == "www.") host.remove_prefix(4);
+  std::string key;
+  if (!host.empty() && host.front() == '[') {
+    key = std::string(host);  // IPv6 literal: not reversed
+  } else {
+    std::string_view h = host;
+    while (true) {
+      size_t dot = h.rfind('.');
+      if (!key.empty()) key += ',';
+      if (dot == std::string_view::npos) {
+        key += h;
+        break;
+      }
+      key += h.substr(dot + 1);
+      h = h.substr(0, dot);
+    }
+  }
+  if (!port.empty()) key += ":" + std::string(port);
+  key += ')';
+  if (path_query.front() == '?') key += '/';
+  size_t q = path_query.find('?');
+  key += path_query.substr(0, q);
+  if (q != std::string_view::npos && q + 1 < path_query.size()) {
+    key += '?';
+    key += SortQuery(path_query.substr(q + 1));
+  }
+  return key;
+}
+
+namespace internal {
+
+std::string FormatCdxjLine(const CdxjEntry& e) {
+  nlohmann::ordered_json j;
+  j["url"] = e.url;
+  if (!e.mime.empty()) j["mime"] = e.mime;
+  if (!e.status.empty()) j["status"] = e.status;
+  if (!e.digest.empty()) j["digest"] = e.digest;
+  j["length"] = e.length;
+  j["offset"] = e.offset;
+  j["filename"] = e.filename;
+  // Invalid UTF-8 in a URL must not throw: replace it.
+  return e.surt + " " + e.timestamp + " " +
+         j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+Result<CdxjEntry> ParseCdxjLine(std::string_view line) {
+  size_t sp1 = line.find(' ');
+  size_t sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
+  if (sp2 == std::string_view::npos) return Status::InvalidArgument("not a CDXJ line");
+  CdxjEntry e;
+  e.surt = std::string(line.substr(0, sp1));
+  e.timestamp = std::string(line.substr(sp1 + 1, sp2 - sp1 - 1));
+  nlohmann::json j = nlohmann::json::parse(line.substr(sp2 + 1), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return Status::InvalidArgument("bad CDXJ JSON");
+  auto str = [&j](const char* k) -> std::string {
+    auto it = j.find(k);
+    if (it == j.end()) return {};
+    if (it->is_string()) return it->get<std::string>();
+    if (it->is_number()) return it->dump();
+    return {};
+  };
+  auto num = [&str](const char* k) -> uint64_t {
+    std::string s = str(k);
+    uint64_t v = 0;
+    for (char c : s) {
+      if (c < '0' || c > '9') return 0;
+      v = v * 10 + static_cast<uint64_t>(c - '0');
+    }
+    return v;
+  };
+  e.url = str("url");
+  e.mime = str("mime");
+  e.status = str("status");
+  e.digest = str("digest");
+  e.length = num("length");
+  e.offset = num("offset");
+  e.filename = str("filename");
+  if (e.url.empty() || e.filename.empty()) return Status::InvalidArgument("CDXJ line lacks url/filename");
+  return e;
+}
+
+}  // namespace internal
+}  // namespace harvest::store

@@ -1,0 +1,80 @@
+// Private helpers of src/store shared between the writer, the reader and their tests.
+// Not part of the component's public API (see store.h).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/status.h"
+#include "store/store.h"
+
+namespace harvest::store::internal {
+
+// RFC 4648 §6 base32 (upper case, '=' padded).
+std::string Base32Encode(std::string_view bytes);
+// Lower-case hex.
+std::string HexEncode(std::string_view bytes);
+
+// Raw digest bytes of `data`.
+std::string RawDigest(std::string_view data, DigestAlgorithm algo);
+// "sha256" / "sha1".
+std::string_view DigestPrefix(DigestAlgorithm algo);
+
+// Produces one gzip member per call with libdeflate at a fixed level (clamped to 1..12).
+// Keeps its compressor between calls (allocating one costs more than a small record).
+class GzipCompressor {
+ public:
+  explicit GzipCompressor(int level);
+  ~GzipCompressor();
+  GzipCompressor(const GzipCompressor&) = delete;
+  GzipCompressor& operator=(const GzipCompressor&) = delete;
+  Result<std::string> Member(std::string_view data);
+
+ private:
+  struct libdeflate_compressor* c_;
+};
+
+// Inflates one zlib/gzip/raw-deflate encoded payload (auto-detected), for `warc get
+// --decode`. Stops with ResourceExhausted past `max_out` bytes.
+Result<std::string> InflateAny(std::string_view data, uint64_t max_out);
+
+// "<urn:uuid:xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx>" from 16 random bytes (v4, RFC 9562).
+std::string NewRecordId();
+
+// Returns the response head with every `Transfer-Encoding:` header renamed to
+// `X-Harvest-Original-Transfer-Encoding:` and ending in exactly one empty line (CRLF CRLF).
+std::string RewriteResponseHead(std::string_view head);
+
+// Case-insensitive ASCII equality.
+bool EqualsIgnoreCase(std::string_view a, std::string_view b);
+
+// Parses "Name: value" header lines (CRLF or LF, obs-fold continuation) from `text`, which
+// holds the lines after the first line up to (not including) the empty line.
+void ParseHeaderLines(std::string_view text,
+                      std::vector<std::pair<std::string, std::string>>* headers);
+
+// Digits-only 14-digit timestamp for CDXJ from a WARC-Date ("2026-11-26T03:20:01.1Z" →
+// "20261126032001"); "" when malformed.
+std::string Timestamp14FromWarcDate(std::string_view warc_date);
+
+// One CDXJ entry (pywb format) and its text form
+// `<surt> <ts14> {"url":…,"mime":…,"status":"200","digest":…,"length":N,"offset":N,"filename":…}`.
+struct CdxjEntry {
+  std::string surt;
+  std::string timestamp;  // 14 digits
+  std::string url;
+  std::string mime;
+  std::string status;     // "" for records without one (omitted from JSON)
+  std::string digest;
+  uint64_t length = 0;
+  uint64_t offset = 0;
+  std::string filename;
+};
+std::string FormatCdxjLine(const CdxjEntry& e);
+// Parses one line; InvalidArgument when it is not CDXJ.
+Result<CdxjEntry> ParseCdxjLine(std::string_view line);
+
+}  // namespace harvest::store::internal

@@ -1,0 +1,204 @@
+// store: Harvest's archive — WARC/1.1 files with one gzip member per record, a CDXJ index
+// beside them, and a hardened reader for random access by (file, offset).
+//
+// Standard: WARC/1.1 (ISO 28500:2017, https://iipc.github.io/warc-specifications/), revisit
+// profile "identical-payload-digest" of WARC/1.1; record-at-a-time gzip (WARC/1.1 Annex D);
+// CDXJ as written and read by pywb; digests as "<algo>:<BASE32>" (RFC 4648 §6 alphabet,
+// upper case, with '=' padding as RFC 4648 requires: sha256 is 52 chars + "====", sha1 is
+// 32 chars and needs none). warcio (JS and Python) writes and verifies this same form.
+//
+// Deliberate departures, documented in docs/warc.md:
+//  - The fetcher hands us bodies already de-chunked. A `Transfer-Encoding` header in the
+//    stored response head is therefore renamed to `X-Harvest-Original-Transfer-Encoding`
+//    so that readers do not try to de-chunk the stored body again. The body is otherwise
+//    stored as received (not content-decoded); the payload digest covers exactly those bytes.
+//  - One CDXJ file per WARC file (`<warc name without .warc.gz>.cdxj`), appended in write
+//    order (not sorted): several writers can share a directory, and a torn WARC only
+//    affects its own index. Sort with `LC_ALL=C sort` before handing to pywb.
+//
+// Thread-safety: PayloadDigest, ReadRecordAt and ParseHttpResponse are pure and thread-safe.
+// A WarcWriter or WarcReader belongs to one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/status.h"
+
+namespace harvest::store {
+
+enum class DigestAlgorithm { kSha256, kSha1 };
+
+struct WarcOptions {
+  // Output directory; created (with parents) if missing.
+  std::filesystem::path dir;
+  // File name prefix: files are `<prefix>-<UTC YYYYmmddHHMMSS>-<serial 5 digits>.warc.gz`.
+  std::string prefix = "harvest";
+  // Rotate to a new file when appending a fetch's records would make the file exceed this.
+  // A single fetch larger than the limit still goes into one (fresh) file. Default 1 GiB.
+  uint64_t max_file_bytes = 1ull << 30;
+  // gzip level for libdeflate, 1 (fast) … 12 (small). Default 6.
+  int gzip_level = 6;
+  // Algorithm of WARC-Block-Digest / WARC-Payload-Digest. Default sha256 (sha1 for old tools).
+  DigestAlgorithm digest = DigestAlgorithm::kSha256;
+  // warcinfo fields. Default software "Harvest/<version> (+<project url>)".
+  std::string software;
+  std::string operator_contact;
+  std::string description;
+  // Write the `<warc>.cdxj` index beside each WARC. Default true.
+  bool write_cdxj = true;
+  // Flush() fsyncs the WARC and CDXJ files. Default true (DESIGN §1.3: done only when durable).
+  bool fsync_on_flush = true;
+  // Wall clock for file names and warcinfo dates. nullptr = SystemClock::Default().
+  const Clock* clock = nullptr;
+  // Hostname written to warcinfo; "" = gethostname().
+  std::string hostname;
+};
+
+struct Capture {
+  std::string target_uri;
+  int64_t fetch_time_us = 0;          // wall clock, microseconds since epoch (WARC-Date)
+  std::string ip;                     // WARC-IP-Address ("" to omit)
+  std::string request_header;         // raw request head as sent (request line + headers + CRLF CRLF)
+  std::string response_header;        // raw response head as received (status line + headers + CRLF CRLF)
+  std::string payload;                // body as received (de-chunked, not content-decoded)
+  std::string truncated;              // "" or "length" / "time" / "disconnect"
+  int status = 0;
+  std::string mime;                   // Content-Type without params, for CDXJ
+  std::string payload_digest;         // optional precomputed "sha256:BASE32" (else computed)
+  std::vector<std::string> outlinks;  // metadata record lines (empty, no via: no metadata record)
+  std::string via;                    // optional metadata field `via:`
+  int hops = 0;                       // metadata field `hopsFromSeed:` (written when > 0)
+  std::string surt;                   // optional precomputed SURT key (else computed here)
+};
+
+struct Revisit {
+  std::string refers_to_uri;
+  int64_t refers_to_date_us = 0;
+  std::string refers_to_record_id;    // "<urn:uuid:...>" of the original response ("" to omit)
+};
+
+struct RecordLocation {
+  std::string filename;   // base name of the WARC file (as in CDXJ)
+  uint64_t offset = 0;    // of the record's gzip member
+  uint64_t length = 0;    // compressed length of the member
+  std::string record_id;  // "<urn:uuid:...>"
+};
+
+// Formats "sha256:BASE32" (or "sha1:BASE32") for a payload. Thread-safe, pure.
+std::string PayloadDigest(std::string_view payload,
+                          DigestAlgorithm algo = DigestAlgorithm::kSha256);
+
+// Appends fetches to rotating WARC files. NOT thread-safe: one writer thread owns it.
+// Every record is one gzip member appended with a single write(2), so a crash leaves at
+// most one torn member at the tail. Records are durable after Flush() (with fsync_on_flush).
+class WarcWriter {
+ public:
+  static Result<std::unique_ptr<WarcWriter>> Open(WarcOptions options);
+  ~WarcWriter();
+  WarcWriter(const WarcWriter&) = delete;
+  WarcWriter& operator=(const WarcWriter&) = delete;
+
+  // request + response (+ metadata when outlinks/via given); returns the response's location.
+  Result<RecordLocation> WriteResponse(const Capture& capture);
+  // request + revisit (+ metadata); the revisit block holds the HTTP response head only.
+  Result<RecordLocation> WriteRevisit(const Capture& capture, const Revisit& original);
+  // Writes pending index lines and fsyncs when options say so.
+  [[nodiscard]] Status Flush();
+  // Flushes and closes; further writes fail. Idempotent.
+  [[nodiscard]] Status Close();
+
+  uint64_t bytes_written() const;    // compressed bytes appended over all files
+  uint64_t records_written() const;  // WARC records (incl. warcinfo) over all files
+  // Path of the file currently written ("" before the first record / after Close).
+  std::filesystem::path current_file() const;
+
+  class Impl;
+
+ private:
+  explicit WarcWriter(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// ---- Reading ----
+
+struct WarcRecord {
+  uint64_t offset = 0;  // of the record (gzip member, or first byte of "WARC/" when plain)
+  uint64_t length = 0;  // compressed member length (raw length for plain WARC)
+  std::string version;  // "WARC/1.1"
+  std::string type;     // WARC-Type
+  std::string target_uri;
+  std::string date;     // WARC-Date as written
+  std::vector<std::pair<std::string, std::string>> headers;  // in file order
+  std::string block;
+  // First header of that name (case-insensitive), "" when absent.
+  std::string header(std::string_view name) const;
+};
+
+struct WarcReaderOptions {
+  // Largest decompressed record (headers + block) accepted; larger ones give
+  // ResourceExhausted with the offset. Bounds memory on hostile input. Default 1 GiB.
+  uint64_t max_record_bytes = 1ull << 30;
+};
+
+// Iterates the records of a .warc.gz (record-at-a-time gzip) or plain .warc file; a file may
+// mix both. A truncated or corrupt record gives a Corruption status naming the file and
+// offset; the error is sticky (Next() keeps returning it).
+class WarcReader {
+ public:
+  static Result<std::unique_ptr<WarcReader>> Open(const std::filesystem::path& file,
+                                                  WarcReaderOptions options = {});
+  // Reads from memory (fuzzing, tests); `name` is used in messages.
+  static std::unique_ptr<WarcReader> FromBuffer(std::string data, std::string name = "buffer",
+                                                WarcReaderOptions options = {});
+  ~WarcReader();
+  // The next record, std::nullopt at a clean end of file.
+  Result<std::optional<WarcRecord>> Next();
+
+  class Source;
+
+ private:
+  WarcReader(std::unique_ptr<Source> source, std::string name, WarcReaderOptions options);
+  std::unique_ptr<Source> source_;
+  std::string name_;
+  WarcReaderOptions options_;
+  uint64_t offset_ = 0;
+  Status error_;
+};
+
+// Reads the single record at `offset` of `file`.
+Result<WarcRecord> ReadRecordAt(const std::filesystem::path& file, uint64_t offset);
+
+struct HttpResponse {
+  int status = 0;
+  std::string reason;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+  // First header of that name (case-insensitive), "" when absent.
+  std::string header(std::string_view name) const;
+};
+
+// Parses an `application/http;msgtype=response` block (status line, headers, CRLF, body).
+// Accepts bare LF line ends and obs-fold continuation lines; never throws.
+Result<HttpResponse> ParseHttpResponse(std::string_view block);
+
+// ---- Helpers shared with the CLI and the lead's code ----
+
+// SURT key as pywb writes it: "com,example)/path?a=1&b=2" (lower case, "www." stripped,
+// default port dropped, query arguments sorted, fragment dropped). Never fails: an
+// unparsable URL yields its lower-cased self.
+std::string SurtKey(std::string_view url);
+
+// "YYYY-MM-DDThh:mm:ss.ffffffZ" (WARC/1.1 allows sub-second precision).
+std::string WarcDate(int64_t micros_since_epoch);
+// "YYYYmmddHHMMSS" (CDXJ timestamp, file names).
+std::string Timestamp14(int64_t micros_since_epoch);
+
+}  // namespace harvest::store

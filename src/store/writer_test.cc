@@ -1,0 +1,294 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "store/internal.h"
+#include "store/store.h"
+#include "store/store_test_util.h"
+
+namespace harvest::store {
+namespace {
+
+using testing::FilesWithSuffix;
+using testing::ReadFile;
+using testing::SampleCapture;
+using testing::TempDir;
+
+std::vector<WarcRecord> ReadAll(const std::filesystem::path& file) {
+  auto reader = WarcReader::Open(file);
+  EXPECT_TRUE(reader.ok()) << reader.status().ToString();
+  std::vector<WarcRecord> out;
+  if (!reader.ok()) return out;
+  while (true) {
+    auto r = (*reader)->Next();
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    if (!r.ok() || !r->has_value()) break;
+    out.push_back(std::move(**r));
+  }
+  return out;
+}
+
+std::unique_ptr<WarcWriter> OpenWriter(const TempDir& dir, FakeClock* clock,
+                                       uint64_t max_bytes = 1ull << 30) {
+  WarcOptions o;
+  o.dir = dir.path() / "out";
+  o.clock = clock;
+  o.max_file_bytes = max_bytes;
+  o.operator_contact = "ops@example.com";
+  o.description = "unit test";
+  o.hostname = "testhost";
+  auto w = WarcWriter::Open(o);
+  EXPECT_TRUE(w.ok()) << w.status().ToString();
+  return std::move(w).value();
+}
+
+TEST(WarcWriter, RoundTripRequestResponseMetadata) {
+  TempDir dir;
+  FakeClock clock(1795663201000000);
+  auto w = OpenWriter(dir, &clock);
+  Capture c = SampleCapture("http://example.com/", "<html>hi</html>");
+  c.outlinks = {"http://example.com/a", "http://example.com/b"};
+  c.via = "http://example.com/seed";
+  c.hops = 2;
+  auto loc = w->WriteResponse(c);
+  ASSERT_TRUE(loc.ok()) << loc.status().ToString();
+  ASSERT_TRUE(w->Flush().ok());
+  EXPECT_EQ(w->records_written(), 4u);  // warcinfo, request, response, metadata
+  std::filesystem::path file = w->current_file();
+  EXPECT_EQ(file.filename().string(), "harvest-20261126032001-00000.warc.gz");
+  EXPECT_EQ(loc->filename, file.filename().string());
+  ASSERT_TRUE(w->Close().ok());
+  EXPECT_EQ(w->bytes_written(), std::filesystem::file_size(file));
+
+  std::vector<WarcRecord> recs = ReadAll(file);
+  ASSERT_EQ(recs.size(), 4u);
+  EXPECT_EQ(recs[0].type, "warcinfo");
+  EXPECT_EQ(recs[0].version, "WARC/1.1");
+  EXPECT_NE(recs[0].block.find("operator: ops@example.com\r\n"), std::string::npos);
+  EXPECT_NE(recs[0].block.find("hostname: testhost\r\n"), std::string::npos);
+  EXPECT_NE(recs[0].block.find("software: Harvest/"), std::string::npos);
+  EXPECT_EQ(recs[0].header("WARC-Filename"), file.filename().string());
+  EXPECT_EQ(recs[1].type, "request");
+  EXPECT_EQ(recs[1].block, c.request_header);
+  EXPECT_EQ(recs[1].header("Content-Type"), "application/http;msgtype=request");
+  const WarcRecord& resp = recs[2];
+  EXPECT_EQ(resp.type, "response");
+  EXPECT_EQ(resp.offset, loc->offset);
+  EXPECT_EQ(resp.length, loc->length);
+  EXPECT_EQ(resp.header("WARC-Record-ID"), loc->record_id);
+  EXPECT_EQ(recs[1].header("WARC-Concurrent-To"), loc->record_id);
+  EXPECT_EQ(recs[3].header("WARC-Concurrent-To"), loc->record_id);
+  EXPECT_EQ(resp.header("WARC-Warcinfo-ID"), recs[0].header("WARC-Record-ID"));
+  EXPECT_EQ(resp.date, "2026-11-26T03:20:01.123456Z");
+  EXPECT_EQ(resp.target_uri, "http://example.com/");
+  EXPECT_EQ(resp.header("WARC-IP-Address"), "127.0.0.1");
+  EXPECT_EQ(resp.header("WARC-Payload-Digest"), PayloadDigest("<html>hi</html>"));
+  EXPECT_EQ(resp.header("WARC-Block-Digest"), PayloadDigest(resp.block));
+  EXPECT_EQ(resp.header("WARC-Truncated"), "");
+  EXPECT_EQ(resp.block, c.response_header + c.payload);
+  auto http = ParseHttpResponse(resp.block);
+  ASSERT_TRUE(http.ok());
+  EXPECT_EQ(http->status, 200);
+  EXPECT_EQ(http->body, "<html>hi</html>");
+  EXPECT_EQ(recs[3].type, "metadata");
+  EXPECT_EQ(recs[3].header("Content-Type"), "application/warc-fields");
+  EXPECT_EQ(recs[3].block,
+            "via: http://example.com/seed\r\nhopsFromSeed: 2\r\n"
+            "outlink: http://example.com/a\r\noutlink: http://example.com/b\r\n");
+  // Every record id is distinct.
+  std::vector<std::string> ids;
+  for (const auto& r : recs) ids.push_back(r.header("WARC-Record-ID"));
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(std::unique(ids.begin(), ids.end()), ids.end());
+
+  auto at = ReadRecordAt(file, loc->offset);
+  ASSERT_TRUE(at.ok()) << at.status().ToString();
+  EXPECT_EQ(at->block, resp.block);
+}
+
+TEST(WarcWriter, NoMetadataRecordWithoutOutlinks) {
+  TempDir dir;
+  FakeClock clock;
+  auto w = OpenWriter(dir, &clock);
+  ASSERT_TRUE(w->WriteResponse(SampleCapture("http://example.com/", "x")).ok());
+  EXPECT_EQ(w->records_written(), 3u);
+  std::filesystem::path file = w->current_file();
+  ASSERT_TRUE(w->Close().ok());
+  EXPECT_EQ(ReadAll(file).size(), 3u);
+}
+
+TEST(WarcWriter, TransferEncodingRenamedAndDocumentedDigest) {
+  TempDir dir;
+  FakeClock clock;
+  auto w = OpenWriter(dir, &clock);
+  Capture c = SampleCapture("http://example.com/", "hello");
+  c.response_header = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+  auto loc = w->WriteResponse(c);
+  ASSERT_TRUE(loc.ok());
+  ASSERT_TRUE(w->Flush().ok());
+  auto rec = ReadRecordAt(w->current_file(), loc->offset);
+  ASSERT_TRUE(rec.ok());
+  EXPECT_EQ(rec->block,
+            "HTTP/1.1 200 OK\r\nX-Harvest-Original-Transfer-Encoding: chunked\r\n\r\nhello");
+  EXPECT_EQ(rec->header("WARC-Payload-Digest"), PayloadDigest("hello"));
+  auto http = ParseHttpResponse(rec->block);
+  ASSERT_TRUE(http.ok());
+  EXPECT_EQ(http->header("Transfer-Encoding"), "");
+}
+
+TEST(WarcWriter, TruncatedFlag) {
+  TempDir dir;
+  FakeClock clock;
+  auto w = OpenWriter(dir, &clock);
+  Capture c = SampleCapture("http://example.com/big", "partial");
+  c.truncated = "length";
+  auto loc = w->WriteResponse(c);
+  ASSERT_TRUE(loc.ok());
+  auto rec = ReadRecordAt(w->current_file(), loc->offset);
+  ASSERT_TRUE(rec.ok());
+  EXPECT_EQ(rec->header("WARC-Truncated"), "length");
+}
+
+TEST(WarcWriter, Revisit) {
+  TempDir dir;
+  FakeClock clock;
+  auto w = OpenWriter(dir, &clock);
+  Capture first = SampleCapture("http://example.com/a", "same body", 1795663201000000);
+  auto orig = w->WriteResponse(first);
+  ASSERT_TRUE(orig.ok());
+  Capture again = SampleCapture("http://example.com/b", "same body", 1795663262000000);
+  again.outlinks = {"http://example.com/c"};
+  auto loc = w->WriteRevisit(again, {"http://example.com/a", 1795663201000000, orig->record_id});
+  ASSERT_TRUE(loc.ok()) << loc.status().ToString();
+  ASSERT_TRUE(w->Flush().ok());
+  auto rec = ReadRecordAt(w->current_file(), loc->offset);
+  ASSERT_TRUE(rec.ok());
+  EXPECT_EQ(rec->type, "revisit");
+  EXPECT_EQ(rec->header("WARC-Profile"),
+            "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest");
+  EXPECT_EQ(rec->header("WARC-Refers-To-Target-URI"), "http://example.com/a");
+  EXPECT_EQ(rec->header("WARC-Refers-To-Date"), "2026-11-26T03:20:01.000000Z");
+  EXPECT_EQ(rec->header("WARC-Refers-To"), orig->record_id);
+  EXPECT_EQ(rec->header("WARC-Payload-Digest"), PayloadDigest("same body"));
+  EXPECT_EQ(rec->block, again.response_header);  // HTTP head only
+  EXPECT_EQ(rec->header("WARC-Block-Digest"), PayloadDigest(again.response_header));
+  EXPECT_EQ(w->records_written(), 1u + 3u + 3u);  // warcinfo, req+resp, req+revisit+metadata
+}
+
+TEST(WarcWriter, PrecomputedDigestUsedAndSha1Option) {
+  TempDir dir;
+  FakeClock clock;
+  WarcOptions o;
+  o.dir = dir.path();
+  o.clock = &clock;
+  o.digest = DigestAlgorithm::kSha1;
+  auto w = WarcWriter::Open(o);
+  ASSERT_TRUE(w.ok());
+  Capture c = SampleCapture("http://example.com/", "hello world");
+  c.payload_digest = "sha256:SOMETHINGELSE";  // other algorithm: recomputed
+  auto loc = (*w)->WriteResponse(c);
+  ASSERT_TRUE(loc.ok());
+  auto rec = ReadRecordAt((*w)->current_file(), loc->offset);
+  ASSERT_TRUE(rec.ok());
+  EXPECT_EQ(rec->header("WARC-Payload-Digest"), "sha1:FKXGYNOJJ7H3IFO35FPUBC445EPOQRXN");
+  EXPECT_EQ(rec->header("WARC-Block-Digest").substr(0, 5), "sha1:");
+}
+
+TEST(WarcWriter, RotatesAtSizeLimit) {
+  TempDir dir;
+  FakeClock clock;
+  auto w = OpenWriter(dir, &clock, 4096);
+  std::string body(3000, 'x');
+  for (int i = 0; i < 20; ++i) {
+    // Incompressible-ish body so each fetch takes real space.
+    for (char& ch : body) ch = static_cast<char>('a' + (std::rand() % 26));
+    auto loc = w->WriteResponse(SampleCapture("http://example.com/" + std::to_string(i), body));
+    ASSERT_TRUE(loc.ok()) << loc.status().ToString();
+  }
+  ASSERT_TRUE(w->Close().ok());
+  auto files = FilesWithSuffix(dir.path() / "out", ".warc.gz");
+  ASSERT_GT(files.size(), 3u);
+  size_t responses = 0;
+  for (size_t i = 0; i < files.size(); ++i) {
+    char serial[8];
+    std::snprintf(serial, sizeof(serial), "%05zu", i);
+    EXPECT_NE(files[i].filename().string().find(serial), std::string::npos) << files[i];
+    auto recs = ReadAll(files[i]);
+    ASSERT_FALSE(recs.empty());
+    EXPECT_EQ(recs[0].type, "warcinfo");  // warcinfo first in every file
+    for (const auto& r : recs) responses += r.type == "response";
+    // Only a file holding a single fetch may pass the limit.
+    if (recs.size() > 3) EXPECT_LE(std::filesystem::file_size(files[i]), 4096u);
+  }
+  EXPECT_EQ(responses, 20u);
+  EXPECT_EQ(FilesWithSuffix(dir.path() / "out", ".cdxj").size(), files.size());
+}
+
+TEST(WarcWriter, CdxjLines) {
+  TempDir dir;
+  FakeClock clock;
+  auto w = OpenWriter(dir, &clock);
+  Capture c = SampleCapture("http://www.Example.com/page?b=1&a=2", "body");
+  auto l1 = w->WriteResponse(c);
+  ASSERT_TRUE(l1.ok());
+  Capture r = SampleCapture("http://example.com/other", "body", 1795663262000000);
+  r.surt = "precomputed)/key";
+  auto l2 = w->WriteRevisit(r, {"http://www.Example.com/page?b=1&a=2", c.fetch_time_us, ""});
+  ASSERT_TRUE(l2.ok());
+  // Before Flush the index lines are pending (written only once the records are durable).
+  auto cdxj = FilesWithSuffix(dir.path() / "out", ".cdxj");
+  ASSERT_EQ(cdxj.size(), 1u);
+  EXPECT_EQ(ReadFile(cdxj[0]), "");
+  ASSERT_TRUE(w->Flush().ok());
+  std::string text = ReadFile(cdxj[0]);
+  std::string expected =
+      "com,example)/page?a=2&b=1 20261126032001 {\"url\":\"http://www.Example.com/page?b=1&a=2\","
+      "\"mime\":\"text/html\",\"status\":\"200\",\"digest\":\"" + PayloadDigest("body") +
+      "\",\"length\":" + std::to_string(l1->length) + ",\"offset\":" + std::to_string(l1->offset) +
+      ",\"filename\":\"" + l1->filename + "\"}\n"
+      "precomputed)/key 20261126032102 {\"url\":\"http://example.com/other\","
+      "\"mime\":\"warc/revisit\",\"status\":\"200\",\"digest\":\"" + PayloadDigest("body") +
+      "\",\"length\":" + std::to_string(l2->length) + ",\"offset\":" + std::to_string(l2->offset) +
+      ",\"filename\":\"" + l2->filename + "\"}\n";
+  EXPECT_EQ(text, expected);
+}
+
+TEST(WarcWriter, HeaderInjectionIsEscaped) {
+  TempDir dir;
+  FakeClock clock;
+  auto w = OpenWriter(dir, &clock);
+  Capture c = SampleCapture("http://example.com/a b\r\nWARC-Type: evil", "x");
+  c.outlinks = {"http://x/\r\noutlink: injected"};
+  auto loc = w->WriteResponse(c);
+  ASSERT_TRUE(loc.ok());
+  std::filesystem::path file = w->current_file();
+  ASSERT_TRUE(w->Close().ok());
+  auto recs = ReadAll(file);
+  ASSERT_EQ(recs.size(), 4u);
+  EXPECT_EQ(recs[2].type, "response");
+  EXPECT_EQ(recs[2].target_uri, "http://example.com/a%20b%0D%0AWARC-Type:%20evil");
+  EXPECT_EQ(recs[3].block, "outlink: http://x/%0D%0Aoutlink:%20injected\r\n");
+}
+
+TEST(WarcWriter, ExistingFileNamesAreNotOverwritten) {
+  TempDir dir;
+  FakeClock clock(1795663201000000);
+  auto w1 = OpenWriter(dir, &clock);
+  ASSERT_TRUE(w1->WriteResponse(SampleCapture("http://a/", "1")).ok());
+  auto w2 = OpenWriter(dir, &clock);
+  ASSERT_TRUE(w2->WriteResponse(SampleCapture("http://b/", "2")).ok());
+  EXPECT_NE(w1->current_file(), w2->current_file());
+  EXPECT_EQ(w2->current_file().filename().string(), "harvest-20261126032001-00001.warc.gz");
+}
+
+TEST(WarcWriter, WriteAfterCloseFails) {
+  TempDir dir;
+  FakeClock clock;
+  auto w = OpenWriter(dir, &clock);
+  ASSERT_TRUE(w->Close().ok());
+  ASSERT_TRUE(w->Close().ok());
+  EXPECT_FALSE(w->WriteResponse(SampleCapture("http://a/", "1")).ok());
+}
+
+}  // namespace
+}  // namespace harvest::store

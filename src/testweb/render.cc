@@ -1,0 +1,295 @@
+// HTML, sitemap and compressed bodies of the synthetic web.
+#include <zlib.h>
+
+#include <cstdio>
+#include <string>
+
+#include "testweb/internal.h"
+
+namespace harvest::testweb {
+
+namespace {
+
+constexpr const char* kWords[] = {
+    "harvest", "river", "stone", "market", "garden", "winter", "signal", "lantern", "orchard",
+    "copper", "meadow", "engine", "harbor", "violet", "canyon", "archive", "crystal", "falcon",
+    "thunder", "velvet", "compass", "glacier", "summit", "ember", "willow", "forest", "quartz",
+    "beacon", "saddle", "timber", "crater", "island", "marble", "pepper", "cotton", "anchor",
+    "the", "a", "of", "and", "to", "in", "is", "was", "for", "on", "with", "as", "by", "at",
+    "from", "that", "which", "under", "over", "between", "quiet", "bright", "ancient", "rapid",
+    "gentle", "hidden", "northern", "silver", "golden", "narrow", "distant", "early", "late",
+    "village", "railway", "bridge", "library", "museum", "festival", "season", "journey",
+    "letter", "report", "council", "harbour", "weather", "history", "science", "network",
+    "crawler", "protocol", "document", "package", "station", "theory", "picture", "method",
+};
+constexpr size_t kWordCount = sizeof(kWords) / sizeof(kWords[0]);
+
+std::string Capitalized(std::string w) {
+  if (!w.empty() && w[0] >= 'a' && w[0] <= 'z') w[0] = static_cast<char>(w[0] - 32);
+  return w;
+}
+
+std::string Title(Rng& rng) {
+  std::string t;
+  size_t n = 3 + rng.Below(4);
+  for (size_t i = 0; i < n; ++i) {
+    if (i) t += ' ';
+    t += Capitalized(kWords[rng.Below(kWordCount)]);
+  }
+  return t;
+}
+
+std::string Anchor(const Link& l, Rng& rng) {
+  std::string a = "<a href=\"" + HtmlEscape(l.href) + "\"";
+  if (l.nofollow) a += " rel=\"nofollow\"";
+  return a + ">" + Capitalized(kWords[rng.Below(kWordCount)]) + " " +
+         kWords[rng.Below(kWordCount)] + "</a>";
+}
+
+std::string Head(const std::string& title, const std::string& extra_meta) {
+  return "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" +
+         HtmlEscape(title) + "</title>\n"
+         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n" +
+         extra_meta +
+         "<style>body{font-family:sans-serif;max-width:42em;margin:auto}</style>\n</head>\n"
+         "<body>\n";
+}
+
+std::string Footer(const std::string& host) {
+  return "<footer><p>&copy; 2026 " + host +
+         " &middot; a synthetic page served by harvest testweb</p></footer>\n</body>\n</html>\n";
+}
+
+// Lays out links through paragraphs until the page reaches `target_bytes`.
+std::string Article(Rng& rng, const std::vector<Link>& links, size_t first, size_t target_bytes,
+                    size_t already) {
+  std::string out;
+  size_t li = first;
+  while (already + out.size() < target_bytes) {
+    out += "<p>" + Words(rng, 40 + rng.Below(60));
+    for (int k = 0; k < 2 && li < links.size(); ++k, ++li) {
+      out += " " + Anchor(links[li], rng) + " " + Words(rng, 5 + rng.Below(20));
+    }
+    out += "</p>\n";
+    if (rng.Below(6) == 0) out += "<h2>" + Title(rng) + "</h2>\n";
+  }
+  if (li < links.size()) {
+    out += "<aside><h2>Related</h2>\n<ul>\n";
+    for (; li < links.size(); ++li) out += "<li>" + Anchor(links[li], rng) + "</li>\n";
+    out += "</ul></aside>\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string HtmlEscape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string Words(Rng& rng, size_t count) {
+  std::string out;
+  bool sentence_start = true;
+  for (size_t i = 0; i < count; ++i) {
+    std::string w = kWords[rng.Below(kWordCount)];
+    if (sentence_start) w = Capitalized(w);
+    if (i) out += ' ';
+    out += w;
+    sentence_start = rng.Below(9) == 0 || i + 1 == count;
+    if (sentence_start) out += '.';
+  }
+  return out;
+}
+
+Rendered RenderTreePage(const Site& site, int host, int index, int64_t epoch) {
+  const HostInfo& h = site.hosts()[host];
+  const uint64_t key = Mix(site.options().seed, host, static_cast<uint64_t>(index) * 131 + 11);
+  Rng rng(key);
+  const std::string path = index == 0 ? "/" : "/p/" + std::to_string(index);
+  std::vector<Link> links = site.LinksOf(host, path);
+  Rendered r;
+  std::string title = Title(rng);
+  std::string meta;
+  bool nofollow = site.PageNofollow(host, path);
+  bool header_nofollow = nofollow && LeafNofollowIsHeader(site, host, index);
+  bool noindex = key % 10 == 5;
+  if (noindex || (nofollow && !header_nofollow)) {
+    meta += std::string("<meta name=\"robots\" content=\"") +
+            (noindex ? (nofollow && !header_nofollow ? "noindex, nofollow" : "noindex")
+                     : "nofollow") + "\">\n";
+  }
+  if (header_nofollow) r.headers.push_back({"X-Robots-Tag", "nofollow"});
+  else if (key % 10 == 6) r.headers.push_back({"X-Robots-Tag", "noindex"});
+  meta += "<link rel=\"canonical\" href=\"http://" + h.name + path + "\">\n";
+  std::string body = Head(title + " - " + h.name, meta);
+  body += "<header><nav>" + Anchor(links[0], rng) + " | <span>" + h.name + "</span></nav></header>\n";
+  body += "<main>\n<article>\n<h1>" + HtmlEscape(title) + "</h1>\n";
+  if (index % 10 == 3) {
+    r.changes_with_epoch = true;
+    body += "<p class=\"version\">Edition " + std::to_string(epoch) + ": " +
+            Words(rng, 10 + static_cast<size_t>(Mix(key, epoch) % 30)) + "</p>\n";
+  }
+  if (key % 4 == 0) {
+    // Links a correct extractor must not see: commented out and inside a script.
+    body += "<!-- <a href=\"/ghost/comment-" + std::to_string(index) + ".html\">old</a> -->\n"
+            "<script>var tpl = '<a href=\"/ghost/script-" + std::to_string(index) +
+            ".html\">x</a>';</script>\n";
+  }
+  const size_t target = 5500 + rng.Below(23000);
+  std::string footer = Footer(h.name);
+  body += Article(rng, links, 1, target - footer.size() - 30, body.size());
+  body += "</article>\n</main>\n" + footer;
+  r.body = std::move(body);
+  return r;
+}
+
+Rendered RenderFamilyPage(const Site& site, int host, const PageRef& page) {
+  const HostInfo& h = site.hosts()[host];
+  Rng rng(Mix(site.options().seed, host, std::hash<std::string>{}(page.canonical)));
+  Rendered r;
+  if (page.canonical.size() > 4 && page.canonical.substr(page.canonical.size() - 4) == ".pdf") {
+    r.content_type = "application/pdf";
+    r.body = "%PDF-1.4\n% testweb synthetic document " + h.name + page.canonical + "\n" +
+             Words(rng, 200) + "\n%%EOF\n";
+    return r;
+  }
+  std::string title = page.type == PageType::kSearch ? "Search results" : Title(rng);
+  std::string body = Head(title + " - " + h.name, "");
+  body += "<header><nav><a href=\"/\">Home</a></nav></header>\n<main>\n<h1>" +
+          HtmlEscape(title) + "</h1>\n";
+  while (body.size() < 5600) body += "<p>" + Words(rng, 60) + "</p>\n";
+  body += "</main>\n" + Footer(h.name);
+  r.body = std::move(body);
+  return r;
+}
+
+Rendered RenderCalendar(const Site& site, int host, int year, int month) {
+  static const char* kMonths[] = {"January", "February", "March",     "April",
+                                  "May",     "June",     "July",      "August",
+                                  "September", "October", "November", "December"};
+  const HostInfo& h = site.hosts()[host];
+  Rng rng(Mix(site.options().seed, host, static_cast<uint64_t>(year) * 100 + month));
+  std::string title = std::string("Events in ") + kMonths[month - 1] + " " + std::to_string(year);
+  std::string body = Head(title + " - " + h.name, "");
+  body += "<main>\n<h1>" + title + "</h1>\n<table>\n";
+  for (int d = 1; d <= 28; ++d) {
+    body += "<tr><td>" + std::to_string(d) + "</td><td>" + Words(rng, 12) + "</td></tr>\n";
+  }
+  body += "</table>\n<p>";
+  for (const Link& l : site.LinksOf(host, "/calendar/" + std::to_string(year) + "/" +
+                                              std::to_string(month))) {
+    body += Anchor(l, rng) + " ";
+  }
+  body += "</p>\n</main>\n" + Footer(h.name);
+  Rendered r;
+  r.body = std::move(body);
+  return r;
+}
+
+std::string RenderSitemap(const Site& site, int host, int part) {
+  const HostInfo& h = site.hosts()[host];
+  const std::string base = "http://" + h.name;
+  if (part == 0 && h.sitemap_index) {
+    return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+           "<sitemapindex xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n"
+           "<sitemap><loc>" + base + "/sitemap-1.xml</loc></sitemap>\n"
+           "<sitemap><loc>" + base + "/sitemap-2.xml.gz</loc></sitemap>\n</sitemapindex>\n";
+  }
+  int from = 0, to = h.pages;
+  if (part == 1) to = h.pages / 2;
+  if (part == 2) from = h.pages / 2;
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                    "<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n";
+  for (int i = from; i < to; ++i) {
+    out += "<url><loc>" + base + (i == 0 ? "/" : "/p/" + std::to_string(i)) +
+           "</loc><lastmod>2026-11-01</lastmod></url>\n";
+  }
+  out += "</urlset>\n";
+  return part == 2 ? Gzip(out) : out;
+}
+
+std::string Gzip(std::string_view data, int level) {
+  z_stream zs{};
+  if (deflateInit2(&zs, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) return "";
+  std::string out(deflateBound(&zs, data.size()) + 32, '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  zs.avail_in = static_cast<uInt>(data.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  int rc = deflate(&zs, Z_FINISH);
+  out.resize(zs.total_out);
+  deflateEnd(&zs);
+  return rc == Z_STREAM_END ? out : "";
+}
+
+namespace {
+
+// One Z_FULL_FLUSH deflate block of `n` zero bytes: self-contained (no back-reference before
+// it) and byte-aligned, so copies of it can be concatenated into a valid deflate stream.
+std::string ZeroBlock(size_t n) {
+  std::string zeros(n, '\0');
+  z_stream zs{};
+  deflateInit2(&zs, 9, Z_DEFLATED, -15, 9, Z_DEFAULT_STRATEGY);
+  std::string out(deflateBound(&zs, n) + 64, '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(zeros.data());
+  zs.avail_in = static_cast<uInt>(n);
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  deflate(&zs, Z_FULL_FLUSH);
+  out.resize(zs.total_out);
+  deflateEnd(&zs);
+  return out;
+}
+
+void PutLe32(std::string* out, uint32_t v) {
+  for (int i = 0; i < 4; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+}  // namespace
+
+const std::shared_ptr<const std::string>& GzipBomb() {
+  static const std::shared_ptr<const std::string> bomb = [] {
+    constexpr size_t kChunk = 1024 * 1024;
+    const size_t copies = kBombInflatedBytes / kChunk;
+    std::string block = ZeroBlock(kChunk);
+    std::string zeros(kChunk, '\0');
+    uLong chunk_crc = crc32(0, reinterpret_cast<const Bytef*>(zeros.data()), kChunk);
+    uLong crc = chunk_crc;
+    for (size_t i = 1; i < copies; ++i) crc = crc32_combine(crc, chunk_crc, kChunk);
+    auto out = std::make_shared<std::string>("\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\x03", 10);
+    out->reserve(10 + block.size() * copies + 13);
+    for (size_t i = 0; i < copies; ++i) out->append(block);
+    out->append("\x01\x00\x00\xff\xff", 5);  // final empty stored block
+    PutLe32(out.get(), static_cast<uint32_t>(crc));
+    PutLe32(out.get(), static_cast<uint32_t>(copies * kChunk & 0xffffffffu));
+    return std::shared_ptr<const std::string>(std::move(out));
+  }();
+  return bomb;
+}
+
+const std::shared_ptr<const std::string>& HugeBody() {
+  static const std::shared_ptr<const std::string> huge = [] {
+    auto out = std::make_shared<std::string>("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
+                                             "<title>Huge</title></head><body>\n");
+    Rng rng(42);
+    std::string para = "<p>" + Words(rng, 200) + "</p>\n";
+    while (out->size() + para.size() < kHugeBodyBytes - 20) out->append(para);
+    out->append("</body></html>\n");
+    out->resize(kHugeBodyBytes, '\n');
+    return std::shared_ptr<const std::string>(std::move(out));
+  }();
+  return huge;
+}
+
+}  // namespace harvest::testweb

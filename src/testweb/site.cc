@@ -1,0 +1,520 @@
+// Site: the host list, the path families of every host, their robots.txt rules and the link
+// graph — all pure functions of the seed.
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "testweb/internal.h"
+
+namespace harvest::testweb {
+
+namespace {
+
+// Special hosts after the normal ones, in this order (hostile ones only with hostile=true).
+struct SpecialHost {
+  const char* name;
+  RobotsKind robots;
+  int pages;
+};
+constexpr SpecialHost kHostileHosts[] = {
+    {"hostile.test", RobotsKind::kNormal, 1},
+    {"robots-5xx.test", RobotsKind::k5xx, kSpecialHostPages},
+    {"robots-404.test", RobotsKind::k404, kSpecialHostPages},
+    {"robots-redirect.test", RobotsKind::kRedirect, kSpecialHostPages},
+    {"robots-big.test", RobotsKind::kBig, kSpecialHostPages},
+};
+// robots.txt variants of normal hosts; kHostileVariant marks hostile.test.
+constexpr int kVariantStar = 0;          // one `*` group with Allow/Disallow/wildcards
+constexpr int kVariantHarvestGroup = 1;  // a `harvest` group that replaces `*` for us
+constexpr int kVariantWildcards = 2;     // /private/*, /p/*?print=
+constexpr int kVariantAllowAll = 3;      // empty Disallow
+constexpr int kHostileVariant = 10;
+constexpr int kSpecialVariant = 11;
+
+bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+bool EndsWith(std::string_view s, std::string_view p) {
+  return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
+}
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string Upper(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string TreePath(int index) { return index == 0 ? "/" : "/p/" + std::to_string(index); }
+
+std::string Hex(uint64_t v, int digits) {
+  static const char* kDigits = "0123456789abcdef";
+  std::string out(digits, '0');
+  for (int i = digits - 1; i >= 0; --i, v >>= 4) out[i] = kDigits[v & 15];
+  return out;
+}
+
+// Parses a non-negative decimal without sign or leading '+'; -1 when not a number.
+long ParseIndex(std::string_view s) {
+  if (s.empty() || s.size() > 9) return -1;
+  if (s.size() > 1 && s[0] == '0') return -1;  // one spelling per page
+  long v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return -1;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
+// Family pages: "<prefix><N><suffix>" with N < kFamilySize.
+struct Family {
+  const char* prefix;
+  const char* suffix;
+};
+constexpr Family kFamilies[] = {
+    {"/private/open/", ".html"}, {"/private/", ".html"}, {"/files/doc-", ".pdf"},
+    {"/harvest-only/", ".html"}, {"/tmp/", ".html"},     {"/early/", ".html"},
+    {"/late/", ".html"},
+};
+
+}  // namespace
+
+const char* RobotsKindName(RobotsKind kind) {
+  switch (kind) {
+    case RobotsKind::kNormal: return "normal";
+    case RobotsKind::k5xx: return "5xx";
+    case RobotsKind::k404: return "404";
+    case RobotsKind::kRedirect: return "redirect";
+    case RobotsKind::kBig: return "big";
+  }
+  return "normal";
+}
+
+const char* RequestKindName(RequestKind kind) {
+  switch (kind) {
+    case RequestKind::kPage: return "page";
+    case RequestKind::kRobots: return "robots";
+    case RequestKind::kSitemap: return "sitemap";
+    case RequestKind::kTrap: return "trap";
+    case RequestKind::kEdge: return "edge";
+    case RequestKind::kUnknown: return "unknown";
+  }
+  return "unknown";
+}
+
+Site::Site(SiteOptions options) : options_(options) {
+  options_.hosts = std::clamp(options_.hosts, 1, kMaxHosts);
+  options_.pages = std::max(options_.pages, 1);
+  options_.links = std::max(options_.links, 0);
+  options_.cross_host_share = std::clamp(options_.cross_host_share, 0.0, 1.0);
+  // Smallest fanout whose depth-5 tree holds every page (so each page is <= 5 hops deep).
+  for (tree_fanout_ = 2;; ++tree_fanout_) {
+    long total = 0, level = 1;
+    for (int d = 0; d <= 5; ++d, level *= tree_fanout_) total += level;
+    if (total >= options_.pages) break;
+  }
+  const uint64_t seed = options_.seed;
+  for (int i = 0; i < options_.hosts; ++i) {
+    HostInfo h;
+    char name[32];
+    std::snprintf(name, sizeof(name), "h%04d.test", i);
+    h.name = name;
+    h.pages = options_.pages;
+    uint64_t r = Mix(seed, i, 1) % 10;
+    h.variant = r < 6 ? kVariantStar : r < 8 ? kVariantHarvestGroup
+                                     : r < 9 ? kVariantWildcards : kVariantAllowAll;
+    if (Mix(seed, i, 2) % 100 == 0) h.crawl_delay_ms = Mix(seed, i, 5) % 2 == 0 ? 1000 : 2000;
+    h.calendar = Mix(seed, i, 3) % 20 == 0;
+    h.sitemap_index = Mix(seed, i, 4) % 5 == 0;
+    hosts_.push_back(std::move(h));
+  }
+  if (options_.hostile) {
+    for (const SpecialHost& s : kHostileHosts) {
+      HostInfo h;
+      h.name = s.name;
+      h.normal = false;
+      h.robots = s.robots;
+      h.pages = s.pages;
+      h.variant = h.name == kHostileHost ? kHostileVariant : kSpecialVariant;
+      h.calendar = h.name == kHostileHost;
+      hosts_.push_back(std::move(h));
+    }
+  }
+  HostInfo control;
+  control.name = std::string(kControlHost);
+  control.normal = false;
+  control.variant = kSpecialVariant;
+  hosts_.push_back(std::move(control));
+}
+
+int Site::FindHost(std::string_view header) const {
+  if (header.size() > 255) return -1;
+  size_t colon = header.rfind(':');
+  if (colon != std::string_view::npos) header = header.substr(0, colon);
+  if (!header.empty() && header.back() == '.') header.remove_suffix(1);  // FQDN form
+  std::string name = Lower(header);
+  if (name.size() == 10 && name[0] == 'h' && EndsWith(name, ".test")) {
+    long index = 0;
+    for (int i = 1; i <= 4; ++i) {
+      if (name[i] < '0' || name[i] > '9') return -1;
+      index = index * 10 + (name[i] - '0');
+    }
+    return index < options_.hosts ? static_cast<int>(index) : -1;
+  }
+  for (size_t i = options_.hosts; i < hosts_.size(); ++i) {
+    if (hosts_[i].name == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+void SplitTarget(std::string_view target, std::string* path, std::string* query) {
+  size_t hash = target.find('#');
+  if (hash != std::string_view::npos) target = target.substr(0, hash);
+  size_t q = target.find('?');
+  std::string_view p = target.substr(0, q);
+  *query = q == std::string_view::npos ? "" : std::string(target.substr(q + 1));
+  // Drop path parameters (";jsessionid=...") of every segment: same page identity.
+  path->clear();
+  size_t i = 0;
+  while (i < p.size()) {
+    size_t semi = p.find(';', i);
+    if (semi == std::string_view::npos) {
+      path->append(p.substr(i));
+      break;
+    }
+    path->append(p.substr(i, semi - i));
+    size_t slash = p.find('/', semi);
+    if (slash == std::string_view::npos) break;
+    i = slash;
+  }
+  if (path->empty()) *path = "/";
+}
+
+PageRef FindPage(const Site& site, int host, std::string_view path, std::string_view query) {
+  (void)query;
+  PageRef ref;
+  if (host < 0) return ref;
+  const HostInfo& h = site.hosts()[host];
+  if (h.pages == 0) return ref;
+  if (path == "/") return {PageType::kTree, 0, "/"};
+  if (StartsWith(path, "/p/") && h.name != kHostileHost) {
+    long n = ParseIndex(path.substr(3));
+    if (n >= 1 && n < h.pages) return {PageType::kTree, static_cast<int>(n), std::string(path)};
+    return ref;
+  }
+  if (path == "/search" && h.normal) return {PageType::kSearch, 0, "/search"};
+  if (StartsWith(path, "/calendar/") && h.calendar) {
+    std::string_view rest = path.substr(10);
+    size_t slash = rest.find('/');
+    if (slash == std::string_view::npos) return ref;
+    long year = ParseIndex(rest.substr(0, slash));
+    long month = ParseIndex(rest.substr(slash + 1));
+    if (year >= 1 && year <= 9999 && month >= 1 && month <= 12) {
+      return {PageType::kCalendar, static_cast<int>(year * 100 + month), std::string(path)};
+    }
+    return ref;
+  }
+  if (h.name == kHostileHost) return ref;
+  for (const Family& f : kFamilies) {
+    if (!StartsWith(path, f.prefix) || !EndsWith(path, f.suffix)) continue;
+    std::string_view mid =
+        path.substr(std::strlen(f.prefix), path.size() - std::strlen(f.prefix) -
+                                               std::strlen(f.suffix));
+    long n = ParseIndex(mid);
+    if (n < 0 || n >= kFamilySize) continue;
+    bool early_late = StartsWith(f.prefix, "/early/") || StartsWith(f.prefix, "/late/");
+    if (early_late != (h.robots == RobotsKind::kBig)) continue;
+    return {PageType::kFamily, static_cast<int>(n), std::string(path)};
+  }
+  return ref;
+}
+
+bool Site::DisallowedForHarvest(int host, std::string_view target) const {
+  if (host < 0) return false;
+  size_t hash = target.find('#');
+  if (hash != std::string_view::npos) target = target.substr(0, hash);
+  std::string_view path = target.substr(0, target.find('?'));
+  if (path == "/robots.txt") return false;
+  const HostInfo& h = hosts_[host];
+  switch (h.robots) {
+    case RobotsKind::k5xx: return true;  // unreachable robots.txt: disallow everything
+    case RobotsKind::k404: return false;
+    case RobotsKind::kRedirect: return StartsWith(target, "/private/");
+    case RobotsKind::kBig: return StartsWith(target, "/early/");  // "/late/" is past 500 KiB
+    case RobotsKind::kNormal: break;
+  }
+  // Each branch mirrors the rules RobotsTxt() writes for the group that applies to harvest;
+  // where an Allow is the longest matching rule it is tested first.
+  switch (h.variant) {
+    case kVariantStar:
+      if (StartsWith(target, "/private/open/")) return false;
+      return StartsWith(target, "/private/") || EndsWith(target, ".pdf") ||
+             StartsWith(target, "/search") || StartsWith(target, "/tmp/");
+    case kVariantHarvestGroup:
+      return StartsWith(target, "/harvest-only/") || EndsWith(target, ".pdf");
+    case kVariantWildcards:
+      if (StartsWith(target, "/private/open/")) return false;
+      return StartsWith(target, "/private/") || EndsWith(target, ".pdf") ||
+             (StartsWith(target, "/p/") && target.find("?print=", 3) != std::string_view::npos) ||
+             StartsWith(target, "/search");
+    case kHostileVariant:
+      return StartsWith(target, "/edge/disallowed/");
+    default:
+      return false;
+  }
+}
+
+std::string Site::RobotsTxt(int host) const {
+  const HostInfo& h = hosts_[host];
+  std::string delay =
+      h.crawl_delay_ms ? "Crawl-delay: " + std::to_string(h.crawl_delay_ms / 1000) + "\n" : "";
+  std::string sitemap = "Sitemap: http://" + h.name + "/sitemap.xml\n";
+  if (h.robots == RobotsKind::kRedirect) return "User-agent: *\nDisallow: /private/\n";
+  if (h.robots == RobotsKind::kBig) return BigRobotsTxt();
+  if (h.variant == kHostileVariant) return "User-agent: *\nDisallow: /edge/disallowed/\n";
+  std::string other = "# robots.txt for " + h.name + "\nUser-agent: otherbot\nDisallow: /\n\n";
+  switch (h.variant) {
+    case kVariantStar:
+      return other +
+             "User-agent: *\nAllow: /private/open/\nDisallow: /private/\nDisallow: /*.pdf$\n"
+             "Disallow: /search\nDisallow: /tmp/\n" + delay + "\n" + sitemap;
+    case kVariantHarvestGroup: {
+      static const char* kSpellings[] = {"harvest", "Harvest", "HARVEST"};
+      int index = static_cast<int>(Mix(options_.seed, host, 6) % 3);
+      std::string agents = std::string("User-agent: ") + kSpellings[index] + "\n";
+      if (Mix(options_.seed, host, 8) % 2 == 0) agents = "User-agent: examplebot\n" + agents;
+      return other + "User-agent: *\nDisallow: /private/\nDisallow: /harvest-only/\n\n" +
+             agents + "Allow: /\nDisallow: /harvest-only/\nDisallow: /*.pdf$\n" + delay +
+             "\n" + sitemap;
+    }
+    case kVariantWildcards:
+      return "User-agent: *\nDisallow: /private/*\nAllow: /private/open/\nDisallow: /*.pdf$\n"
+             "Disallow: /p/*?print=\nDisallow: /search\n" + delay + "\n" + sitemap;
+    default:
+      return other + "User-agent: *\nDisallow:\n" + delay + "\n" + sitemap;
+  }
+}
+
+std::string BigRobotsTxt() {
+  std::string out = "# robots-big.test: 600 KB; the rule after the 500 KiB mark must be ignored\n"
+                    "User-agent: *\nDisallow: /early/\n";
+  int n = 0;
+  auto filler = [&](size_t until) {
+    while (out.size() < until) {
+      char line[80];
+      std::snprintf(line, sizeof(line), "# filler %07d ..........................................\n",
+                    n++);
+      out += line;
+    }
+  };
+  filler(kRobotsParseLimit + 16 * 1024);
+  out += "Disallow: /late/\n";
+  filler(kBigRobotsBytes);
+  return out;
+}
+
+namespace {
+
+// A link from `from` (a tree path) to tree path `to` on the same host, in one of many
+// spellings that all resolve to the same page.
+Link SameHostLink(const HostInfo& h, std::string_view from, const std::string& to, Rng& rng) {
+  Link l;
+  l.host = h.name;
+  l.target = to;
+  switch (rng.Below(14)) {
+    case 0: l.href = to; break;
+    case 1: l.href = "http://" + h.name + to; break;
+    case 2: l.href = "http://" + Upper(h.name) + to; break;
+    case 3: l.href = "http://" + h.name + ":80" + to; break;
+    case 4:
+      if (from == "/") l.href = to == "/" ? "./" : to.substr(1);
+      else l.href = to == "/" ? "../" : to.substr(3);
+      break;
+    case 5: l.href = "../" + to.substr(1); break;
+    case 6: l.href = to + "#sec-" + std::to_string(rng.Below(9)); break;
+    case 7: l.href = l.target = to + "?a=1&b=2"; break;
+    case 8: l.href = l.target = to + "?b=2&a=1"; break;
+    case 9: l.href = l.target = to + "?utm_source=newsletter&utm_medium=email"; break;
+    case 10: l.href = l.target = to + "?gclid=" + Hex(rng.Next(), 12); break;
+    case 11: l.href = l.target = to + "?fbclid=" + Hex(rng.Next(), 16); break;
+    case 12: l.href = l.target = to + ";jsessionid=" + Upper(Hex(rng.Next(), 16)); break;
+    default: l.href = l.target = to + "?sid=" + Hex(rng.Next(), 10); break;
+  }
+  // "&" must be escaped in HTML attributes; the generator writes hrefs escaped later.
+  return l;
+}
+
+Link PlainLink(const std::string& host, const std::string& target, bool absolute) {
+  Link l;
+  l.host = host;
+  l.target = target;
+  l.href = absolute ? "http://" + host + target : target;
+  return l;
+}
+
+}  // namespace
+
+std::vector<Link> Site::LinksOf(int host, std::string_view path) const {
+  std::vector<Link> links;
+  if (host < 0) return links;
+  const HostInfo& h = hosts_[host];
+  if (h.name == kHostileHost) return EdgeLinks(*this, path);
+  std::string query_unused, canon;
+  SplitTarget(path, &canon, &query_unused);
+  PageRef page = FindPage(*this, host, canon, "");
+  if (page.type == PageType::kFamily || page.type == PageType::kSearch) {
+    links.push_back(PlainLink(h.name, "/", false));
+    return links;
+  }
+  if (page.type == PageType::kCalendar) {
+    int year = page.index / 100, month = page.index % 100;
+    int py = month == 1 ? year - 1 : year, pm = month == 1 ? 12 : month - 1;
+    int ny = month == 12 ? year + 1 : year, nm = month == 12 ? 1 : month + 1;
+    if (py >= 1) {
+      links.push_back(PlainLink(h.name, "/calendar/" + std::to_string(py) + "/" +
+                                            std::to_string(pm), false));
+    }
+    if (ny <= 9999) {
+      links.push_back(PlainLink(h.name, "/calendar/" + std::to_string(ny) + "/" +
+                                            std::to_string(nm), false));
+    }
+    return links;
+  }
+  if (page.type != PageType::kTree) return links;
+  const int i = page.index;
+  const std::string from = TreePath(i);
+  Rng rng(Mix(options_.seed, host, static_cast<uint64_t>(i) * 131 + 7));
+  links.push_back(PlainLink(h.name, "/", false));  // nav "Home"
+  for (long c = static_cast<long>(i) * tree_fanout_ + 1;
+       c <= static_cast<long>(i) * tree_fanout_ + tree_fanout_ && c < h.pages; ++c) {
+    links.push_back(SameHostLink(h, from, TreePath(static_cast<int>(c)), rng));
+  }
+  if (i == 0) {
+    const std::string n = std::to_string(rng.Below(kFamilySize));
+    if (h.robots == RobotsKind::kBig) {
+      links.push_back(PlainLink(h.name, "/early/" + n + ".html", false));
+      links.push_back(PlainLink(h.name, "/late/" + n + ".html", false));
+    } else {
+      links.push_back(PlainLink(h.name, "/private/" + n + ".html", false));
+      links.push_back(PlainLink(h.name, "/private/open/" + n + ".html", true));
+    }
+    if (h.normal) {
+      links.push_back(PlainLink(h.name, "/files/doc-" + n + ".pdf", false));
+      links.push_back(PlainLink(h.name, "/harvest-only/" + n + ".html", false));
+      links.push_back(PlainLink(h.name, "/tmp/" + n + ".html", false));
+      links.push_back(PlainLink(h.name, "/search?q=harvest+" + n, false));
+      if (h.calendar) links.push_back(PlainLink(h.name, "/calendar/2026/11", false));
+    }
+    if (host == 0 && options_.hostile) {
+      for (size_t s = options_.hosts; s < hosts_.size(); ++s) {
+        if (hosts_[s].name != kControlHost) links.push_back(PlainLink(hosts_[s].name, "/", true));
+      }
+    }
+  }
+  if (!h.normal) return links;
+  const int normal_hosts = options_.hosts;
+  while (static_cast<int>(links.size()) < options_.links) {
+    if (normal_hosts > 1 && rng.Chance(options_.cross_host_share)) {
+      int other = static_cast<int>(rng.Below(normal_hosts - 1));
+      if (other >= host) ++other;
+      const HostInfo& o = hosts_[other];
+      std::string to = TreePath(static_cast<int>(rng.Below(o.pages)));
+      Link l = PlainLink(o.name, to, true);
+      switch (rng.Below(5)) {
+        case 0: l.href = "http://" + Upper(o.name) + to; break;
+        case 1: l.href = "http://" + o.name + ":80" + to; break;
+        case 2: l.href = l.target = to + "?utm_source=partner"; l.href = "http://" + o.name + l.target; break;
+        case 3: l.href += "#top"; break;
+        default: break;
+      }
+      links.push_back(std::move(l));
+      continue;
+    }
+    uint64_t u = rng.Below(100);
+    int target = static_cast<int>(rng.Below(h.pages));
+    if (u < 8) {
+      static const char* kExtra[] = {"/private/", "/private/open/", "/tmp/", "/harvest-only/"};
+      std::string n = std::to_string(rng.Below(kFamilySize));
+      links.push_back(u < 2 ? PlainLink(h.name, "/files/doc-" + n + ".pdf", false)
+                            : PlainLink(h.name, kExtra[u % 4] + n + ".html", false));
+    } else if (u < 14) {
+      Link l = SameHostLink(h, from, TreePath(target), rng);
+      l.nofollow = true;
+      links.push_back(std::move(l));
+    } else if (u < 20 && target >= 1) {
+      links.push_back(PlainLink(h.name, TreePath(target) + "?print=1", false));
+    } else {
+      links.push_back(SameHostLink(h, from, TreePath(target), rng));
+    }
+  }
+  return links;
+}
+
+bool Site::PageNofollow(int host, std::string_view path) const {
+  if (host < 0) return false;
+  const HostInfo& h = hosts_[host];
+  if (h.name == kHostileHost) return EdgeNofollow(path);
+  std::string canon, query;
+  SplitTarget(path, &canon, &query);
+  PageRef page = FindPage(*this, host, canon, query);
+  if (page.type != PageType::kTree || !h.normal) return false;
+  // Only leaves: nofollow on an inner node would cut its subtree off the allowed graph.
+  if (static_cast<long>(page.index) * tree_fanout_ + 1 < h.pages) return false;
+  uint64_t r = Mix(options_.seed, host, static_cast<uint64_t>(page.index) * 131 + 9) % 14;
+  return r == 0 || r == 1;  // 0: meta robots nofollow, 1: X-Robots-Tag: nofollow
+}
+
+std::vector<EdgeInfo> Site::Edges() const {
+  return options_.hostile ? EdgeList(*this) : std::vector<EdgeInfo>{};
+}
+
+std::vector<std::string> Site::SeedUrls() const {
+  std::vector<std::string> out;
+  for (const HostInfo& h : hosts_) {
+    if (h.normal) out.push_back("http://" + h.name + "/");
+  }
+  return out;
+}
+
+Route Site::Resolve(std::string_view host_header, std::string_view target) const {
+  Route r;
+  r.host = FindHost(host_header);
+  if (r.host < 0) return r;
+  const HostInfo& h = hosts_[r.host];
+  if (h.name == kControlHost) return r;
+  std::string path, query;
+  SplitTarget(target, &path, &query);
+  r.disallowed = DisallowedForHarvest(r.host, target);
+  if (path == "/robots.txt" || (path == "/robots-real.txt" && h.robots == RobotsKind::kRedirect)) {
+    r.kind = RequestKind::kRobots;
+    r.page = h.name + path;
+    return r;
+  }
+  if (h.normal && (path == "/sitemap.xml" ||
+                   (h.sitemap_index && (path == "/sitemap-1.xml" || path == "/sitemap-2.xml.gz")))) {
+    r.kind = RequestKind::kSitemap;
+    r.page = h.name + path;
+    return r;
+  }
+  if (h.name == kHostileHost && StartsWith(path, "/edge/")) {
+    if (!KnownEdgePath(path)) return r;
+    r.kind = RequestKind::kEdge;
+    r.page = h.name + path;
+    return r;
+  }
+  PageRef page = FindPage(*this, r.host, path, query);
+  switch (page.type) {
+    case PageType::kNone: return r;
+    case PageType::kCalendar: r.kind = RequestKind::kTrap; break;
+    default: r.kind = RequestKind::kPage; break;
+  }
+  r.page = h.name + page.canonical;
+  return r;
+}
+
+}  // namespace harvest::testweb

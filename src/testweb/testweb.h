@@ -1,0 +1,158 @@
+// testweb: a deterministic synthetic multi-host web served over HTTP/1.1, for tests, demos
+// and benchmarks on machines without internet access.
+//
+// One port serves many virtual hosts chosen by the Host header (port suffix ignored,
+// case-insensitive): the normal hosts h0000.test ... h{N-1}.test and, unless disabled, the
+// hostile/edge hosts documented in docs/testweb.md (hostile.test, robots-5xx.test,
+// robots-404.test, robots-redirect.test, robots-big.test, control.test).
+//
+// Everything is a pure function of (seed, host, path, epoch): page HTML, link graph,
+// robots.txt, sitemaps. The site therefore knows *by construction* which pages exist, which
+// page identity a request path names and which path families it disallowed for the product
+// token `harvest` — it shares no code with the crawler (no URL parser, no robots matcher):
+// an instrument that reuses what it measures proves nothing.
+//
+// Standards: HTTP/1.1 (RFC 9112) subset — GET/HEAD (POST only on control.test), keep-alive,
+// Content-Length bodies, no pipelining guarantees beyond sequential processing, no chunked
+// request bodies. robots.txt files follow RFC 9309; sitemaps follow sitemaps.org 0.9.
+// Departures on purpose: the hostile behaviours (slow, endless, huge, gzip bomb, ...).
+//
+// Thread-safety: Site is immutable after construction and safe to share. TestWeb runs its own
+// event-loop threads; its public methods may be called from any thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/status.h"
+
+namespace harvest::testweb {
+
+// The shape of the synthetic web.
+struct SiteOptions {
+  // Number of normal hosts h0000.test ... Default 100.
+  int hosts = 100;
+  // Pages per normal host, including the root "/". Default 50. Minimum 1.
+  int pages = 50;
+  // Links per normal page (tree links are added on top when needed). Default 20.
+  int links = 20;
+  // Share of the extra links that point to other normal hosts. Default 0.2.
+  double cross_host_share = 0.2;
+  // Seed of every generated choice. Default 1.
+  uint64_t seed = 1;
+  // Include the hostile/edge hosts (linked from the root of h0000.test). Default true.
+  bool hostile = true;
+};
+
+enum class RobotsKind { kNormal, k5xx, k404, kRedirect, kBig };
+enum class RequestKind { kPage, kRobots, kSitemap, kTrap, kEdge, kUnknown };
+
+const char* RobotsKindName(RobotsKind kind);    // "normal", "5xx", "404", "redirect", "big"
+const char* RequestKindName(RequestKind kind);  // "page", "robots", ...
+
+struct HostInfo {
+  std::string name;       // "h0001.test"
+  bool normal = true;     // an hNNNN.test host (seeded); false for the special hosts
+  RobotsKind robots = RobotsKind::kNormal;
+  int variant = 0;        // robots.txt rule family variant (see docs/testweb.md)
+  int crawl_delay_ms = 0; // Crawl-delay in the group that applies to `harvest`
+  int pages = 0;          // tree pages "/" and "/p/1" ... "/p/{pages-1}"
+  bool calendar = false;  // root links to the infinite calendar trap
+  bool sitemap_index = false;  // /sitemap.xml is an index of /sitemap-1.xml + .xml.gz
+};
+
+// An <a href> of a generated page, with what the site knows about its target.
+struct Link {
+  std::string href;     // exactly as written in the HTML
+  std::string host;     // target host name (lower case)
+  std::string target;   // path+query the client will request, e.g. "/p/3?b=2&a=1"
+  bool nofollow = false;  // rel="nofollow"
+};
+
+// What a request (host header + request target) names.
+struct Route {
+  RequestKind kind = RequestKind::kUnknown;
+  int host = -1;            // index into Site::hosts(), -1 for unknown hosts
+  std::string page;         // page identity "h0001.test/p/12", empty when none
+  bool disallowed = false;  // disallowed for `harvest` by that host's robots.txt
+};
+
+// One documented hostile behaviour, as listed in the manifest.
+struct EdgeInfo {
+  std::string host;
+  std::string path;
+  std::string behaviour;  // "slow", "endless", "huge", "gzip-bomb", "redirect-chain", ...
+  std::string expect;     // "fetched", "timeout", "error", "redirect", "not-fetched", ...
+  bool must_fetch = false;  // also listed in its host's must_fetch
+};
+
+class Site {
+ public:
+  explicit Site(SiteOptions options);
+
+  const SiteOptions& options() const { return options_; }
+  const std::vector<HostInfo>& hosts() const { return hosts_; }
+  // Index of the host named by a Host header ("H0001.TEST:8080" -> h0001.test), or -1.
+  int FindHost(std::string_view host_header) const;
+  // Classifies a request target (origin-form path?query; fragments and ;params tolerated).
+  Route Resolve(std::string_view host_header, std::string_view target) const;
+  // True iff `target` (path?query as requested) is disallowed for agent `harvest` on `host`,
+  // decided from the rule families this site wrote — not by a general matcher.
+  bool DisallowedForHarvest(int host, std::string_view target) const;
+  // The followable-or-not <a> links of the page at canonical `path` on `host` (empty for
+  // pages without links). Links hidden in comments/scripts are not included.
+  std::vector<Link> LinksOf(int host, std::string_view path) const;
+  // True when the page's links must not be followed (meta robots or X-Robots-Tag nofollow).
+  bool PageNofollow(int host, std::string_view path) const;
+  // robots.txt body of a host (for kRedirect: the body of /robots-real.txt).
+  std::string RobotsTxt(int host) const;
+  // Documented hostile behaviours (empty without hostile hosts).
+  std::vector<EdgeInfo> Edges() const;
+  // "http://h0000.test/" ... one per normal host.
+  std::vector<std::string> SeedUrls() const;
+  // The manifest JSON document (see docs/testweb.md), computed by BFS over the link graph.
+  std::string ManifestJson() const;
+
+ private:
+  SiteOptions options_;
+  std::vector<HostInfo> hosts_;
+  int tree_fanout_ = 2;
+  friend class SiteInternals;
+};
+
+// A running server.
+struct TestWebOptions {
+  SiteOptions site;
+  // "ADDR:PORT"; port 0 picks a free port (see TestWeb::port()). Default 127.0.0.1:0.
+  std::string listen = "127.0.0.1:0";
+  // Event-loop threads. Default 1 (2 on a 2-core box is the useful maximum).
+  int threads = 1;
+  // Request log (JSON lines); empty = no log. Flushed at least every second and at Stop().
+  std::string log_path;
+  // Initial content version of the changing pages; see SetEpoch(). Default 0.
+  int64_t epoch = 0;
+  // Wall clock for the log's start_us/end_us; nullptr = SystemClock::Default().
+  const Clock* clock = nullptr;
+};
+
+class TestWeb {
+ public:
+  // Binds, listens and starts the event loops.
+  static Result<std::unique_ptr<TestWeb>> Start(const TestWebOptions& options);
+  virtual ~TestWeb() = default;
+  virtual const Site& site() const = 0;
+  virtual int port() const = 0;
+  // "127.0.0.1:PORT" as bound.
+  virtual std::string address() const = 0;
+  virtual int64_t epoch() const = 0;
+  virtual void SetEpoch(int64_t epoch) = 0;
+  // Stops the loops, closes connections (logging unfinished responses) and flushes the log.
+  // Idempotent.
+  virtual void Stop() = 0;
+};
+
+}  // namespace harvest::testweb
