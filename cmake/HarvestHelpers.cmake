@@ -13,6 +13,12 @@ if(HARVEST_SANITIZE)
   add_link_options(-fsanitize=address,undefined)
 endif()
 
+# Under HARVEST_FUZZ every library is instrumented for coverage so libFuzzer can see into it.
+if(HARVEST_FUZZ)
+  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=address,undefined)
+endif()
+
 # harvest_library(NAME SOURCES a.cc b.cc DEPS x y)
 # Declares the component library harvest_NAME.
 function(harvest_library name)

@@ -8,12 +8,16 @@
 #include <istream>
 #include <unordered_map>
 
+#include "audit/interner.h"
 #include "audit/log_line.h"
 
 namespace harvest::audit {
 namespace {
 
 constexpr uint32_t kNone = UINT32_MAX;
+// Records and identities are indexed by uint32_t to keep a record compact (a million-line log
+// is the design point); a log beyond this is refused rather than silently wrapped.
+constexpr size_t kMaxRequests = UINT32_MAX - 1;
 constexpr size_t kKinds = 5;
 
 // One well-formed request, compact: strings live in tables or the path arena.
@@ -45,9 +49,13 @@ bool IsFinal(int status) { return status >= 200 && status < 500 && status != 408
 
 class Auditor {
  public:
-  Auditor(const Manifest& manifest, const AuditOptions& options)
-      : manifest_(manifest), options_(options) {
-    for (const auto& h : manifest.hosts) hosts_[HostIndex(h.host)].manifest = &h;
+  Auditor(const Manifest& manifest, const AuditOptions& options) : options_(options) {
+    for (const auto& h : manifest.hosts) {
+      hosts_[HostIndex(h.host)].manifest = &h;
+      if (options.check_must_not_fetch) {
+        for (const auto& id : h.must_fetch) must_fetch_.Intern(id);
+      }
+    }
   }
 
   Status Read(std::istream& log) {
@@ -63,6 +71,9 @@ class Auditor {
           report_.malformed.push_back({report_.lines, error});
         continue;
       }
+      if (records_.size() >= kMaxRequests)
+        return Status::ResourceExhausted("request log has more than " +
+                                         std::to_string(kMaxRequests) + " requests");
       Add(parsed);
     }
     if (log.bad()) return Status::IOError("reading the request log failed at line " +
@@ -91,14 +102,6 @@ class Auditor {
     return it->second;
   }
 
-  uint32_t IdentityIndex(const std::string& identity) {
-    auto it = identities_.find(identity);
-    if (it != identities_.end()) return it->second;
-    uint32_t index = uint32_t(identities_.size());
-    identities_.emplace(identity, index);
-    return index;
-  }
-
   void Add(const LogLine& l) {
     Record r;
     r.start_us = l.start_us;
@@ -116,7 +119,7 @@ class Auditor {
       key_ = std::move(host);
       key_ += l.path;
     }
-    r.identity = IdentityIndex(key_);
+    r.identity = identities_.Intern(key_);
     r.status = int16_t(l.status);
     r.disallowed = l.disallowed;
     r.cond = l.cond;
@@ -190,11 +193,15 @@ class Auditor {
     if (r.end_us >= prev.end_us) h.last = i;
   }
 
-  bool MatchesMustNotFetch(const Record& r, const HostState& h) const {
-    if (!h.manifest) return false;
+  // The robots.txt fetch and must_fetch pages are exempt: a pattern like "/" (robots.txt
+  // answered 5xx) would otherwise forbid what the manifest requires.
+  bool MatchesMustNotFetch(const Record& r, const HostState& h) {
+    if (!options_.check_must_not_fetch || !h.manifest) return false;
     std::string_view path(paths_.data() + r.path_offset, r.path_size);
-    for (const auto& prefix : h.manifest->must_not_fetch_prefixes) {
-      if (!prefix.empty() && path.starts_with(prefix)) return true;
+    if (path == "/robots.txt" || must_fetch_.Find(identities_.Get(r.identity)) != Interner::kAbsent)
+      return false;
+    for (const auto& pattern : h.manifest->must_not_fetch_prefixes) {
+      if (MatchesNotFetchPattern(pattern, path)) return true;
     }
     return false;
   }
@@ -232,7 +239,7 @@ class Auditor {
     for (const auto& id : m.must_fetch) {
       ++out->must_fetch;
       ++report_.must_fetch;
-      if (identities_.count(id)) {
+      if (identities_.Find(id) != Interner::kAbsent) {
         ++out->covered;
         ++report_.covered;
         continue;
@@ -241,14 +248,14 @@ class Auditor {
     }
   }
 
-  const Manifest& manifest_;
   const AuditOptions& options_;
   AuditReport report_;
   std::vector<Record> records_;
   std::string paths_;  // arena of every request's path
   std::vector<HostState> hosts_;
   std::unordered_map<std::string, uint32_t> host_index_;
-  std::unordered_map<std::string, uint32_t> identities_;
+  Interner identities_;  // page identities
+  Interner must_fetch_;  // only with check_must_not_fetch
   std::vector<uint32_t> final_answer_;  // per identity: first record with a final answer
   std::array<size_t, kKinds> kept_{};
   std::string key_;

@@ -15,8 +15,9 @@
 //                expected delay = max(default delay, manifest crawl_delay_ms, 1000 ×
 //                retry_after_s of the previous response); each is attributed to the largest term;
 //   robots       a request logged with "disallowed": true;
-//   must_not_fetch  a request whose path starts with one of the host's manifest
-//                must_not_fetch_prefixes, not already counted as robots;
+//   must_not_fetch  (opt-in, AuditOptions::check_must_not_fetch) a request whose path matches
+//                one of the host's manifest must_not_fetch_prefixes, not already counted as
+//                robots (pattern syntax in docs/audit.md);
 //   duplicate    a request for a page identity that an earlier request already got a final
 //                answer for (final = status 200–499 except 408 and 429); a conditional
 //                request ("cond": true) answered 304 is never a duplicate;
@@ -59,6 +60,11 @@ struct AuditOptions {
   double min_coverage = 1.0;
   // Examples kept per violation kind (earliest by start time). Default: 20.
   size_t max_examples = 20;
+  // Also check paths against the manifest's must_not_fetch_prefixes, an independent
+  // cross-check of the log's "disallowed" flag. The test web writes those patterns for
+  // people ("/private/ (but /private/open/)", "*.pdf"), so matching them is approximate.
+  // Default: false (the brief's robots check is the "disallowed" flag).
+  bool check_must_not_fetch = false;
   // Missing must_fetch identities listed, in total and per host. Default: 20.
   size_t max_missing = 20;
   // Malformed lines listed (all are counted). Default: 20.
@@ -149,8 +155,13 @@ struct ManifestHost {
   std::string host;  // normalised
   int64_t crawl_delay_ms = 0;
   std::vector<std::string> must_fetch;  // normalised identities, duplicates removed
-  std::vector<std::string> must_not_fetch_prefixes;
+  std::vector<std::string> must_not_fetch_prefixes;  // as written in the manifest
 };
+
+// True iff `path` matches the manifest pattern `pattern`: the pattern up to " (" is a
+// robots-style prefix ('*' matches any run of bytes, a final '$' anchors the end); a
+// parenthesised "(but X)" exempts paths starting with X. An empty pattern matches nothing.
+bool MatchesNotFetchPattern(std::string_view pattern, std::string_view path);
 struct Manifest {
   std::vector<ManifestHost> hosts;  // manifest order; repeated hosts are merged
 };
@@ -159,7 +170,8 @@ struct Manifest {
 Result<Manifest> ParseManifest(const nlohmann::json& manifest);
 
 // Audits `log` against `manifest`. Malformed log lines are data in the report, not errors;
-// errors are a bad manifest (InvalidArgument) or a failing stream (IOError).
+// errors are a bad manifest or option (InvalidArgument), a failing stream (IOError) or a log
+// of more than ~4 billion requests (ResourceExhausted).
 Result<AuditReport> RunAudit(std::istream& log, const nlohmann::json& manifest,
                              const AuditOptions& options = {});
 Result<AuditReport> RunAudit(std::istream& log, const Manifest& manifest,

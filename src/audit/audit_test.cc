@@ -207,14 +207,41 @@ TEST(AuditTest, DetectsRobotsViolations) {
   EXPECT_FALSE(r.Passed());
 }
 
-TEST(AuditTest, MustNotFetchPrefixCountedOnceBesideRobots) {
-  json m = ManifestJson({Host("a.test", {}, 0, {"/private/"})});
-  AuditReport r = Audit(Log({{"a.test", "/private/x", 0, 10},
-                             {"a.test", "/private/y", 2000, 2010, 200, {{"disallowed", true}}},
-                             {"a.test", "/privatex", 4000, 4010}}),
-                        m);
+TEST(AuditTest, MustNotFetchIsOptInAndCountedOnceBesideRobots) {
+  json m = ManifestJson({Host("a.test", {"a.test/private/ok"}, 0, {"/private/"})});
+  std::string log = Log({{"a.test", "/private/x", 0, 10},
+                         {"a.test", "/private/y", 2000, 2010, 200, {{"disallowed", true}}},
+                         {"a.test", "/privatex", 4000, 4010},
+                         {"a.test", "/private/ok", 6000, 6010}});  // in must_fetch: exempt
+  AuditReport r = Audit(log, m, {.check_must_not_fetch = true});
   EXPECT_EQ(r.totals.must_not_fetch, 1);
   EXPECT_EQ(r.totals.robots, 1);
+  EXPECT_EQ(Audit(log, m).totals.must_not_fetch, 0);  // off by default
+}
+
+TEST(AuditTest, MustNotFetchExemptsRobotsTxtUnderSlash) {
+  json m = ManifestJson({Host("a.test", {}, 0, {"/"})});  // robots.txt answered 5xx
+  AuditReport r = Audit(Log({{"a.test", "/robots.txt", 0, 10, 503},
+                             {"a.test", "/robots.txt", 2000, 2010, 503},
+                             {"a.test", "/x", 4000, 4010}}),
+                        m, {.check_must_not_fetch = true});
+  EXPECT_EQ(r.totals.must_not_fetch, 1);
+  EXPECT_EQ(r.totals.duplicate, 0);
+}
+
+TEST(MatchesNotFetchPatternTest, ManifestPatternSyntax) {
+  EXPECT_TRUE(MatchesNotFetchPattern("/private/ (but /private/open/)", "/private/a"));
+  EXPECT_FALSE(MatchesNotFetchPattern("/private/ (but /private/open/)", "/private/open/a"));
+  EXPECT_FALSE(MatchesNotFetchPattern("/private/ (but /private/open/)", "/privat"));
+  EXPECT_TRUE(MatchesNotFetchPattern("*.pdf", "/docs/a.pdf"));
+  EXPECT_TRUE(MatchesNotFetchPattern("/p/*?print=", "/p/12?print=1"));
+  EXPECT_FALSE(MatchesNotFetchPattern("/p/*?print=", "/p/12?x=1"));
+  EXPECT_TRUE(MatchesNotFetchPattern("/search", "/search?q=1"));
+  EXPECT_TRUE(MatchesNotFetchPattern("/a$", "/a"));
+  EXPECT_FALSE(MatchesNotFetchPattern("/a$", "/ab"));
+  EXPECT_TRUE(MatchesNotFetchPattern("/*.pdf$", "/x.pdf"));
+  EXPECT_FALSE(MatchesNotFetchPattern("/*.pdf$", "/x.pdf?y"));
+  EXPECT_FALSE(MatchesNotFetchPattern("", "/x"));
 }
 
 TEST(AuditTest, DetectsDuplicates) {

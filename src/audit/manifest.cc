@@ -32,6 +32,43 @@ std::string NormalizeIdentity(std::string_view identity) {
 
 namespace {
 
+// Robots-style prefix match with '*' wildcards and an optional final '$' anchor.
+bool WildcardPrefix(std::string_view pat, std::string_view s) {
+  bool anchored = !pat.empty() && pat.back() == '$';
+  if (anchored) pat.remove_suffix(1);
+  size_t star = pat.find('*');
+  if (star == std::string_view::npos)
+    return anchored ? s == pat : s.starts_with(pat);
+  if (!s.starts_with(pat.substr(0, star))) return false;
+  std::string_view rest_pat = pat.substr(star + 1);
+  if (anchored) {
+    std::string anchored_rest(rest_pat);
+    anchored_rest += '$';
+    for (size_t i = star; i <= s.size(); ++i)
+      if (WildcardPrefix(anchored_rest, s.substr(i))) return true;
+    return false;
+  }
+  for (size_t i = star; i <= s.size(); ++i)
+    if (WildcardPrefix(rest_pat, s.substr(i))) return true;
+  return false;
+}
+
+}  // namespace
+
+bool MatchesNotFetchPattern(std::string_view pattern, std::string_view path) {
+  std::string_view rule = pattern.substr(0, pattern.find(" ("));
+  if (rule.empty()) return false;
+  size_t but = pattern.find("(but ");
+  if (but != std::string_view::npos) {
+    std::string_view except = pattern.substr(but + 5);
+    except = except.substr(0, except.find(')'));
+    if (!except.empty() && path.starts_with(except)) return false;
+  }
+  return WildcardPrefix(rule, path);
+}
+
+namespace {
+
 Status StringArray(const nlohmann::json& host, const char* key, const std::string& where,
                    std::vector<std::string>* out) {
   auto it = host.find(key);

@@ -1,7 +1,9 @@
 // `harvest audit`: checks a crawl against the test web's request log and manifest
 // (src/audit/audit.h, docs/audit.md). Exit 0: passed; 1: violations, malformed log lines or
-// coverage below the minimum; 2: usage error or an unreadable / invalid input file.
+// coverage below the minimum; 2: the audit could not run (usage error, a missing, unreadable
+// or invalid manifest, a missing or unreadable log).
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -22,7 +24,14 @@ struct AuditCmdOptions {
   size_t max_examples = 20;
   size_t max_hosts = 10;
   bool json = false;
+  bool check_prefixes = false;
 };
+
+// An ifstream opens a directory without complaint; reading it then fails.
+bool IsDirectory(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::is_directory(path, ec);
+}
 
 int Run(const AuditCmdOptions& o) {
   if (o.delay_ms < 0 || o.tolerance_ms < 0)
@@ -31,7 +40,8 @@ int Run(const AuditCmdOptions& o) {
     return UsageError("audit", "--min-coverage must be within 0.0..1.0");
 
   std::ifstream manifest_file(o.manifest);
-  if (!manifest_file) return UsageError("audit", "cannot open manifest '" + o.manifest + "'");
+  if (!manifest_file || IsDirectory(o.manifest))
+    return UsageError("audit", "cannot open manifest '" + o.manifest + "'");
   nlohmann::json manifest = nlohmann::json::parse(manifest_file, nullptr, /*allow_exceptions=*/false);
   if (manifest.is_discarded())
     return UsageError("audit", "manifest '" + o.manifest + "' is not valid JSON");
@@ -40,7 +50,8 @@ int Run(const AuditCmdOptions& o) {
   std::istream* log = &std::cin;
   if (o.log != "-") {
     log_file.open(o.log);
-    if (!log_file) return UsageError("audit", "cannot open request log '" + o.log + "'");
+    if (!log_file || IsDirectory(o.log))
+      return UsageError("audit", "cannot open request log '" + o.log + "'");
     log = &log_file;
   }
 
@@ -48,6 +59,7 @@ int Run(const AuditCmdOptions& o) {
   options.default_delay = std::chrono::milliseconds(o.delay_ms);
   options.tolerance = std::chrono::milliseconds(o.tolerance_ms);
   options.min_coverage = o.min_coverage;
+  options.check_must_not_fetch = o.check_prefixes;
   options.max_examples = o.max_examples;
   options.max_missing = o.max_examples;
   options.max_malformed = o.max_examples;
@@ -55,8 +67,8 @@ int Run(const AuditCmdOptions& o) {
   if (!report.ok()) {
     if (report.status().code() == Status::Code::kInvalidArgument)
       return UsageError("audit", "manifest '" + o.manifest + "': " + report.status().message());
-    std::fprintf(stderr, "harvest audit: %s\n", report.status().ToString().c_str());
-    return kExitFailure;
+    return UsageError("audit", "cannot audit request log '" + o.log + "': " +
+                                   report.status().message());
   }
   if (o.json) {
     std::string out = audit::ToJson(*report).dump(2, ' ', false,
@@ -92,6 +104,9 @@ CommandRegistration reg(
                       "(default 20)");
       sub->add_option("--max-hosts", o->max_hosts, "Worst hosts listed in text (default 10)");
       sub->add_flag("--json", o->json, "Print the report as JSON");
+      sub->add_flag("--check-prefixes", o->check_prefixes,
+                    "Also fail requests matching the manifest's must_not_fetch_prefixes "
+                    "(approximate; off by default)");
       return [o]() -> int { return Run(*o); };
     });
 

@@ -7,7 +7,7 @@ namespace {
 
 TEST(LoadConfigStringTest, SetsEveryKindOfKey) {
   CrawlOptions o;
-  Status s = LoadConfigString(R"(
+  Status s = LoadConfigString(R"toml(
 [crawl]
 max_pages = 500
 user_agent = "TestBot/1.0 (+https://example.test/bot)"
@@ -24,7 +24,7 @@ max_depth = 3
 allowed_domains = ["example.test"]
 [warc]
 digest = "sha1"
-)", "test.toml", &o);
+)toml", "test.toml", &o);
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(o.max_pages, 500u);
   EXPECT_EQ(o.fetch.user_agent, "TestBot/1.0 (+https://example.test/bot)");

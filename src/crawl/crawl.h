@@ -59,7 +59,7 @@ struct CrawlOptions {
   frontier::FrontierOptions politeness;
   frontier::ScopeOptions scope;
   frontier::TrapOptions traps;
-  dedup::SeenOptions seen;
+  dedup::SeenSetOptions seen;
   url::CanonOptions canon;
   store::WarcOptions warc;  // warc.dir is set from out_dir
 };

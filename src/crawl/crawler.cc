@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "base/version.h"
 #include "crawl/crawler_impl.h"
 #include "extract/extract.h"
 
@@ -15,12 +16,23 @@ int DefaultWorkers() {
   return n == 0 ? 2 : static_cast<int>(n);
 }
 
+// Fills the defaults that depend on other settings.
+CrawlOptions WithDefaults(CrawlOptions o) {
+  if (o.fetch.user_agent.empty()) {
+    o.fetch.user_agent = std::string("Harvest/") + kVersion + " (+" + kProjectUrl + ")";
+  }
+  return o;
+}
+
+// RFC 9309 §2.3.1.2: follow at least five consecutive redirects for robots.txt.
+constexpr int kMaxRobotsRedirects = 5;
+
 bool IsRetryableStatus(int status) { return status >= 500 || status == 429 || status == 408; }
 
 }  // namespace
 
 Crawler::Impl::Impl(CrawlOptions options, Clock* clock)
-    : opts_(std::move(options)),
+    : opts_(WithDefaults(std::move(options))),
       clock_(clock != nullptr ? clock : SystemClock::Default()),
       product_token_(robots::ProductToken(opts_.fetch.user_agent)),
       frontier_(opts_.politeness, clock_),
@@ -151,9 +163,13 @@ void Crawler::Impl::StartRobotsFetch(frontier::Lease lease) {
   std::optional<url::Url> u = url::Parse(lease.item.url);
   fetch::FetchRequest req;
   req.id = next_fetch_id_++;
-  req.url = std::string(u ? u->origin_key() : std::string_view("http://" + lease.item.host)) +
-            "/robots.txt";
-  req.max_redirects = 5;
+  // Redirects are followed one request per slot (each hop counts as a request to the host,
+  // DESIGN §1.1), not inside one transfer.
+  const HostState& host = hosts_[lease.item.host];
+  req.url = !host.robots_url.empty()
+                ? host.robots_url
+                : std::string(u ? u->origin_key() : std::string_view("http://" + lease.item.host)) +
+                      "/robots.txt";
   uint64_t id = req.id;
   in_flight_.emplace(id, InFlight{std::move(lease), true});
   fetcher_->Start(std::move(req), [this, id](fetch::FetchResult&& r) {
@@ -189,12 +205,38 @@ void Crawler::Impl::OnRobotsDone(InFlight flight, fetch::FetchResult&& r) {
   bool got_response = (r.outcome == fetch::FetchOutcome::kOk ||
                        r.outcome == fetch::FetchOutcome::kTruncated) && r.status > 0;
   int status = got_response ? r.status : 0;
-  int redirects = r.redirects_followed;
-  if (r.outcome == fetch::FetchOutcome::kTooManyRedirects) {
-    status = 301;  // more than 5 hops: RFC 9309 §2.3.1.2 treats it as unavailable (4xx)
-    redirects = 6;
+  int redirects = host.robots_hops;
+  if (status >= 300 && status < 400) {
+    std::optional<url::Url> from = url::Parse(r.url);
+    std::optional<url::Url> to;
+    if (auto location = r.Header("location"); location && from) to = url::Parse(*location, &*from);
+    if (to && host.robots_hops < kMaxRobotsRedirects) {
+      // Follow the redirect with the next request in this host's slot.
+      host.robots_url = to->href();
+      ++host.robots_hops;
+      frontier_.Complete(flight.lease, {.kind = frontier::CompletionKind::kRequeue,
+                                        .response_time = r.total_time});
+      PageTask task;
+      task.item = flight.lease.item;
+      task.item.url = r.url;
+      task.item.via = flight.lease.item.url;
+      task.result = std::move(r);
+      task.is_robots = true;
+      Dispatch(std::move(task));
+      return;
+    }
+    redirects = kMaxRobotsRedirects + 1;  // RFC 9309 §2.3.1.2: unavailable (allow all)
   }
-  robots::RobotsRules rules = robots::FromFetch(status, r.body, redirects);
+  host.robots_url.clear();
+  host.robots_hops = 0;
+  // The body is stored as received; robots.txt is parsed after undoing Content-Encoding.
+  // Only the first 500 KiB count (RFC 9309 §2.5), so decoding stops a little past that.
+  extract::DecodeResult decoded =
+      extract::DecodeContent(r.Header("content-encoding").value_or(""), r.body, 600u << 10);
+  if (!decoded.ok && !decoded.too_large && status >= 200 && status < 300) {
+    status = 0;  // an undecodable 2xx is no robots.txt: treat as unreachable, retry later
+  }
+  robots::RobotsRules rules = robots::FromFetch(status, decoded.body, redirects);
   frontier::Completion done{.kind = frontier::CompletionKind::kRequeue,
                             .response_time = r.total_time};
   if (rules.temporary()) {
@@ -243,7 +285,7 @@ void Crawler::Impl::OnRobotsDone(InFlight flight, fetch::FetchResult&& r) {
   if (got_response) {
     PageTask task;
     task.item = flight.lease.item;
-    task.item.url = r.effective_url.empty() ? r.url : r.effective_url;
+    task.item.url = r.url;
     task.item.via = flight.lease.item.url;
     task.result = std::move(r);
     task.is_robots = true;

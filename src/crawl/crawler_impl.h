@@ -36,6 +36,8 @@ class Crawler::Impl {
     std::optional<robots::RobotsRules> rules;
     Clock::TimePoint robots_expiry{};
     int robots_failures = 0;
+    std::string robots_url;  // "" = <origin>/robots.txt; else a redirect target being followed
+    int robots_hops = 0;     // redirects followed so far for this robots.txt
     std::string dead_reason;  // non-empty: the host's URLs get this outcome, no request
     bool ip_known = false;
   };

@@ -14,7 +14,7 @@ TEST(ParseSeedsTest, SkipsBlankAndCommentLines) {
 TEST(ParseSeedsTest, BadLinesReportedWithLineNumbers) {
   auto r = ParseSeeds("http://a.test/\nnot a url\nftp://c.test/\n", "seeds.txt");
   ASSERT_FALSE(r.ok());
-  const std::string& m = r.status().message();
+  const std::string m = r.status().message();
   EXPECT_NE(m.find("seeds.txt:2"), std::string::npos) << m;
   EXPECT_NE(m.find("seeds.txt:3"), std::string::npos) << m;
   EXPECT_EQ(m.find("seeds.txt:1"), std::string::npos) << m;

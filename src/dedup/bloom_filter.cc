@@ -163,8 +163,7 @@ Result<BloomFilter> BloomFilter::Deserialize(std::string_view data) {
   }
   const uint64_t version = GetLe(data, 4, 4);
   if (version != kFormatVersion) {
-    return Status::Corruption("bloom filter image: unsupported version " +
-                              std::to_string(version));
+    return Status::Corruption("bloom filter image: unsupported version " + std::to_string(version));
   }
   const uint64_t blocks = GetLe(data, 8, 8);
   const uint64_t k = GetLe(data, 16, 4);

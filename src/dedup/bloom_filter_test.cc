@@ -1,7 +1,7 @@
+#include <gtest/gtest.h>
+
 #include <cstdio>
 #include <random>
-
-#include <gtest/gtest.h>
 
 #include "dedup/dedup.h"
 

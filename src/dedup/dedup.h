@@ -185,8 +185,8 @@ class DigestIndex {
  public:
   // Where a payload was first stored: what a WARC revisit record refers to.
   struct Original {
-    std::string uri;      // WARC-Refers-To-Target-URI
-    int64_t date_us = 0;  // WARC-Refers-To-Date (microseconds since the epoch)
+    std::string uri;        // WARC-Refers-To-Target-URI
+    int64_t date_us = 0;    // WARC-Refers-To-Date (microseconds since the epoch)
     std::string record_id;  // WARC-Refers-To (the response record's WARC-Record-ID)
   };
   std::optional<Original> Find(const std::string& digest) const;

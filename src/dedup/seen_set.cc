@@ -57,8 +57,7 @@ void FingerprintSet::Grow() {
 }
 
 SeenSet::SeenSet(SeenSetOptions options)
-    : bloom_(options.expected_urls, options.false_positive_rate),
-      exact_(options.exact_reserve) {}
+    : bloom_(options.expected_urls, options.false_positive_rate), exact_(options.exact_reserve) {}
 
 bool SeenSet::InsertIfNew(uint64_t fp) {
   if (bloom_.MayContain(fp)) {
@@ -73,8 +72,6 @@ bool SeenSet::InsertIfNew(uint64_t fp) {
   return true;
 }
 
-bool SeenSet::Contains(uint64_t fp) const {
-  return bloom_.MayContain(fp) && exact_.Contains(fp);
-}
+bool SeenSet::Contains(uint64_t fp) const { return bloom_.MayContain(fp) && exact_.Contains(fp); }
 
 }  // namespace harvest::dedup

@@ -1,7 +1,7 @@
+#include <gtest/gtest.h>
+
 #include <random>
 #include <unordered_set>
-
-#include <gtest/gtest.h>
 
 #include "dedup/dedup.h"
 

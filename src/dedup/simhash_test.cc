@@ -1,8 +1,8 @@
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <random>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "dedup/dedup.h"
 
@@ -10,7 +10,7 @@ namespace harvest::dedup {
 namespace {
 
 std::string RandomText(std::mt19937* rng, int words) {
-  static const char* kVocab[] = {"crawler", "harvest", "page",  "link",  "host",   "robots",
+  static const char* kVocab[] = {"crawler", "harvest", "page",  "link",  "host",    "robots",
                                  "delay",   "queue",   "fetch", "store", "archive", "record",
                                  "the",     "a",       "of",    "and",   "to",      "in",
                                  "network", "server",  "data",  "text",  "web",     "index"};

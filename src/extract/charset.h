@@ -13,6 +13,10 @@ constexpr size_t kPrescanBytes = 1024;
 // uchardet is fed at most this much: enough for a confident guess, bounded CPU per page.
 constexpr size_t kDetectorBytes = 64 * 1024;
 
+// The glibc iconv name for a canonical charset name, or nullptr when the charset is decoded
+// in-house (utf-8, windows-1252, x-user-defined) or unknown. (encoding_labels.cc)
+const char* IconvName(std::string_view canonical);
+
 // The charset parameter of a Content-Type value ("" when absent), unquoted, not canonicalized.
 std::string_view ContentTypeCharset(std::string_view content_type);
 

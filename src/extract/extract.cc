@@ -1,6 +1,7 @@
 // ExtractHtml: links, <base>, canonical, meta robots, title and visible text from one page.
 #include "extract/extract.h"
 
+#include <array>
 #include <string>
 
 #include "extract/char_ref.h"
@@ -84,52 +85,54 @@ void ApplyRobotsList(std::string_view v, RobotsDirectives* d) {
   }
 }
 
-// Elements whose text is not visible (or not page content).
-bool IsHiddenElement(std::string_view n) {
-  return n == "script" || n == "style" || n == "title" || n == "template" || n == "noscript" ||
-         n == "iframe" || n == "noembed" || n == "noframes";
-}
-
-// Phrasing elements: no word break at their boundaries.
-bool IsInlineElement(std::string_view n) {
-  static constexpr std::string_view kInline[] = {
-      "a",    "abbr", "b",   "bdi",  "bdo",  "cite", "code", "data", "dfn",   "em",
-      "font", "i",    "kbd", "mark", "q",    "s",    "samp", "small", "span", "strong",
-      "sub",  "sup",  "time", "tt",  "u",    "var",  "big",  "strike", "nobr", "label"};
-  for (std::string_view t : kInline) {
-    if (n == t) return true;
-  }
-  return false;
-}
+// Bytes that may start collapsible whitespace: ASCII whitespace and 0xC2 (U+00A0 lead byte).
+constexpr auto kMaybeSpace = [] {
+  std::array<bool, 256> t{};
+  for (unsigned char c : {' ', '\t', '\n', '\f', '\r'}) t[c] = true;
+  t[0xC2] = true;
+  return t;
+}();
 
 // Appends text with whitespace runs (ASCII whitespace and U+00A0) collapsed to one space;
 // *pending_space carries a space across calls. Stops at max bytes on a UTF-8 boundary.
 void AppendCollapsed(std::string_view s, size_t max, bool* pending_space, std::string* out) {
-  for (size_t i = 0; i < s.size(); ++i) {
-    char c = s[i];
-    bool space = IsSpace(c);
-    if (c == '\xC2' && i + 1 < s.size() && s[i + 1] == '\xA0') {
-      space = true;
-      ++i;
-    }
-    if (space) {
+  size_t i = 0;
+  const size_t n = s.size();
+  while (i < n) {
+    // Skip a whitespace run.
+    while (i < n) {
+      if (IsSpace(s[i])) {
+        ++i;
+      } else if (s[i] == '\xC2' && i + 1 < n && s[i + 1] == '\xA0') {
+        i += 2;
+      } else {
+        break;
+      }
       *pending_space = true;
-      continue;
+    }
+    if (i >= n) return;
+    // Find the end of the word: scan for a byte that may start whitespace.
+    size_t w = i;
+    while (true) {
+      while (w < n && !kMaybeSpace[static_cast<unsigned char>(s[w])]) ++w;
+      if (w >= n || IsSpace(s[w]) || (w + 1 < n && s[w + 1] == '\xA0')) break;
+      ++w;  // a 0xC2 that does not start U+00A0
     }
     if (*pending_space && !out->empty()) {
       if (out->size() + 1 > max) return;
       out->push_back(' ');
     }
     *pending_space = false;
-    if (out->size() + 1 > max) {
-      // Do not leave a partial UTF-8 sequence behind.
-      while (!out->empty() && (static_cast<unsigned char>(out->back()) & 0xC0) == 0x80) {
-        out->pop_back();
-      }
-      if (!out->empty() && static_cast<unsigned char>(out->back()) >= 0xC0) out->pop_back();
+    std::string_view word = s.substr(i, w - i);
+    if (out->size() + word.size() > max) {
+      // Cut on a UTF-8 boundary: never leave a partial sequence behind.
+      size_t room = max - out->size();
+      while (room > 0 && (static_cast<unsigned char>(word[room]) & 0xC0) == 0x80) --room;
+      out->append(word.substr(0, room));
       return;
     }
-    out->push_back(c);
+    out->append(word);
+    i = w;
   }
 }
 
@@ -140,40 +143,48 @@ class ExtractHandler : public internal::TokenHandler {
   }
 
   void OnTag(const Tag& tag) override {
-    const std::string& n = tag.name;
-    if (n == "svg") svg_depth_ += tag.is_end ? (svg_depth_ > 0 ? -1 : 0) : 1;
+    using internal::TagId;
+    const TagId id = tag.info.id;
+    const bool hidden = (tag.info.flags & internal::kTagHidden) != 0;
+    if ((tag.info.flags & internal::kTagInline) == 0) text_space_ = true;
+    if (id == TagId::kSvg) svg_depth_ += tag.is_end ? (svg_depth_ > 0 ? -1 : 0) : 1;
     if (tag.is_end) {
-      if (IsHiddenElement(n) && hidden_depth_ > 0) --hidden_depth_;
-      if (n == "title" && in_title_) {
+      if (hidden && hidden_depth_ > 0) --hidden_depth_;
+      if (id == TagId::kTitle && in_title_) {
         in_title_ = false;
         have_title_ = true;
       }
-      if (!IsInlineElement(n)) text_space_ = true;
       return;
     }
-    if (!IsInlineElement(n)) text_space_ = true;
     // (A self-closing flag is ignored on these HTML elements, so always count the start.)
-    if (IsHiddenElement(n)) ++hidden_depth_;
-    if (n == "a") {
-      AddLink(tag, "href", LinkSource::kAnchor);
-    } else if (n == "area") {
-      AddLink(tag, "href", LinkSource::kArea);
-    } else if (n == "link") {
-      OnLinkElement(tag);
-    } else if (n == "frame") {
-      AddLink(tag, "src", LinkSource::kFrame);
-    } else if (n == "iframe") {
-      AddLink(tag, "src", LinkSource::kIframe);
-    } else if (n == "base") {
-      const std::string* href = tag.Find("href");
-      if (href != nullptr && !have_base_) {
-        have_base_ = true;
-        page_->base_href = CleanUrl(*href);
-      }
-    } else if (n == "meta") {
-      OnMeta(tag);
-    } else if (n == "title" && !have_title_ && svg_depth_ == 0) {
-      in_title_ = true;
+    if (hidden) ++hidden_depth_;
+    switch (id) {
+      case TagId::kA:
+        AddLink(tag, "href", LinkSource::kAnchor);
+        break;
+      case TagId::kArea:
+        AddLink(tag, "href", LinkSource::kArea);
+        break;
+      case TagId::kLink:
+        OnLinkElement(tag);
+        break;
+      case TagId::kFrame:
+        AddLink(tag, "src", LinkSource::kFrame);
+        break;
+      case TagId::kIframe:
+        AddLink(tag, "src", LinkSource::kIframe);
+        break;
+      case TagId::kBase:
+        OnBase(tag);
+        break;
+      case TagId::kMeta:
+        OnMeta(tag);
+        break;
+      case TagId::kTitle:
+        if (!have_title_ && svg_depth_ == 0) in_title_ = true;
+        break;
+      default:
+        break;
     }
   }
 
@@ -240,6 +251,14 @@ class ExtractHandler : public internal::TokenHandler {
       }
     }
     AddLink(tag, "href", LinkSource::kLink);
+  }
+
+  void OnBase(const Tag& tag) {
+    const std::string* href = tag.Find("href");
+    if (href != nullptr && !have_base_) {
+      have_base_ = true;
+      page_->base_href = CleanUrl(*href);
+    }
   }
 
   void OnMeta(const Tag& tag) {

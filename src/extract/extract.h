@@ -111,8 +111,8 @@ bool IsHtml(std::string_view content_type, std::string_view body);
 // then uchardet, then "windows-1252". Returns a lowercase WHATWG canonical name.
 std::string DetectCharset(std::string_view body, std::string_view content_type);
 
-// Converts body from charset (any WHATWG label) to UTF-8; a leading BOM is removed and
-// invalid input becomes U+FFFD. Unknown labels are decoded as windows-1252.
+// Converts body from charset (any WHATWG label) to UTF-8; a leading BOM of that charset is
+// removed and invalid input becomes U+FFFD. Unknown labels are decoded as windows-1252.
 std::string ConvertToUtf8(std::string_view body, std::string_view charset);
 
 // Maps a WHATWG encoding label ("latin1", " ISO-8859-1 ", "utf8") to its canonical lowercase

@@ -129,7 +129,7 @@ class XmlSitemapParser {
   void Run() {
     size_t i = 0;
     const size_t n = in_.size();
-    while (i < n && !r_->truncated) {
+    while (i < n && !stop_) {
       size_t lt = in_.find('<', i);
       if (lt == std::string_view::npos) lt = n;
       if (in_loc_) AppendXmlText(in_.substr(i, lt - i), &loc_);
@@ -198,7 +198,7 @@ class XmlSitemapParser {
     }
     if (stack_.size() >= kMaxXmlDepth) {
       r_->error = "sitemap nesting too deep";
-      r_->truncated = true;
+      stop_ = true;
       return;
     }
     // <loc> counts only as a direct child of <url> (urlset) or <sitemap> (sitemapindex),
@@ -230,6 +230,7 @@ class XmlSitemapParser {
   void AddUrl(std::string_view url) {
     if (r_->urls.size() >= kMaxSitemapUrls) {
       r_->truncated = true;
+      stop_ = true;
       return;
     }
     r_->urls.emplace_back(url);
@@ -240,6 +241,7 @@ class XmlSitemapParser {
   std::vector<Element> stack_;
   std::string root_;
   bool in_loc_ = false;
+  bool stop_ = false;
   std::string loc_;
 };
 

@@ -9,6 +9,11 @@ namespace {
 
 constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
 
+// Attributes of one tag beyond this are parsed and dropped. Duplicate detection is linear in
+// the attribute count, so without a cap one hostile tag with 100,000 attributes would cost
+// 5e9 comparisons; real elements carry a few dozen at most.
+constexpr size_t kMaxAttributesPerTag = 256;
+
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'; }
 bool IsAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 char Lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
@@ -24,30 +29,27 @@ bool StartsWithNoCase(std::string_view s, size_t pos, std::string_view prefix) {
 // The element whose content the tokenizer is in after a start tag.
 enum class Mode { kData, kRcdata, kRawtext, kScript, kPlaintext };
 
-Mode ModeForStartTag(std::string_view name) {
-  if (name == "script") return Mode::kScript;
-  if (name == "style" || name == "xmp" || name == "iframe" || name == "noembed" ||
-      name == "noframes") {
-    return Mode::kRawtext;
+Mode ModeForStartTag(TagId id) {
+  switch (id) {
+    case TagId::kScript:
+      return Mode::kScript;
+    case TagId::kStyle:
+    case TagId::kXmp:
+    case TagId::kIframe:
+    case TagId::kNoembed:
+    case TagId::kNoframes:
+      return Mode::kRawtext;
+    case TagId::kTitle:
+    case TagId::kTextarea:
+      return Mode::kRcdata;
+    case TagId::kPlaintext:
+      return Mode::kPlaintext;
+    default:
+      return Mode::kData;
   }
-  if (name == "title" || name == "textarea") return Mode::kRcdata;
-  if (name == "plaintext") return Mode::kPlaintext;
-  return Mode::kData;
 }
 
-// HTML §13.2.6.5: start tags that leave foreign content.
-bool IsBreakoutTag(std::string_view n) {
-  static constexpr std::string_view kTags[] = {
-      "b",    "big",  "blockquote", "body",   "br",   "center", "code",   "dd",  "div",
-      "dl",   "dt",   "em",         "embed",  "h1",   "h2",     "h3",     "h4",  "h5",
-      "h6",   "head", "hr",         "i",      "img",  "li",     "listing", "menu", "meta",
-      "nobr", "ol",   "p",          "pre",    "ruby", "s",      "small",  "span", "strong",
-      "strike", "sub", "sup",       "table",  "tt",   "u",      "ul",     "var"};
-  for (std::string_view t : kTags) {
-    if (n == t) return true;
-  }
-  return false;
-}
+bool IsForeignRoot(TagId id) { return id == TagId::kSvg || id == TagId::kMath; }
 
 class Tokenizer {
  public:
@@ -267,6 +269,11 @@ class Tokenizer {
   }
 
   Attribute* NewAttribute() {
+    if (tag_.attribute_count >= kMaxAttributesPerTag) {
+      scratch_.name.clear();
+      scratch_.value.clear();
+      return &scratch_;
+    }
     if (tag_.attribute_count == tag_.attributes.size()) tag_.attributes.emplace_back();
     Attribute* a = &tag_.attributes[tag_.attribute_count++];
     a->name.clear();
@@ -275,8 +282,8 @@ class Tokenizer {
   }
 
   // Drops the last attribute if its name repeats an earlier one (§13.2.5.33: first wins).
-  void DedupLastAttribute() {
-    if (tag_.attribute_count < 2) return;
+  void DedupLastAttribute(const Attribute* last_added) {
+    if (last_added == &scratch_ || tag_.attribute_count < 2) return;
     const std::string& last = tag_.attributes[tag_.attribute_count - 1].name;
     for (size_t k = 0; k + 1 < tag_.attribute_count; ++k) {
       if (tag_.attributes[k].name == last) {
@@ -295,7 +302,12 @@ class Tokenizer {
     if (q == '"' || q == '\'') {
       ++i;
       while (i < n && in_[i] != q) {
-        i = ValueChar(i, value);
+        // Copy the run of ordinary characters in one append.
+        size_t run = i;
+        while (run < n && in_[run] != q && in_[run] != '&' && in_[run] != '\0') ++run;
+        value->append(in_.data() + i, run - i);
+        i = run;
+        if (i < n && in_[i] != q) i = ValueChar(i, value);
       }
       return i < n ? i + 1 : std::string_view::npos;
     }
@@ -359,7 +371,7 @@ class Tokenizer {
         AppendNameChar(in_[i], &attr->name);
         ++i;
       }
-      DedupLastAttribute();
+      DedupLastAttribute(attr);
       size_t j = i;
       while (j < n && IsSpace(in_[j])) ++j;
       if (j >= n) break;
@@ -374,8 +386,7 @@ class Tokenizer {
         EmitTag();
         return;
       }
-      // The value is decoded into the attribute even when it was a duplicate (harmless:
-      // the slot is reused).
+      // A duplicate's (or a dropped attribute's) value is parsed into scratch_ and discarded.
       Attribute* target = tag_.attribute_count > 0 &&
                                   &tag_.attributes[tag_.attribute_count - 1] == attr
                               ? attr
@@ -388,19 +399,21 @@ class Tokenizer {
   }
 
   void EmitTag() {
+    tag_.info = ClassifyTag(tag_.name);
+    const TagId id = tag_.info.id;
     if (tag_.is_end) {
-      if ((tag_.name == "svg" || tag_.name == "math") && foreign_depth_ > 0) --foreign_depth_;
+      if (IsForeignRoot(id) && foreign_depth_ > 0) --foreign_depth_;
       h_->OnTag(tag_);
       return;
     }
-    if (foreign_depth_ > 0 && IsBreakoutTag(tag_.name)) foreign_depth_ = 0;
+    if (foreign_depth_ > 0 && (tag_.info.flags & kTagBreakout) != 0) foreign_depth_ = 0;
     h_->OnTag(tag_);
-    if (tag_.name == "svg" || tag_.name == "math") {
+    if (IsForeignRoot(id)) {
       if (!tag_.self_closing) ++foreign_depth_;
       return;
     }
     if (foreign_depth_ > 0) return;  // no raw-text elements in foreign content
-    mode_ = ModeForStartTag(tag_.name);
+    mode_ = ModeForStartTag(id);
     if (mode_ != Mode::kData) raw_name_ = tag_.name;
   }
 

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "extract/tag_names.h"
+
 namespace harvest::extract::internal {
 
 struct Attribute {
@@ -22,6 +24,7 @@ struct Attribute {
 
 struct Tag {
   std::string name;  // ASCII-lowercased; NUL → U+FFFD
+  TagInfo info;      // ClassifyTag(name)
   bool is_end = false;
   bool self_closing = false;
   // Attributes in source order; a duplicate name is dropped (the first wins).

@@ -67,7 +67,11 @@ struct FetchOptions {
   size_t max_concurrent = 2000;
   // Accept-Encoding request header ("" = not sent). The body is never decoded here.
   std::string accept_encoding = "gzip, br, zstd";
-  // CURLMOPT_MAX_HOST_CONNECTIONS: connections per host name (politeness: 1). 0 = unlimited.
+  // Transfers running at once per URL host ("host[:port]" of the request URL; politeness:
+  // 1). Extra requests for a busy host wait in the fetcher's queue. 0 = unlimited. Default 1.
+  // Enforced by the fetcher, not by CURLMOPT_MAX_HOST_CONNECTIONS, which counts per connect
+  // address and would serialize every host that connect_to routes to one address. Redirect
+  // hops followed inside one transfer are not counted against their own host.
   size_t max_host_connections = 1;
   // Proxy URL (curl syntax, e.g. "http://127.0.0.1:3128"). Default "" = no proxy, and the
   // environment's http_proxy/https_proxy are ignored.
@@ -113,7 +117,8 @@ struct FetchResult {
   std::string http_version;   // "1.0", "1.1", "2", "3"; "" when no response
   std::string request_head;   // raw head of the final request as sent (HTTP/2: curl's
                               // HTTP/1-style rendering of the request)
-  std::string response_head;  // raw final response head as received (status line .. CRLF CRLF)
+  std::string response_head;  // raw final response head as received (status line .. CRLF CRLF;
+                              // HTTP/2: curl's HTTP/1-style rendering, "HTTP/2 200 \r\n...")
   std::vector<std::pair<std::string, std::string>> headers;  // parsed from response_head
   std::string body;           // de-chunked, NOT content-decoded
   std::string truncated;      // "" or "length" / "time" / "disconnect" (WARC-Truncated)

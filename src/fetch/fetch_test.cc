@@ -1,92 +1,35 @@
-// Tests of the Fetcher against an in-process server that writes exact bytes.
+// Fetcher tests: what one transfer captures and how each outcome is reported.
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
+#include <functional>
 #include <map>
-#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "base/version.h"
 #include "fetch/fetch.h"
-#include "fetch/testing/raw_http_server.h"
+#include "fetch/testing/fetcher_fixture.h"
 
 namespace harvest::fetch {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::Clock;
+using testing::FetcherTest;
+using testing::Gzip;
 using testing::MakeResponse;
-using testing::RawHttpServer;
 using testing::RawReply;
 using testing::RawRequest;
-using Clock = std::chrono::steady_clock;
-
-std::string Gzip(const std::string& in) {
-  z_stream zs{};
-  EXPECT_EQ(deflateInit2(&zs, 9, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY), Z_OK);
-  std::string out(deflateBound(&zs, in.size()) + 32, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  zs.avail_in = static_cast<uInt>(in.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  EXPECT_EQ(deflate(&zs, Z_FINISH), Z_STREAM_END);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
-  return out;
-}
-
-// A port nothing listens on: bound, never listened, then closed.
-int UnusedPort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
-
-class FetcherTest : public ::testing::Test {
- protected:
-  void Serve(RawHttpServer::Handler handler) {
-    server_ = std::make_unique<RawHttpServer>(std::move(handler));
-    ASSERT_TRUE(server_->Start());
-  }
-  std::string Url(const std::string& path) const {
-    return "http://127.0.0.1:" + std::to_string(server_->port()) + path;
-  }
-  std::string RouteAll() const { return "::127.0.0.1:" + std::to_string(server_->port()); }
-  static FetchOptions TestOptions() {
-    FetchOptions o;
-    o.connect_timeout = 2s;
-    o.total_timeout = 5s;
-    return o;
-  }
-  // Starts one request and polls until it completes (or `limit` passes).
-  static FetchResult FetchOne(Fetcher& f, FetchRequest req, std::chrono::milliseconds limit = 5s) {
-    std::optional<FetchResult> out;
-    f.Start(std::move(req), [&out](FetchResult&& r) { out = std::move(r); });
-    const auto deadline = Clock::now() + limit;
-    while (!out && Clock::now() < deadline) f.Poll(50ms);
-    EXPECT_TRUE(out.has_value()) << "request did not complete in time";
-    return out ? std::move(*out) : FetchResult{};
-  }
-  FetchResult FetchPath(const std::string& path, FetchOptions o = TestOptions()) {
-    Fetcher f(o);
-    EXPECT_TRUE(f.status().ok()) << f.status().ToString();
-    return FetchOne(f, {.id = 7, .url = Url(path)});
-  }
-
-  std::unique_ptr<RawHttpServer> server_;
-};
+using testing::UnusedPort;
 
 TEST_F(FetcherTest, Ok200CapturesHeadsBodyAndMetadata) {
   const std::string reply =
@@ -130,6 +73,17 @@ TEST_F(FetcherTest, Status404IsAResultNotAnError) {
   EXPECT_EQ(r.outcome, FetchOutcome::kOk);
   EXPECT_EQ(r.status, 404);
   EXPECT_EQ(r.body, "no");
+}
+
+TEST_F(FetcherTest, Http10ResponseWithoutLength) {
+  Serve([](const RawRequest&) {
+    return RawReply{.bytes = "HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\nuntil close",
+                    .close = true};
+  });
+  const FetchResult r = FetchPath("/old");
+  EXPECT_EQ(r.outcome, FetchOutcome::kOk) << r.error;
+  EXPECT_EQ(r.http_version, "1.0");
+  EXPECT_EQ(r.body, "until close");
 }
 
 TEST_F(FetcherTest, RedirectNotFollowedByDefault) {
@@ -264,6 +218,33 @@ TEST_F(FetcherTest, StalledBodyTimesOutAsTruncatedTime) {
   EXPECT_EQ(r.body, "part");
 }
 
+TEST_F(FetcherTest, LowSpeedAbort) {
+  Serve([](const RawRequest&) {
+    return RawReply{.bytes = "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npart", .hang = true};
+  });
+  FetchOptions o = TestOptions();
+  o.low_speed_limit_bytes = 1000;
+  o.low_speed_time = 1s;
+  const auto t0 = Clock::now();
+  const FetchResult r = FetchPath("/trickle", o);
+  const auto elapsed = Clock::now() - t0;
+  EXPECT_EQ(r.outcome, FetchOutcome::kTimeout);
+  EXPECT_EQ(r.truncated, "time");
+  EXPECT_GE(elapsed, 900ms);
+  EXPECT_LT(elapsed, 4s);  // well before total_timeout (5 s)
+}
+
+TEST_F(FetcherTest, ProxyFromEnvironmentIgnored) {
+  Serve([](const RawRequest&) { return RawReply{.bytes = MakeResponse(200, "OK", {}, "direct")}; });
+  setenv("http_proxy", "http://127.0.0.1:9", 1);
+  setenv("ALL_PROXY", "http://127.0.0.1:9", 1);
+  const FetchResult r = FetchPath("/p");
+  unsetenv("http_proxy");
+  unsetenv("ALL_PROXY");
+  EXPECT_EQ(r.outcome, FetchOutcome::kOk) << r.error;
+  EXPECT_EQ(r.body, "direct");
+}
+
 TEST_F(FetcherTest, ConnectionClosedMidBodyIsDisconnect) {
   Serve([](const RawRequest&) {
     return RawReply{.bytes = "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npart", .close = true};
@@ -280,6 +261,33 @@ TEST_F(FetcherTest, ConnectionRefused) {
       FetchOne(f, {.url = "http://127.0.0.1:" + std::to_string(UnusedPort()) + "/"});
   EXPECT_EQ(r.outcome, FetchOutcome::kConnectError) << r.error;
   EXPECT_EQ(r.status, 0);
+}
+
+TEST_F(FetcherTest, TlsHandshakeWithPlainHttpServerIsTlsError) {
+  // A listener that answers the ClientHello with plain HTTP (RawHttpServer would wait for
+  // CRLF CRLF, which a ClientHello does not contain).
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(listen(fd, 4), 0);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  std::thread greeter([fd] {
+    const int c = accept(fd, nullptr, nullptr);
+    if (c < 0) return;
+    const char kNotTls[] = "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n";
+    (void)send(c, kNotTls, sizeof(kNotTls) - 1, MSG_NOSIGNAL);
+    std::this_thread::sleep_for(100ms);
+    close(c);
+  });
+  Fetcher f(TestOptions());
+  const FetchResult r =
+      FetchOne(f, {.url = "https://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)) + "/"});
+  greeter.join();
+  close(fd);
+  EXPECT_EQ(r.outcome, FetchOutcome::kTlsError) << r.error;
 }
 
 TEST_F(FetcherTest, UnresolvableHostIsDnsError) {
@@ -336,128 +344,6 @@ TEST_F(FetcherTest, RetryAfterFromResponse) {
   const FetchResult r = FetchPath("/busy");
   EXPECT_EQ(r.status, 503);
   EXPECT_EQ(r.RetryAfter(r.start_wall_us), std::chrono::seconds(120));
-}
-
-TEST_F(FetcherTest, KeepAliveReusesOneConnection) {
-  Serve([](const RawRequest&) { return RawReply{.bytes = MakeResponse(200, "OK", {}, "k")}; });
-  Fetcher f(TestOptions());
-  for (int i = 0; i < 5; ++i) {
-    EXPECT_EQ(FetchOne(f, {.url = Url("/k" + std::to_string(i))}).outcome, FetchOutcome::kOk);
-  }
-  EXPECT_EQ(server_->connections(), 1);
-  EXPECT_EQ(server_->requests().size(), 5u);
-}
-
-TEST_F(FetcherTest, FiveHundredConcurrentTransfersComplete) {
-  Serve([](const RawRequest& req) {
-    return RawReply{.bytes = MakeResponse(200, "OK", {}, req.Header("Host").value_or("") + req.target)};
-  });
-  FetchOptions o = TestOptions();
-  o.connect_to = {RouteAll()};
-  Fetcher f(o);
-  constexpr int kCount = 500;
-  std::map<uint64_t, FetchResult> results;
-  for (int i = 0; i < kCount; ++i) {
-    f.Start({.id = static_cast<uint64_t>(i),
-             .url = "http://h" + std::to_string(i) + ".test/p" + std::to_string(i)},
-            [&results](FetchResult&& r) { results.emplace(r.id, std::move(r)); });
-  }
-  EXPECT_EQ(f.in_flight(), static_cast<size_t>(kCount));
-  const auto deadline = Clock::now() + 15s;
-  int completed = 0;
-  while (completed < kCount && Clock::now() < deadline) completed += f.Poll(100ms);
-  ASSERT_EQ(results.size(), static_cast<size_t>(kCount));
-  EXPECT_EQ(completed, kCount);
-  EXPECT_EQ(f.in_flight(), 0u);
-  for (const auto& [id, r] : results) {
-    ASSERT_EQ(r.outcome, FetchOutcome::kOk) << id << ": " << r.error;
-    EXPECT_EQ(r.body, "h" + std::to_string(id) + ".test/p" + std::to_string(id));
-  }
-}
-
-TEST_F(FetcherTest, MaxConcurrentQueuesTheRest) {
-  std::atomic<int> active{0}, peak{0};
-  Serve([&](const RawRequest&) {
-    const int now = ++active;
-    int p = peak.load();
-    while (now > p && !peak.compare_exchange_weak(p, now)) {
-    }
-    std::this_thread::sleep_for(20ms);
-    --active;
-    return RawReply{.bytes = MakeResponse(200, "OK", {}, "q")};
-  });
-  FetchOptions o = TestOptions();
-  o.connect_to = {RouteAll()};
-  o.max_concurrent = 3;
-  Fetcher f(o);
-  std::vector<uint64_t> order;
-  for (uint64_t i = 0; i < 20; ++i) {
-    f.Start({.id = i, .url = "http://q" + std::to_string(i) + ".test/"},
-            [&order](FetchResult&& r) { order.push_back(r.id); });
-  }
-  EXPECT_EQ(f.in_flight(), 20u);
-  const auto deadline = Clock::now() + 10s;
-  while (order.size() < 20 && Clock::now() < deadline) f.Poll(50ms);
-  EXPECT_EQ(order.size(), 20u);
-  EXPECT_LE(peak.load(), 3);
-  EXPECT_GE(peak.load(), 2);
-}
-
-TEST_F(FetcherTest, CallbackMayStartTheNextTransfer) {
-  Serve([](const RawRequest& req) { return RawReply{.bytes = MakeResponse(200, "OK", {}, req.target)}; });
-  Fetcher f(TestOptions());
-  std::vector<std::string> bodies;
-  std::function<void(FetchResult&&)> next = [&](FetchResult&& r) {
-    bodies.push_back(r.body);
-    if (bodies.size() < 5) f.Start({.url = Url("/n" + std::to_string(bodies.size()))}, next);
-  };
-  f.Start({.url = Url("/n0")}, next);
-  const auto deadline = Clock::now() + 5s;
-  while (bodies.size() < 5 && Clock::now() < deadline) f.Poll(50ms);
-  EXPECT_EQ(bodies, (std::vector<std::string>{"/n0", "/n1", "/n2", "/n3", "/n4"}));
-}
-
-TEST_F(FetcherTest, WakeupFromAnotherThreadEndsPoll) {
-  Fetcher f(TestOptions());
-  f.Poll(0ms);  // binds the loop thread
-  std::thread waker([&f] {
-    std::this_thread::sleep_for(100ms);
-    f.Wakeup();
-  });
-  const auto t0 = Clock::now();
-  EXPECT_EQ(f.Poll(10s), 0);
-  const auto elapsed = Clock::now() - t0;
-  waker.join();
-  EXPECT_GE(elapsed, 50ms);
-  EXPECT_LT(elapsed, 3s);
-}
-
-TEST_F(FetcherTest, ErrorsAreDeliveredInsidePollNotStart) {
-  Fetcher f(TestOptions());
-  bool called = false;
-  FetchResult got;
-  f.Start({.url = "http://"}, [&](FetchResult&& r) { called = true; got = std::move(r); });
-  EXPECT_FALSE(called);
-  EXPECT_EQ(f.in_flight(), 1u);
-  const auto deadline = Clock::now() + 2s;
-  while (!called && Clock::now() < deadline) f.Poll(50ms);
-  ASSERT_TRUE(called);
-  EXPECT_EQ(got.outcome, FetchOutcome::kOtherError);
-  EXPECT_EQ(f.in_flight(), 0u);
-  // Schemes other than http(s) are refused.
-  EXPECT_EQ(FetchOne(f, {.url = "file:///etc/passwd"}).outcome, FetchOutcome::kOtherError);
-}
-
-TEST_F(FetcherTest, DestructorAbortsWithoutCallbacks) {
-  Serve([](const RawRequest&) { return RawReply{.hang = true}; });
-  bool called = false;
-  {
-    Fetcher f(TestOptions());
-    for (int i = 0; i < 3; ++i) f.Start({.url = Url("/h")}, [&](FetchResult&&) { called = true; });
-    for (int i = 0; i < 5; ++i) f.Poll(20ms);
-    EXPECT_EQ(f.in_flight(), 3u);
-  }
-  EXPECT_FALSE(called);
 }
 
 }  // namespace

@@ -14,7 +14,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
-#include <deque>
+#include <list>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -85,6 +85,12 @@ class Fetcher::Impl {
     return resolved_.options.max_concurrent == 0 ||
            running_.size() < resolved_.options.max_concurrent;
   }
+  bool HostHasRoom(const std::string& key) const {
+    const size_t limit = resolved_.options.max_host_connections;
+    if (limit == 0) return true;
+    auto it = per_host_.find(key);
+    return it == per_host_.end() || it->second < limit;
+  }
   void Launch(std::unique_ptr<Transfer> t);
   void LaunchQueued();
   int WaitMillis(std::chrono::milliseconds timeout) const;
@@ -101,7 +107,10 @@ class Fetcher::Impl {
   std::thread::id loop_thread_;
   std::optional<SteadyClock::time_point> timer_deadline_;
   std::unordered_map<CURL*, std::unique_ptr<Transfer>> running_;
-  std::deque<std::unique_ptr<Transfer>> queued_;
+  // Waiting for a global or per-host slot, oldest first. A list: blocked hosts are skipped
+  // and launched entries are taken from the middle.
+  std::list<std::unique_ptr<Transfer>> queued_;
+  std::unordered_map<std::string, size_t> per_host_;  // running transfers per host_key()
   std::vector<Ready> ready_;  // finished; callbacks not yet run
 };
 
@@ -151,8 +160,9 @@ Fetcher::Impl::Impl(FetchOptions options) {
   curl_multi_setopt(multi_, CURLMOPT_SOCKETDATA, static_cast<void*>(this));
   curl_multi_setopt(multi_, CURLMOPT_TIMERFUNCTION, &Impl::OnTimer);
   curl_multi_setopt(multi_, CURLMOPT_TIMERDATA, static_cast<void*>(this));
-  curl_multi_setopt(multi_, CURLMOPT_MAX_HOST_CONNECTIONS,
-                    static_cast<long>(o.max_host_connections));
+  // max_host_connections is enforced here, per URL host: curl's own
+  // CURLMOPT_MAX_HOST_CONNECTIONS counts per *connect* host, so with connect_to routing
+  // every name to one address it would serialize all hosts.
   curl_multi_setopt(multi_, CURLMOPT_MAX_TOTAL_CONNECTIONS, static_cast<long>(o.max_concurrent));
   curl_multi_setopt(multi_, CURLMOPT_PIPELINING, static_cast<long>(CURLPIPE_MULTIPLEX));
 }
@@ -181,11 +191,8 @@ void Fetcher::Impl::Start(FetchRequest request, FetchCallback done) {
     ready_.push_back({std::move(cb), t->Fail(FetchOutcome::kOtherError, status_.ToString())});
     return;
   }
-  if (HasCapacity() && queued_.empty()) {
-    Launch(std::move(t));
-  } else {
-    queued_.push_back(std::move(t));
-  }
+  queued_.push_back(std::move(t));
+  LaunchQueued();
 }
 
 void Fetcher::Impl::Launch(std::unique_ptr<Transfer> t) {
@@ -194,6 +201,7 @@ void Fetcher::Impl::Launch(std::unique_ptr<Transfer> t) {
     const CURLMcode mc = curl_multi_add_handle(multi_, t->easy());
     if (mc == CURLM_OK) {
       CURL* easy = t->easy();
+      ++per_host_[t->host_key()];
       running_.emplace(easy, std::move(t));
       return;
     }
@@ -204,9 +212,13 @@ void Fetcher::Impl::Launch(std::unique_ptr<Transfer> t) {
 }
 
 void Fetcher::Impl::LaunchQueued() {
-  while (!queued_.empty() && HasCapacity()) {
-    std::unique_ptr<Transfer> t = std::move(queued_.front());
-    queued_.pop_front();
+  for (auto it = queued_.begin(); it != queued_.end() && HasCapacity();) {
+    if (!HostHasRoom((*it)->host_key())) {
+      ++it;
+      continue;
+    }
+    std::unique_ptr<Transfer> t = std::move(*it);
+    it = queued_.erase(it);
     Launch(std::move(t));
   }
 }
@@ -295,6 +307,8 @@ void Fetcher::Impl::CollectFinished() {
     std::unique_ptr<Transfer> t = std::move(it->second);
     running_.erase(it);
     curl_multi_remove_handle(multi_, easy);
+    auto host = per_host_.find(t->host_key());
+    if (host != per_host_.end() && --host->second == 0) per_host_.erase(host);
     FetchCallback cb = t->TakeCallback();
     ready_.push_back({std::move(cb), t->Finish(code)});
   }

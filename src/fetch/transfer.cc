@@ -59,8 +59,23 @@ void Set(CURL* easy, CURLoption opt, T value) {
 
 }  // namespace
 
+std::string HostKey(std::string_view url) {
+  const size_t scheme_end = url.find("://");
+  if (scheme_end != std::string_view::npos) {
+    url.remove_prefix(scheme_end + 3);
+    url = url.substr(0, url.find_first_of("/?#"));
+    const size_t at = url.rfind('@');
+    if (at != std::string_view::npos) url.remove_prefix(at + 1);
+  }
+  std::string key(url);
+  for (char& c : key) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return key;
+}
+
 Transfer::Transfer(FetchRequest request, FetchCallback done)
-    : request_(std::move(request)), done_(std::move(done)) {
+    : request_(std::move(request)), host_key_(HostKey(request_.url)), done_(std::move(done)) {
   result_.id = request_.id;
   result_.url = request_.url;
 }

@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "fetch/fetch.h"
 
@@ -19,6 +20,10 @@ struct ResolvedOptions {
   std::string user_agent;        // never empty
   curl_slist* connect_to = nullptr;  // owned by the Fetcher
 };
+
+// "host[:port]" of an absolute URL, lower-cased, userinfo dropped; the whole string when it
+// has no "://".
+std::string HostKey(std::string_view url);
 
 class Transfer {
  public:
@@ -32,6 +37,8 @@ class Transfer {
   Status Configure(const ResolvedOptions& opts, int64_t start_wall_us);
   CURL* easy() const { return easy_; }
   uint64_t id() const { return result_.id; }
+  // "host[:port]" of the request URL, lower-cased: the unit of max_host_connections.
+  const std::string& host_key() const { return host_key_; }
 
   // Builds the result for a transfer curl finished with `code`.
   FetchResult Finish(CURLcode code);
@@ -46,6 +53,7 @@ class Transfer {
   void MapError(CURLcode code);
 
   FetchRequest request_;
+  std::string host_key_;
   FetchCallback done_;
   FetchResult result_;
   CURL* easy_ = nullptr;

@@ -109,9 +109,9 @@ class Admission {
 
  private:
   struct HostCounters {
-    int64_t day = -1;          // UTC day of admitted_today
+    int64_t day = -1;  // UTC day of admitted_today
     uint64_t admitted_today = 0;
-    uint64_t admitted = 0;     // all time, for the discovery ratio
+    uint64_t admitted = 0;  // all time, for the discovery ratio
     uint64_t fetched = 0;
   };
   AdmitVerdict Judge(const AdmitCandidate& c);

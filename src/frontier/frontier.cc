@@ -1,11 +1,11 @@
 // Frontier: host scheduling, leases, delays, retries and the circuit breaker.
 #include "frontier/frontier.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
-
-#include <spdlog/spdlog.h>
 
 namespace harvest::frontier {
 
@@ -104,9 +104,8 @@ void Frontier::Reschedule(Host& h) {
   }
   // Stale entries drain as time passes; rebuild if they pile up (many changes per host).
   if (heap_.size() > 4 * hosts_.size() + 1024) {
-    std::erase_if(heap_, [this](const HeapEntry& e) {
-      return e.generation != hosts_[e.id]->generation;
-    });
+    std::erase_if(heap_,
+                  [this](const HeapEntry& e) { return e.generation != hosts_[e.id]->generation; });
     std::make_heap(heap_.begin(), heap_.end(), std::greater<>());
   }
 }
@@ -125,7 +124,7 @@ void Frontier::WakeIpWaiters(const std::string& ip) {
   // race for the slot parks again and is woken by the next completion on this IP.
   while (!waiters.empty()) {
     const HostId id = waiters.front();
-    waiters.erase(waiters.begin());
+    waiters.pop_front();
     Host& h = *hosts_[id];
     if (h.busy || h.ip != ip) continue;
     Reschedule(h);
@@ -197,8 +196,8 @@ microseconds Frontier::DelayFor(const Host& h, std::optional<milliseconds> retry
   if (retry_after) d = std::max<microseconds>(d, *retry_after);
   if (h.override_delay) d = std::max<microseconds>(d, *h.override_delay);
   if (options_.adaptive_factor > 0) {
-    const auto adaptive = microseconds(static_cast<int64_t>(
-        std::llround(options_.adaptive_factor * static_cast<double>(h.last_response_time.count()))));
+    const auto adaptive = microseconds(static_cast<int64_t>(std::llround(
+        options_.adaptive_factor * static_cast<double>(h.last_response_time.count()))));
     d = std::max(d, adaptive);
   }
   return d;
@@ -233,8 +232,8 @@ void Frontier::RecordBreaker(Host& h, bool error, Clock::TimePoint now) {
       static_cast<double>(h.ring_errors) > options_.breaker_error_rate * h.ring_count) {
     h.breaker_open = true;
     h.open_until = now + options_.breaker_cooldown;
-    spdlog::warn("frontier: {} breaker open ({} errors in {} completions), paused for {} s",
-                 h.name, h.ring_errors, h.ring_count, options_.breaker_cooldown.count());
+    spdlog::warn("frontier: {} breaker open ({} errors in {} completions), paused for {} s", h.name,
+                 h.ring_errors, h.ring_count, options_.breaker_cooldown.count());
   }
 }
 

@@ -28,6 +28,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -85,7 +86,7 @@ enum class CompletionKind {
 struct Completion {
   CompletionKind kind = CompletionKind::kDone;
   std::optional<std::chrono::milliseconds> retry_after;  // from Retry-After (429/503)
-  std::chrono::microseconds response_time{0};           // for the adaptive factor
+  std::chrono::microseconds response_time{0};            // for the adaptive factor
   bool error = false;  // counts toward the circuit breaker (5xx/timeout/connection)
 };
 
@@ -139,12 +140,12 @@ class Frontier {
   std::chrono::microseconds HostDelay(const std::string& host) const;
 
   // Stats.
-  size_t queued() const { return queued_; }            // items in host queues
-  size_t in_flight() const { return in_flight_; }      // outstanding leases
-  size_t hosts() const;                                 // hosts with queued/waiting/leased work
-  size_t hosts_ready() const;                           // hosts Next() could serve now
+  size_t queued() const { return queued_; }        // items in host queues
+  size_t in_flight() const { return in_flight_; }  // outstanding leases
+  size_t hosts() const;                            // hosts with queued/waiting/leased work
+  size_t hosts_ready() const;                      // hosts Next() could serve now
   size_t retries_pending() const { return retries_pending_; }  // retries waiting for backoff
-  size_t hosts_paused() const;                          // hosts whose breaker is open
+  size_t hosts_paused() const;                                 // hosts whose breaker is open
   bool Idle() const { return queued_ == 0 && in_flight_ == 0 && retries_pending_ == 0; }
 
  private:
@@ -177,7 +178,7 @@ class Frontier {
   // Min-heap on ready time; mutable so const NextWakeup() can drop stale tops.
   mutable std::vector<HeapEntry> heap_;
   std::unordered_map<std::string, size_t> ip_in_flight_;
-  std::unordered_map<std::string, std::vector<HostId>> ip_waiters_;
+  std::unordered_map<std::string, std::deque<HostId>> ip_waiters_;  // FIFO per IP
   uint64_t next_lease_id_ = 1;
   size_t queued_ = 0;
   size_t in_flight_ = 0;

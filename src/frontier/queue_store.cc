@@ -1,7 +1,7 @@
 // The in-memory QueueStore: per host, one FIFO per priority class.
-#include <deque>
-
 #include "frontier/queue_store.h"
+
+#include <deque>
 
 namespace harvest::frontier {
 namespace {

@@ -107,9 +107,19 @@ class Builder {
     if (g == nullptr) return;  // rules before any user-agent line belong to no group
     in_rules_ = true;
     if (line.value.empty()) return;  // "Disallow:" matches nothing (allow all)
-    impl_->rules.push_back(CompiledRule{PathPattern(NormalizePattern(line.value)),
-                                        line.key == Key::kAllow, line.number,
-                                        std::string(line.value), {}});
+    bool allow = line.key == Key::kAllow;
+    AddRule(g, allow, line.number, line.value, NormalizePattern(line.value));
+    // google/robotstxt: "Allow: /dir/index.htm[l]" also allows the directory itself.
+    size_t slash = line.value.rfind('/');
+    if (allow && slash != std::string_view::npos &&
+        line.value.substr(slash).starts_with("/index.htm")) {
+      AddRule(g, true, line.number, line.value,
+              NormalizePattern(std::string(line.value.substr(0, slash + 1)) + "$"));
+    }
+  }
+
+  void AddRule(Group* g, bool allow, int line, std::string_view value, std::string pattern) {
+    impl_->rules.push_back(CompiledRule{PathPattern(pattern), allow, line, std::string(value), {}});
     g->rules.push_back(static_cast<uint32_t>(impl_->rules.size() - 1));
   }
 

@@ -12,6 +12,10 @@ int HexValue(char c) {
   return -1;
 }
 
+// Octets never valid unescaped in a URI path: they are encoded on both sides, so a rule
+// "/a b" matches the path "/a%20b".
+bool MustEscape(unsigned char c) { return c <= 0x20 || c >= 0x7F; }
+
 bool IsUnreserved(unsigned char c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
          c == '-' || c == '.' || c == '_' || c == '~';
@@ -38,7 +42,7 @@ void Normalize(std::string_view in, bool literal_specials, std::string* out) {
         AppendEscape(v, out);
       }
       i += 2;
-    } else if (c >= 0x80 || (literal_specials && (c == '*' || c == '$'))) {
+    } else if (MustEscape(c) || (literal_specials && (c == '*' || c == '$'))) {
       AppendEscape(c, out);
     } else {
       out->push_back(static_cast<char>(c));
@@ -52,7 +56,7 @@ bool NormalizePath(std::string_view path, std::string* out) {
   bool needed = false;
   for (char ch : path) {
     unsigned char c = static_cast<unsigned char>(ch);
-    if (c == '%' || c == '*' || c == '$' || c >= 0x80) {
+    if (c == '%' || c == '*' || c == '$' || MustEscape(c)) {
       needed = true;
       break;
     }
@@ -82,8 +86,8 @@ std::string NormalizePattern(std::string_view pattern) {
   return out;
 }
 
-PathPattern::PathPattern(std::string pattern) : text_(std::move(pattern)) {
-  std::string_view body = text_;
+PathPattern::PathPattern(std::string_view pattern) : priority_(pattern.size()) {
+  std::string_view body = pattern;
   anchored_ = !body.empty() && body.back() == '$';
   if (anchored_) body.remove_suffix(1);
   glob_.reserve(body.size());
@@ -102,10 +106,27 @@ PathPattern::PathPattern(std::string pattern) : text_(std::move(pattern)) {
     kind_ = anchored_ ? Kind::kExact : Kind::kPrefix;
   }
   glob_.shrink_to_fit();
+  ByteMask all = ByteMask::Of(glob_);
+  ByteMask star = ByteMask::Of("*");
+  mask_.lo = all.lo & ~star.lo;
+  mask_.hi = all.hi & ~star.hi;
+}
+
+ByteMask ByteMask::Of(std::string_view s) {
+  ByteMask m;
+  for (char ch : s) {
+    unsigned c = static_cast<unsigned char>(ch) & 0x7F;
+    if (c < 64) {
+      m.lo |= uint64_t{1} << c;
+    } else {
+      m.hi |= uint64_t{1} << (c - 64);
+    }
+  }
+  return m;
 }
 
 size_t PathPattern::memory_bytes() const {
-  return sizeof(*this) + text_.capacity() + glob_.capacity();
+  return sizeof(*this) + glob_.capacity();
 }
 
 bool PathPattern::Matches(std::string_view path) const {

@@ -54,9 +54,10 @@ const CompiledRule* RobotsRules::Impl::Decide(const AgentRules& agent,
                                               std::string_view path) const {
   std::string normalized;
   if (NormalizePath(path, &normalized)) path = normalized;
+  const ByteMask mask = ByteMask::Of(path);
   for (uint32_t index : agent.order) {
     const CompiledRule& rule = rules[index];
-    if (rule.pattern.Matches(path)) return &rule;
+    if (rule.pattern.Matches(path, mask)) return &rule;
   }
   return nullptr;
 }
@@ -125,14 +126,14 @@ RobotsRules FromFetch(int status, std::string_view body, int redirects_followed)
   if (redirects_followed > kMaxRedirects || (status >= 300 && status < 400)) {
     // RFC 9309 §2.3.1.2: past five redirects the file MAY be treated as unavailable (4xx).
     auto impl = std::make_shared<RobotsRules::Impl>();
-    impl->no_match_note = "robots.txt unavailable: too many redirects, allow all";
+    impl->no_match_note = "(robots.txt unavailable: redirects, allow all)";
     return RobotsRules(std::move(impl));
   }
   if (status >= 200 && status < 300) return RobotsRules::Parse(body);
   if (status >= 400 && status < 500 && status != 429) {
     // RFC 9309 §2.3.1.3: "unavailable" — the crawler may access any resource.
     auto impl = std::make_shared<RobotsRules::Impl>();
-    impl->no_match_note = "robots.txt status " + std::to_string(status) + ", allow all";
+    impl->no_match_note = "(robots.txt status " + std::to_string(status) + ": allow all)";
     return RobotsRules(std::move(impl));
   }
   // RFC 9309 §2.3.1.4: "unreachable" (5xx, and by DESIGN §1.2 also 429, network errors and

@@ -301,6 +301,23 @@ TEST(RobotsRules, GoogleLib_PatternWithoutSlashMatchesOnlyViaWildcard) {
   EXPECT_FALSE(Allowed("User-agent: *\nDisallow: *private\n", "x", "/private"));
 }
 
+TEST(RobotsRules, GoogleLib_IndexHtmlAllowsDirectory) {
+  constexpr std::string_view kBody =
+      "User-agent: *\nDisallow: /\nAllow: /dir/index.html\nAllow: /b/index.htm\n";
+  RobotsRules rules = RobotsRules::Parse(kBody);
+  EXPECT_TRUE(rules.IsAllowed("x", "/dir/"));
+  EXPECT_TRUE(rules.IsAllowed("x", "/dir/index.html"));
+  EXPECT_FALSE(rules.IsAllowed("x", "/dir/other.html"));
+  EXPECT_TRUE(rules.IsAllowed("x", "/b/"));
+  EXPECT_EQ(rules.Check("x", "/dir/").line, 3);
+}
+
+TEST(RobotsRules, Harvest_SpaceAndControlsEncodedOnBothSides) {
+  EXPECT_FALSE(Allowed("User-agent: *\nDisallow: /a b\n", "x", "/a%20b"));
+  EXPECT_FALSE(Allowed("User-agent: *\nDisallow: /a%20b\n", "x", "/a b"));
+  EXPECT_TRUE(Allowed("User-agent: *\nDisallow: /a b\n", "x", "/a+b"));
+}
+
 TEST(RobotsRules, Harvest_CheckReportsRuleAndLine) {
   constexpr std::string_view kBody =
       "# header\nUser-agent: harvest\nAllow: /private/ok\nDisallow: /private/\n";

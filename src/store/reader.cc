@@ -261,6 +261,13 @@ Result<std::optional<WarcRecord>> ReadOne(WarcReader::Source* src, uint64_t offs
     rec->length = m->compressed_length;
     return std::optional<WarcRecord>(std::move(rec).value());
   }
+  char version[5];
+  Result<size_t> n = src->ReadAt(offset, version, sizeof(version));
+  if (!n.ok()) return n.status();
+  if (*n < sizeof(version) || std::string_view(version, sizeof(version)) != "WARC/") {
+    return Status::Corruption(Where(name, offset) +
+                              "no record starts here (neither a gzip member nor 'WARC/')");
+  }
   return ReadPlain(src, offset, max_bytes, name);
 }
 

@@ -107,7 +107,9 @@ TEST(WarcReader, CorruptGzipDataGivesCorruption) {
     auto r = WarcReader::FromBuffer(bad);
     int n = 0;
     Status s = Drain(r.get(), &n);  // must not crash; usually an error (CRC catches the rest)
-    if (s.ok()) EXPECT_EQ(n, 5);
+    if (s.ok()) {
+      EXPECT_EQ(n, 5);
+    }
   }
 }
 
@@ -172,6 +174,53 @@ TEST(ReadRecordAt, EndOfFileAndBadOffset) {
   auto first = ReadRecordAt(f, 0);
   ASSERT_TRUE(first.ok());
   EXPECT_EQ(first->type, "warcinfo");
+}
+
+}  // namespace
+}  // namespace harvest::store
+
+namespace harvest::store {
+namespace {
+
+TEST(RepairWarcTail, CutsTornTailAndStaleIndexLines) {
+  TempDir dir;
+  FakeClock clock;
+  WarcOptions o;
+  o.dir = dir.path();
+  o.clock = &clock;
+  o.fsync_on_flush = false;
+  auto w = WarcWriter::Open(o);
+  ASSERT_TRUE(w.ok());
+  auto a = (*w)->WriteResponse(SampleCapture("http://example.com/1", "one"));
+  auto b = (*w)->WriteResponse(SampleCapture("http://example.com/2", "two"));
+  ASSERT_TRUE(a.ok() && b.ok());
+  std::filesystem::path file = (*w)->current_file();
+  ASSERT_TRUE((*w)->Close().ok());
+  uint64_t size = std::filesystem::file_size(file);
+  EXPECT_EQ(*RepairWarcTail(file), 0u);  // intact
+  EXPECT_EQ(std::filesystem::file_size(file), size);
+
+  // Simulate a crash in the middle of the last append (the response of /2).
+  std::filesystem::resize_file(file, b->offset + b->length / 2);
+  auto cut = RepairWarcTail(file);
+  ASSERT_TRUE(cut.ok()) << cut.status().ToString();
+  EXPECT_EQ(*cut, b->length / 2);
+  EXPECT_EQ(std::filesystem::file_size(file), b->offset);  // request of /2 kept
+  auto reader = WarcReader::Open(file);
+  int n = 0;
+  while (true) {
+    auto r = (*reader)->Next();
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    if (!r->has_value()) break;
+    ++n;
+  }
+  EXPECT_EQ(n, 4);  // warcinfo, request+response of /1, request of /2
+  auto caps = ListCaptures(dir.path(), "http://example.com/2");
+  ASSERT_TRUE(caps.ok());
+  EXPECT_TRUE(caps->empty());  // its CDXJ line was dropped
+  auto caps1 = ListCaptures(dir.path(), "http://example.com/1");
+  ASSERT_TRUE(caps1.ok());
+  EXPECT_EQ(caps1->size(), 1u);
 }
 
 }  // namespace

@@ -16,8 +16,12 @@
 //    order (not sorted): several writers can share a directory, and a torn WARC only
 //    affects its own index. Sort with `LC_ALL=C sort` before handing to pywb.
 //
-// Thread-safety: PayloadDigest, ReadRecordAt and ParseHttpResponse are pure and thread-safe.
-// A WarcWriter or WarcReader belongs to one thread at a time.
+// Entry points: WarcWriter (append), WarcReader / ReadRecordAt / ParseHttpResponse (read),
+// ListCaptures / GetLatestCapture (lookup by URL), RepairWarcTail (crash recovery).
+//
+// Thread-safety: the free functions are thread-safe (they share no state; RepairWarcTail
+// must not run on a file a writer has open). A WarcWriter or WarcReader belongs to one
+// thread at a time.
 #pragma once
 
 #include <cstdint>
@@ -188,6 +192,46 @@ struct HttpResponse {
 // Parses an `application/http;msgtype=response` block (status line, headers, CRLF, body).
 // Accepts bare LF line ends and obs-fold continuation lines; never throws.
 Result<HttpResponse> ParseHttpResponse(std::string_view block);
+
+// Crash recovery: cuts a WARC file back to the end of its last complete, readable record
+// (a kill -9 during an append leaves a torn member at the tail) and drops lines of its
+// CDXJ that point past the new end. Returns the number of bytes cut (0 when intact).
+// Corruption in the middle of the file is not "repaired": everything after it would be
+// lost, so that is returned as the reader's Corruption status unless `force`.
+// REQUIRES: no writer has the file open.
+Result<uint64_t> RepairWarcTail(const std::filesystem::path& file, bool force = false);
+
+// ---- Lookup over an output directory (CLI `warc get`, replay) ----
+
+// One capture (response or revisit record) of a URL.
+struct CaptureRef {
+  std::filesystem::path file;
+  uint64_t offset = 0;
+  std::string timestamp;  // 14 digits
+  std::string url;
+  bool revisit = false;
+  std::string digest;     // WARC-Payload-Digest
+};
+
+// The captures of `url` in the WARCs of `dir` (or in the single WARC file `dir`), oldest
+// first. Uses each WARC's CDXJ when present, else scans the WARC. A URL matches exactly or
+// by SURT key. NotFound when `dir` does not exist; an empty list when nothing matches.
+Result<std::vector<CaptureRef>> ListCaptures(const std::filesystem::path& dir,
+                                             std::string_view url);
+
+struct StoredPage {
+  WarcRecord record;                  // the newest capture (response or revisit)
+  std::optional<WarcRecord> original; // for a revisit: the response holding the payload
+  HttpResponse http;                  // head of `record`, body from the payload's record
+};
+
+// The newest capture of `url`, following a revisit to the response with the same payload
+// digest for WARC-Refers-To-Target-URI. NotFound with a clear message when absent.
+Result<StoredPage> GetLatestCapture(const std::filesystem::path& dir, std::string_view url);
+
+// Undoes a Content-Encoding of gzip, x-gzip or deflate (zlib); "" / identity pass through.
+// InvalidArgument for other encodings, Corruption for bad data.
+Result<std::string> DecodeContent(std::string_view body, std::string_view content_encoding);
 
 // ---- Helpers shared with the CLI and the lead's code ----
 

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <system_error>
@@ -78,10 +79,12 @@ std::string MimeFromHead(std::string_view head) {
   return {};
 }
 
-// One record before compression.
-struct PendingRecord {
-  std::string id;
-  std::string text;  // headers + block + CRLF CRLF
+// The response or revisit record of a fetch, before serialisation.
+struct MainRecord {
+  std::string type;
+  std::vector<std::pair<std::string, std::string>> headers;  // beyond id, type and digests
+  std::string content_type;
+  std::string block;
 };
 
 }  // namespace
@@ -100,6 +103,7 @@ class WarcWriter::Impl {
   ~Impl() { (void)Close(); }
 
   Status Init() {
+    if (opt_.dir.empty()) return Status::InvalidArgument("WarcOptions.dir is empty");
     std::error_code ec;
     std::filesystem::create_directories(opt_.dir, ec);
     if (ec) return Status::IOError(opt_.dir.string() + ": cannot create directory: " + ec.message());
@@ -109,36 +113,34 @@ class WarcWriter::Impl {
 
   Result<RecordLocation> WriteResponse(const Capture& c) {
     std::string date = WarcDate(c.fetch_time_us != 0 ? c.fetch_time_us : clock_->WallMicros());
-    std::string head = internal::RewriteResponseHead(c.response_header);
     std::string payload_digest = PayloadDigestFor(c);
-    PendingRecord response;
-    response.id = internal::NewRecordId();
-    std::vector<std::pair<std::string, std::string>> h = CommonHeaders(c, date);
-    h.emplace_back("WARC-Payload-Digest", payload_digest);
-    if (!c.truncated.empty()) h.emplace_back("WARC-Truncated", SafeValue(c.truncated, false));
-    std::string block = head;
-    block += c.payload;
-    response.text = BuildRecord("response", response.id, h,
-                                "application/http;msgtype=response", block);
-    return WriteFetch(c, date, std::move(response), payload_digest, false);
+    MainRecord m;
+    m.type = "response";
+    m.headers = CommonHeaders(c, date);
+    m.headers.emplace_back("WARC-Payload-Digest", payload_digest);
+    if (!c.truncated.empty()) m.headers.emplace_back("WARC-Truncated", SafeValue(c.truncated, false));
+    m.content_type = "application/http;msgtype=response";
+    m.block = internal::RewriteResponseHead(c.response_header);
+    m.block += c.payload;
+    return WriteFetch(c, date, m, payload_digest, false);
   }
 
   Result<RecordLocation> WriteRevisit(const Capture& c, const Revisit& r) {
     std::string date = WarcDate(c.fetch_time_us != 0 ? c.fetch_time_us : clock_->WallMicros());
     std::string payload_digest = PayloadDigestFor(c);
-    PendingRecord revisit;
-    revisit.id = internal::NewRecordId();
-    std::vector<std::pair<std::string, std::string>> h = CommonHeaders(c, date);
-    h.emplace_back("WARC-Profile", std::string(kRevisitProfile));
-    h.emplace_back("WARC-Refers-To-Target-URI", SafeValue(r.refers_to_uri, true));
-    h.emplace_back("WARC-Refers-To-Date", WarcDate(r.refers_to_date_us));
+    MainRecord m;
+    m.type = "revisit";
+    m.headers = CommonHeaders(c, date);
+    m.headers.emplace_back("WARC-Profile", std::string(kRevisitProfile));
+    m.headers.emplace_back("WARC-Refers-To-Target-URI", SafeValue(r.refers_to_uri, true));
+    m.headers.emplace_back("WARC-Refers-To-Date", WarcDate(r.refers_to_date_us));
     if (!r.refers_to_record_id.empty()) {
-      h.emplace_back("WARC-Refers-To", SafeValue(r.refers_to_record_id, true));
+      m.headers.emplace_back("WARC-Refers-To", SafeValue(r.refers_to_record_id, true));
     }
-    h.emplace_back("WARC-Payload-Digest", payload_digest);
-    revisit.text = BuildRecord("revisit", revisit.id, h, "application/http;msgtype=response",
-                               internal::RewriteResponseHead(c.response_header));
-    return WriteFetch(c, date, std::move(revisit), payload_digest, true);
+    m.headers.emplace_back("WARC-Payload-Digest", payload_digest);
+    m.content_type = "application/http;msgtype=response";
+    m.block = internal::RewriteResponseHead(c.response_header);
+    return WriteFetch(c, date, m, payload_digest, true);
   }
 
   Status Flush() {
@@ -211,34 +213,47 @@ class WarcWriter::Impl {
   // Appends request (if any) + main record + metadata (if any) as one write; the main
   // record's location is returned and indexed.
   Result<RecordLocation> WriteFetch(const Capture& c, const std::string& date,
-                                    PendingRecord main, const std::string& payload_digest,
+                                    const MainRecord& main, const std::string& payload_digest,
                                     bool is_revisit) {
     if (closed_) return Status::Aborted("WarcWriter is closed");
-    std::vector<PendingRecord> group;
-    if (!c.request_header.empty()) {
-      PendingRecord req;
-      req.id = internal::NewRecordId();
-      std::vector<std::pair<std::string, std::string>> h = CommonHeaders(c, date);
-      h.emplace_back("WARC-Concurrent-To", main.id);
-      req.text = BuildRecord("request", req.id, h, "application/http;msgtype=request",
-                             c.request_header);
-      group.push_back(std::move(req));
+    if (main.block.empty() || c.response_header.empty()) {
+      // Without a head readers cannot parse the block as HTTP; this is a caller bug.
+      return Status::InvalidArgument("capture of " + c.target_uri + " has no response head");
     }
-    size_t main_index = group.size();
-    std::string main_id = main.id;
-    group.push_back(std::move(main));
-    if (!c.outlinks.empty() || !c.via.empty()) group.push_back(MetadataRecord(c, date, main_id));
-
+    std::string main_id = internal::NewRecordId();
+    std::string request_id = internal::NewRecordId();
+    std::string metadata_id = internal::NewRecordId();
+    size_t main_index = 0;
     std::vector<std::string> members;
     uint64_t total = 0;
-    for (const PendingRecord& r : group) {
-      Result<std::string> m = gzip_.Member(r.text);
-      if (!m.ok()) return m.status();
-      total += m->size();
-      members.push_back(std::move(m).value());
+    // Records name the warcinfo of their file, which is only known once rotation has been
+    // decided; a rotation therefore re-serialises the group (rare: once per file).
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      std::string warcinfo_before = warcinfo_id_;
+      members.clear();
+      total = 0;
+      std::vector<std::string> texts;
+      if (!c.request_header.empty()) {
+        std::vector<std::pair<std::string, std::string>> h = CommonHeaders(c, date);
+        h.emplace_back("WARC-Concurrent-To", main_id);
+        texts.push_back(BuildRecord("request", request_id, h, "application/http;msgtype=request",
+                                    c.request_header));
+      }
+      main_index = texts.size();
+      texts.push_back(BuildRecord(main.type, main_id, main.headers, main.content_type, main.block));
+      if (!c.outlinks.empty() || !c.via.empty()) {
+        texts.push_back(MetadataRecord(c, date, metadata_id, main_id));
+      }
+      for (const std::string& t : texts) {
+        Result<std::string> m = gzip_.Member(t);
+        if (!m.ok()) return m.status();
+        total += m->size();
+        members.push_back(std::move(m).value());
+      }
+      Status s = EnsureRoom(total);
+      if (!s.ok()) return s;
+      if (warcinfo_id_ == warcinfo_before) break;
     }
-    Status s = EnsureRoom(total);
-    if (!s.ok()) return s;
     RecordLocation loc;
     std::string all;
     all.reserve(total);
@@ -248,7 +263,7 @@ class WarcWriter::Impl {
       }
       all += members[i];
     }
-    s = Append(all, group.size());
+    Status s = Append(all, members.size());
     if (!s.ok()) return s;
     if (opt_.write_cdxj) {
       CdxjEntry e;
@@ -269,18 +284,15 @@ class WarcWriter::Impl {
     return loc;
   }
 
-  PendingRecord MetadataRecord(const Capture& c, const std::string& date,
-                               const std::string& concurrent_to) {
+  std::string MetadataRecord(const Capture& c, const std::string& date, const std::string& id,
+                             const std::string& concurrent_to) {
     std::string block;
     if (!c.via.empty()) block += "via: " + SafeValue(c.via, true) + "\r\n";
     if (c.hops > 0) block += "hopsFromSeed: " + std::to_string(c.hops) + "\r\n";
     for (const std::string& link : c.outlinks) block += "outlink: " + SafeValue(link, true) + "\r\n";
-    PendingRecord r;
-    r.id = internal::NewRecordId();
     std::vector<std::pair<std::string, std::string>> h = CommonHeaders(c, date);
     h.emplace_back("WARC-Concurrent-To", concurrent_to);
-    r.text = BuildRecord("metadata", r.id, h, "application/warc-fields", block);
-    return r;
+    return BuildRecord("metadata", id, h, "application/warc-fields", block);
   }
 
   // Opens a file if none is open; rotates when `bytes` more would pass the size limit

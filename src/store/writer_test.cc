@@ -172,7 +172,7 @@ TEST(WarcWriter, Revisit) {
   EXPECT_EQ(rec->header("WARC-Payload-Digest"), PayloadDigest("same body"));
   EXPECT_EQ(rec->block, again.response_header);  // HTTP head only
   EXPECT_EQ(rec->header("WARC-Block-Digest"), PayloadDigest(again.response_header));
-  EXPECT_EQ(w->records_written(), 1u + 3u + 3u);  // warcinfo, req+resp, req+revisit+metadata
+  EXPECT_EQ(w->records_written(), 1u + 2u + 3u);  // warcinfo, req+resp, req+revisit+metadata
 }
 
 TEST(WarcWriter, PrecomputedDigestUsedAndSha1Option) {
@@ -210,7 +210,7 @@ TEST(WarcWriter, RotatesAtSizeLimit) {
   ASSERT_GT(files.size(), 3u);
   size_t responses = 0;
   for (size_t i = 0; i < files.size(); ++i) {
-    char serial[8];
+    char serial[32];
     std::snprintf(serial, sizeof(serial), "%05zu", i);
     EXPECT_NE(files[i].filename().string().find(serial), std::string::npos) << files[i];
     auto recs = ReadAll(files[i]);
@@ -218,7 +218,9 @@ TEST(WarcWriter, RotatesAtSizeLimit) {
     EXPECT_EQ(recs[0].type, "warcinfo");  // warcinfo first in every file
     for (const auto& r : recs) responses += r.type == "response";
     // Only a file holding a single fetch may pass the limit.
-    if (recs.size() > 3) EXPECT_LE(std::filesystem::file_size(files[i]), 4096u);
+    if (recs.size() > 3) {
+      EXPECT_LE(std::filesystem::file_size(files[i]), 4096u);
+    }
   }
   EXPECT_EQ(responses, 20u);
   EXPECT_EQ(FilesWithSuffix(dir.path() / "out", ".cdxj").size(), files.size());
@@ -279,6 +281,19 @@ TEST(WarcWriter, ExistingFileNamesAreNotOverwritten) {
   ASSERT_TRUE(w2->WriteResponse(SampleCapture("http://b/", "2")).ok());
   EXPECT_NE(w1->current_file(), w2->current_file());
   EXPECT_EQ(w2->current_file().filename().string(), "harvest-20261126032001-00001.warc.gz");
+}
+
+TEST(WarcWriter, RejectsMissingHeadAndEmptyDir) {
+  TempDir dir;
+  FakeClock clock;
+  auto w = OpenWriter(dir, &clock);
+  Capture c = SampleCapture("http://a/", "body");
+  c.response_header.clear();
+  EXPECT_EQ(w->WriteResponse(c).status().code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(w->WriteRevisit(c, {"http://b/", 0, ""}).status().code(),
+            Status::Code::kInvalidArgument);
+  EXPECT_EQ(w->records_written(), 0u);
+  EXPECT_EQ(WarcWriter::Open(WarcOptions{}).status().code(), Status::Code::kInvalidArgument);
 }
 
 TEST(WarcWriter, WriteAfterCloseFails) {

@@ -71,6 +71,9 @@ struct PageRef {
   std::string canonical;  // identity path ("/p/3", "/search", "/calendar/2026/11", ...)
 };
 
+// True when the nofollow of a leaf page is sent as X-Robots-Tag rather than meta robots.
+bool LeafNofollowIsHeader(const Site& site, int host, int index);
+
 // Splits a request target into the path (without ;params, fragment) and the query.
 void SplitTarget(std::string_view target, std::string* path, std::string* query);
 // Names the page of a canonical path on a host (kNone when it does not exist).
@@ -91,6 +94,7 @@ std::string BigRobotsTxt();
 
 // Paragraph text made of generated words, about `bytes` long.
 std::string Words(Rng& rng, size_t count);
+void AppendWords(Rng& rng, size_t count, std::string* out);
 std::string HtmlEscape(std::string_view s);
 
 // gzip (RFC 1952) of `data` at the given zlib level.
@@ -118,6 +122,8 @@ struct Response {
   int delay_ms = 0;        // wait this long before sending anything (slow responses)
   bool trickle = false;    // after the headers, send one byte every kTrickleIntervalMs forever
   bool close = false;      // close the connection after this response
+  bool changes_with_epoch = false;  // Last-Modified follows the epoch
+  bool head_only = false;  // HEAD: headers (with the GET's Content-Length) but no body
   // Log fields.
   Route route;
   int retry_after_s = -1;

@@ -363,10 +363,10 @@ std::vector<Link> Site::LinksOf(int host, std::string_view path) const {
   std::vector<Link> links;
   if (host < 0) return links;
   const HostInfo& h = hosts_[host];
-  if (h.name == kHostileHost) return EdgeLinks(*this, path);
   std::string query_unused, canon;
   SplitTarget(path, &canon, &query_unused);
   PageRef page = FindPage(*this, host, canon, "");
+  if (h.name == kHostileHost && page.type != PageType::kCalendar) return EdgeLinks(*this, path);
   if (page.type == PageType::kFamily || page.type == PageType::kSearch) {
     links.push_back(PlainLink(h.name, "/", false));
     return links;
@@ -467,6 +467,10 @@ bool Site::PageNofollow(int host, std::string_view path) const {
   if (static_cast<long>(page.index) * tree_fanout_ + 1 < h.pages) return false;
   uint64_t r = Mix(options_.seed, host, static_cast<uint64_t>(page.index) * 131 + 9) % 14;
   return r == 0 || r == 1;  // 0: meta robots nofollow, 1: X-Robots-Tag: nofollow
+}
+
+bool LeafNofollowIsHeader(const Site& site, int host, int index) {
+  return Mix(site.options().seed, host, static_cast<uint64_t>(index) * 131 + 9) % 14 == 1;
 }
 
 std::vector<EdgeInfo> Site::Edges() const {

@@ -12,6 +12,15 @@ bool IsUnreserved(unsigned char c) {
   return IsAsciiAlpha(c) || IsAsciiDigit(c) || c == '-' || c == '.' || c == '_' || c == '~';
 }
 
+// True when appending the decoded byte `v` to `out` would create a new valid escape with a
+// literal '%' before it ("%%341" -> "%41"): decoding it would not be idempotent.
+bool FormsEscape(std::string_view out, unsigned char v, std::string_view rest) {
+  if (!IsAsciiHex(v)) return false;
+  size_t n = out.size();
+  if (n >= 1 && out[n - 1] == '%' && !rest.empty() && IsAsciiHex(rest[0])) return true;
+  return n >= 2 && out[n - 2] == '%' && IsAsciiHex(out[n - 1]);
+}
+
 // Appends `in` to `out` with escapes of unreserved characters decoded and the hex digits of
 // the others uppercased (RFC 3986 §6.2.2.2). With `lower`, literal and decoded ASCII letters
 // are lowercased (hex digits of escapes stay uppercase).
@@ -22,7 +31,7 @@ void NormalizePercent(std::string_view in, bool decode, bool lower, std::string&
     if (c == '%' && decode && i + 2 < in.size() && IsAsciiHex(in[i + 1]) &&
         IsAsciiHex(in[i + 2])) {
       auto v = static_cast<unsigned char>(HexValue(in[i + 1]) * 16 + HexValue(in[i + 2]));
-      if (IsUnreserved(v)) {
+      if (IsUnreserved(v) && !FormsEscape(out, v, in.substr(i + 3))) {
         out.push_back(lower ? AsciiLower(static_cast<char>(v)) : static_cast<char>(v));
       } else {
         char buf[3] = {'%', kHex[v >> 4], kHex[v & 15]};
@@ -38,8 +47,11 @@ void NormalizePercent(std::string_view in, bool decode, bool lower, std::string&
 // True when `name` matches one of `patterns` (ASCII case-insensitive; a trailing '*' in a
 // pattern matches any suffix).
 bool MatchesAny(std::string_view name, const std::vector<std::string>& patterns) {
+  if (name.empty()) return false;
+  const char first = AsciiLower(name[0]);
   for (const std::string& pat : patterns) {
-    if (!pat.empty() && pat.back() == '*') {
+    if (pat.empty() || AsciiLower(pat[0]) != first) continue;  // cheap reject
+    if (pat.back() == '*') {
       size_t n = pat.size() - 1;
       if (name.size() >= n && EqualsIgnoreCase(name.substr(0, n), std::string_view(pat).substr(0, n))) {
         return true;
@@ -53,6 +65,23 @@ bool MatchesAny(std::string_view name, const std::vector<std::string>& patterns)
 
 std::string_view ParamName(std::string_view param) {
   return param.substr(0, param.find('='));
+}
+
+// True for ".", "..", and their %2e spellings (WHATWG single-/double-dot segments).
+bool IsDotSegment(std::string_view seg) {
+  std::string dots;
+  for (size_t i = 0; i < seg.size(); ++i) {
+    if (seg[i] == '.') {
+      dots.push_back('.');
+    } else if (seg[i] == '%' && i + 2 < seg.size() && seg[i + 1] == '2' &&
+               (seg[i + 2] | 0x20) == 'e') {
+      dots.push_back('.');
+      i += 2;
+    } else {
+      return false;
+    }
+  }
+  return dots == "." || dots == "..";
 }
 
 // Removes ";name=value" path parameters whose name matches `patterns`, segment by segment.
@@ -71,7 +100,11 @@ void DropPathParams(std::string& path, const std::vector<std::string>& patterns)
     size_t end = path.find_first_of(";/", semi + 1);
     if (end == std::string::npos) end = path.size();
     std::string_view param = std::string_view(path).substr(semi + 1, end - semi - 1);
-    bool drop = param.find('=') != std::string_view::npos && MatchesAny(ParamName(param), patterns);
+    // Keep the parameter when dropping it would leave a "." or ".." segment (a new dot
+    // segment would change the path on the next parse).
+    std::string_view seg_base = std::string_view(out).substr(out.rfind('/') + 1);
+    bool drop = param.find('=') != std::string_view::npos &&
+                MatchesAny(ParamName(param), patterns) && !IsDotSegment(seg_base);
     if (!drop) out.append(path, semi, end - semi);
     i = end;
   }
@@ -106,7 +139,7 @@ void SortParams(std::vector<std::string_view>& params) {
 
 void CanonQuery(Record& r, const CanonOptions& o, std::string& scratch) {
   scratch.clear();
-  if (o.normalize_percent_encoding) {
+  if (o.normalize_percent_encoding && r.query.find('%') != std::string::npos) {
     NormalizePercent(r.query, true, false, scratch);
   } else {
     scratch = r.query;
@@ -136,6 +169,7 @@ void CanonQuery(Record& r, const CanonOptions& o, std::string& scratch) {
 }
 
 void Normalize(std::string& field, bool lower, std::string& scratch) {
+  if (!lower && field.find('%') == std::string::npos) return;  // nothing to change
   scratch.clear();
   NormalizePercent(field, true, lower, scratch);
   field.swap(scratch);
@@ -188,7 +222,10 @@ Url Canonicalize(const Url& url, const CanonOptions& o) {
     for (char& c : r.host) c = AsciiLower(c);
   }
   if (o.drop_host_trailing_dot && !IsIpHost(r.host)) {
-    while (r.host.size() > 1 && r.host.back() == '.') r.host.pop_back();
+    size_t keep = r.host.size();
+    while (keep > 1 && r.host[keep - 1] == '.') --keep;
+    // "0x7f.0.." is a domain, "0x7f.0" would parse as IPv4: keep such dots.
+    if (!special || !EndsInNumber(std::string_view(r.host).substr(0, keep))) r.host.resize(keep);
   }
   if (!r.opaque_path) {
     if (o.drop_session_path_params) DropPathParams(r.path, o.session_params);
@@ -199,6 +236,11 @@ Url Canonicalize(const Url& url, const CanonOptions& o) {
   }
   if (r.has_query) CanonQuery(r, o, scratch);
   return Builder::Serialize(r);
+}
+
+const CanonOptions& DefaultCanonOptions() {
+  static const CanonOptions* const kDefault = new CanonOptions();
+  return *kDefault;
 }
 
 std::optional<Url> ParseCanonical(std::string_view input, const Url* base,

@@ -55,7 +55,8 @@ bool ParseIpv4Number(std::string_view s, uint64_t& value) {
   return true;
 }
 
-// WHATWG "ends in a number".
+}  // namespace
+
 bool EndsInNumber(std::string_view s) {
   if (!s.empty() && s.back() == '.') {
     s.remove_suffix(1);
@@ -70,6 +71,8 @@ bool EndsInNumber(std::string_view s) {
   uint64_t v;
   return ParseIpv4Number(last, v);
 }
+
+namespace {
 
 void AppendIpv4(uint32_t v, std::string& out) {
   char buf[16];
@@ -247,8 +250,41 @@ bool IsDotVariant(std::string_view s, size_t i) {
          (b0 == 0xEF && b1 == 0xBD && b2 == 0xA1);     // U+FF61
 }
 
-// UTS #46 ToASCII of one label through libidn2 (non-transitional). Appends to out.
+// A small per-thread memo of recent IDNA conversions: links on a page share their hosts, and
+// a libidn2 call costs microseconds. Direct-mapped, kIdnaCacheSize entries of short labels.
+constexpr size_t kIdnaCacheSize = 64;
+constexpr size_t kIdnaCacheMaxLabel = 64;  // longer labels are not memoized
+struct IdnaCacheEntry {
+  std::string label;
+  std::string ascii;
+  bool ok = false;
+  bool used = false;
+};
+thread_local IdnaCacheEntry tls_idna_cache[kIdnaCacheSize];
+
+size_t LabelHash(std::string_view s) {
+  uint64_t h = 1469598103934665603ULL;  // FNV-1a
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ULL;
+  return static_cast<size_t>(h % kIdnaCacheSize);
+}
+
+bool IdnaLabelUncached(std::string_view label, std::string& out);
+
+// UTS #46 ToASCII of one label through libidn2 (non-transitional), memoized. Appends to out.
 bool IdnaLabel(std::string_view label, std::string& out) {
+  if (label.size() > kIdnaCacheMaxLabel) return IdnaLabelUncached(label, out);
+  IdnaCacheEntry& e = tls_idna_cache[LabelHash(label)];
+  if (!e.used || e.label != label) {
+    e.label.assign(label);
+    e.ascii.clear();
+    e.ok = IdnaLabelUncached(label, e.ascii);
+    e.used = true;
+  }
+  if (e.ok) out.append(e.ascii);
+  return e.ok;
+}
+
+bool IdnaLabelUncached(std::string_view label, std::string& out) {
   std::string z(label);
   char* result = nullptr;
   int rc = idn2_to_ascii_8z(z.c_str(), &result, IDN2_NONTRANSITIONAL | IDN2_NFC_INPUT);

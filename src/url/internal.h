@@ -84,6 +84,9 @@ class Builder {
 // failure. `special` selects domain parsing; otherwise opaque-host parsing.
 bool ParseHost(std::string_view input, bool special, std::string& out);
 
+// WHATWG "ends in a number": a domain for which this holds is parsed as IPv4.
+bool EndsInNumber(std::string_view domain);
+
 // True when `host` (serialized) is an IPv4 or IPv6 address.
 bool IsIpHost(std::string_view host);
 

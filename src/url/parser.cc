@@ -136,6 +136,13 @@ void Parser::Authority(long& p, int c) {
     p = mark_ - 1;
     mark_ = -1;
     state_ = State::kHost;
+  } else {
+    // Skip ahead to the next byte that matters in this state.
+    while (p + 1 < n()) {
+      char next = in_[p + 1];
+      if (next == '@' || next == '/' || next == '?' || next == '#' || next == '\\') break;
+      ++p;
+    }
   }
 }
 
@@ -158,6 +165,15 @@ bool Parser::Host(long& p, int c) {
     inside_brackets_ = true;
   } else if (c == ']') {
     inside_brackets_ = false;
+  } else {
+    while (p + 1 < n()) {
+      char next = in_[p + 1];
+      if (next == ':' || next == '[' || next == ']' || next == '/' || next == '?' ||
+          next == '#' || next == '\\') {
+        break;
+      }
+      ++p;
+    }
   }
   return true;
 }
@@ -478,7 +494,9 @@ std::optional<Url> Parse(std::string_view input, const Url* base) {
   while (e > b && static_cast<unsigned char>(input[e - 1]) <= 0x20) --e;
   input = input.substr(b, e - b);
   if (input.size() > kMaxInputBytes) return std::nullopt;
-  if (input.find_first_of("\t\n\r") != std::string_view::npos) {
+  bool has_tab_or_newline = false;
+  for (char c : input) has_tab_or_newline |= (c == '\t' || c == '\n' || c == '\r');
+  if (has_tab_or_newline) {
     tls_input.clear();
     for (char c : input) {
       if (c != '\t' && c != '\n' && c != '\r') tls_input.push_back(c);

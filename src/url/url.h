@@ -13,6 +13,9 @@
 //    makes the parse fail.
 //  - libidn2 implements IDNA2008 with UTS #46 preprocessing; a few UTS #46 corner cases
 //    (listed in the expected-failures file) are rejected or mapped differently.
+//  - An all-ASCII "xn--" label is kept as it is (lowercased) without Punycode validation:
+//    libidn2 rejects A-labels UTS #46 accepts (e.g. "xn--", "xn--pokxncvks"), and there is no
+//    reliable libidn2 call that validates only the Punycode.
 //  - Inputs longer than kMaxInputBytes fail (a crawler has no use for them).
 //
 // Crawler canonicalization (Canonicalize) is a separate, configurable layer on top of the
@@ -98,7 +101,10 @@ class Url {
   bool special_ = false;
 };
 
-// Parses `input` against `base` (nullptr: no base). std::nullopt on failure.
+// Parses `input` against `base` (nullptr: no base). std::nullopt on failure; never throws,
+// never crashes on any byte string. REQUIRES: `base`, if given, came from Parse (a
+// default-constructed Url is not a valid base). Typical cost: ~0.2-0.4 us per link.
+// The returned href is ASCII without control characters (an opaque path may keep spaces).
 std::optional<Url> Parse(std::string_view input, const Url* base = nullptr);
 
 // Crawler canonicalization rules. Defaults are the crawler's policy; each field says what it
@@ -147,11 +153,16 @@ struct CanonOptions {
   static std::vector<std::string> DefaultSessionParams();
 };
 
+// The default options, built once (CanonOptions holds vectors: building one per call costs
+// allocations, so hot loops should pass a long-lived instance).
+const CanonOptions& DefaultCanonOptions();
+
 // Canonical form of an already parsed URL (returns a new Url whose href() is canonical).
-Url Canonicalize(const Url& url, const CanonOptions& options = {});
+// Idempotent: Canonicalize(Parse(c.href())) == c for c = Canonicalize(u).
+Url Canonicalize(const Url& url, const CanonOptions& options = DefaultCanonOptions());
 // Convenience: Parse + Canonicalize.
 std::optional<Url> ParseCanonical(std::string_view input, const Url* base,
-                                  const CanonOptions& options = {});
+                                  const CanonOptions& options = DefaultCanonOptions());
 
 // 64-bit fingerprint of a canonical href: the first half of MurmurHash3_x64_128 (seed 0).
 // Stable across platforms and releases (it is stored on disk).
@@ -162,6 +173,9 @@ struct Fingerprint128Value {
   friend bool operator==(const Fingerprint128Value&, const Fingerprint128Value&) = default;
 };
 Fingerprint128Value Fingerprint128(std::string_view canonical_href);
+// MurmurHash3_x64_128 of `data` with `seed` (exposed for tests and for other components that
+// need a stable 128-bit hash).
+Fingerprint128Value MurmurHash3x64_128(std::string_view data, uint32_t seed);
 
 // Sort-friendly URL key (SURT) as used by CDXJ indexes and pywb: host labels reversed and
 // comma-joined, a leading "www" label dropped, ":port" kept, ")" then the lowercased path and

@@ -25,11 +25,26 @@ std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
+// WHATWG origin serialization (tuple origins for special non-file schemes, blob: unwrapped).
+std::string Origin(const Url& u) {
+  std::string_view s = u.scheme();
+  if (s == "blob") {
+    std::optional<Url> inner = Parse(u.path());
+    if (inner && (inner->scheme() == "http" || inner->scheme() == "https")) return Origin(*inner);
+    return "null";
+  }
+  if (s == "http" || s == "https" || s == "ws" || s == "wss" || s == "ftp") {
+    return std::string(u.origin_key());
+  }
+  return "null";
+}
+
 // The WHATWG getters, derived from the Url accessors.
 std::map<std::string, std::string> Getters(const Url& u) {
   std::string port = u.port() < 0 ? "" : std::to_string(u.port());
   return {
       {"href", u.href()},
+      {"origin", Origin(u)},
       {"protocol", std::string(u.scheme()) + ":"},
       {"username", std::string(u.username())},
       {"password", std::string(u.password())},

@@ -1,0 +1,55 @@
+// Throughput of RunAudit over a synthetic polite crawl: 1000 hosts, requests 1 s apart per
+// host, realistic line shape (about 230 bytes per line).
+#include <benchmark/benchmark.h>
+
+#include <sstream>
+#include <string>
+
+#include "audit/audit.h"
+
+namespace harvest::audit {
+namespace {
+
+std::string MakeLog(int lines, int hosts, nlohmann::json* manifest) {
+  std::string log;
+  log.reserve(size_t(lines) * 240);
+  nlohmann::json host_list = nlohmann::json::array();
+  for (int h = 0; h < hosts; ++h) host_list.push_back({{"host", "h" + std::to_string(h) + ".test"},
+                                                       {"crawl_delay_ms", 0},
+                                                       {"must_fetch", nlohmann::json::array()}});
+  const int64_t t0 = 1700000000000000;
+  char buf[512];
+  for (int i = 0; i < lines; ++i) {
+    int h = i % hosts;
+    int64_t n = i / hosts;
+    int64_t start = t0 + n * 1'100'000 + h;
+    std::snprintf(buf, sizeof buf,
+                  R"({"host":"h%d.test","path":"/p/%lld?b=2&a=1","page":"h%d.test/p/%lld",)"
+                  R"("start_us":%lld,"end_us":%lld,"status":200,"bytes":1234,"conn":%d,)"
+                  R"("kind":"page","disallowed":false})" "\n",
+                  h, (long long)n, h, (long long)n, (long long)start, (long long)(start + 12000),
+                  h);
+    log += buf;
+    if (n < 20) (*host_list[h]["must_fetch"].get_ptr<nlohmann::json::array_t*>())
+        .push_back("h" + std::to_string(h) + ".test/p/" + std::to_string(n));
+  }
+  *manifest = {{"hosts", host_list}};
+  return log;
+}
+
+void BM_RunAudit(benchmark::State& state) {
+  nlohmann::json manifest;
+  std::string log = MakeLog(int(state.range(0)), 1000, &manifest);
+  for (auto _ : state) {
+    std::istringstream in(log);
+    Result<AuditReport> r = RunAudit(in, manifest);
+    if (!r.ok() || !r->Passed()) state.SkipWithError("audit of a clean log failed");
+    benchmark::DoNotOptimize(r);
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+  state.SetBytesProcessed(state.iterations() * int64_t(log.size()));
+}
+BENCHMARK(BM_RunAudit)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace harvest::audit

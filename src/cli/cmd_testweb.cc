@@ -1,0 +1,98 @@
+// `harvest testweb`: serve the deterministic synthetic web (src/testweb, docs/testweb.md).
+#include <signal.h>
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "cli/command.h"
+#include "testweb/testweb.h"
+
+namespace harvest::cli {
+namespace {
+
+struct TestWebCliOptions {
+  testweb::TestWebOptions web;
+  std::string seeds_path;
+  std::string manifest_path;
+  bool seeds_only = false;
+};
+
+bool WriteFile(const std::string& path, const std::string& data) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << data;
+  out.close();
+  if (!out) {
+    std::fprintf(stderr, "harvest testweb: cannot write %s\n", path.c_str());
+    return false;
+  }
+  return true;
+}
+
+bool WriteOutputs(const TestWebCliOptions& o, const testweb::Site& site) {
+  if (!o.seeds_path.empty()) {
+    std::string seeds;
+    for (const std::string& url : site.SeedUrls()) seeds += url + "\n";
+    if (!WriteFile(o.seeds_path, seeds)) return false;
+  }
+  if (!o.manifest_path.empty() && !WriteFile(o.manifest_path, site.ManifestJson())) return false;
+  return true;
+}
+
+int Run(const TestWebCliOptions& o) {
+  if (o.web.site.hosts < 1 || o.web.site.hosts > 10000) {
+    return UsageError("testweb", "--hosts must be between 1 and 10000");
+  }
+  if (o.web.site.pages < 1) return UsageError("testweb", "--pages must be at least 1");
+  if (o.seeds_only) {
+    if (o.seeds_path.empty() && o.manifest_path.empty()) {
+      return UsageError("testweb", "--seeds-only needs --seeds and/or --manifest");
+    }
+    return WriteOutputs(o, testweb::Site(o.web.site)) ? kExitOk : kExitFailure;
+  }
+  // Block the stop signals before the event-loop threads start so that only sigwait sees them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  auto web = testweb::TestWeb::Start(o.web);
+  if (!web.ok()) {
+    std::fprintf(stderr, "harvest testweb: %s\n", web.status().ToString().c_str());
+    return kExitFailure;
+  }
+  if (!WriteOutputs(o, (*web)->site())) return kExitFailure;
+  std::printf("listening on %s\n", (*web)->address().c_str());
+  std::fflush(stdout);
+  int sig = 0;
+  sigwait(&stop_signals, &sig);
+  (*web)->Stop();
+  return kExitOk;
+}
+
+CommandRegistration reg(
+    "testweb", "Serve a deterministic synthetic multi-host web for tests and benchmarks",
+    [](CLI::App* app) -> CommandRunner {
+      auto o = std::make_shared<TestWebCliOptions>();
+      app->add_option("--listen", o->web.listen,
+                      "ADDR:PORT to listen on; port 0 picks a free port (default 127.0.0.1:0)");
+      app->add_option("--hosts", o->web.site.hosts, "normal hosts h0000.test... (default 100)");
+      app->add_option("--pages", o->web.site.pages, "pages per host (default 50)");
+      app->add_option("--links", o->web.site.links, "links per page (default 20)");
+      app->add_option("--cross-host-share", o->web.site.cross_host_share,
+                      "share of links to other hosts (default 0.2)");
+      app->add_option("--seed", o->web.site.seed, "generator seed (default 1)");
+      app->add_option("--seeds", o->seeds_path, "write one root URL per normal host to FILE");
+      app->add_flag("--seeds-only", o->seeds_only, "write --seeds/--manifest and exit");
+      app->add_option("--log", o->web.log_path, "request log FILE (JSON lines)");
+      app->add_option("--manifest", o->manifest_path, "write the manifest JSON to FILE");
+      app->add_flag("--hostile,!--no-hostile", o->web.site.hostile,
+                    "include the hostile/edge hosts (default on)");
+      app->add_option("--threads", o->web.threads, "event-loop threads (default 1)");
+      app->add_option("--epoch", o->web.epoch, "initial version of the changing pages (default 0)");
+      return [o]() -> int { return Run(*o); };
+    });
+
+}  // namespace
+}  // namespace harvest::cli

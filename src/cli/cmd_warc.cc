@@ -1,0 +1,168 @@
+// `harvest warc`: inspect the WARC files Harvest wrote (ls, get, cat). See docs/warc.md.
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/command.h"
+#include "store/store.h"
+
+namespace harvest::cli {
+namespace {
+
+struct WarcOpts {
+  std::string path;
+  std::string url;
+  std::string location;
+  bool headers = false;
+  bool decode = false;
+  bool force = false;
+};
+
+void Write(std::string_view s) { std::fwrite(s.data(), 1, s.size(), stdout); }
+
+int Fail(const std::string& cmd, const std::string& msg) {
+  std::fprintf(stderr, "harvest warc %s: %s\n", cmd.c_str(), msg.c_str());
+  return kExitFailure;
+}
+
+std::vector<std::filesystem::path> WarcFiles(const std::filesystem::path& p) {
+  std::vector<std::filesystem::path> out;
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(p, ec)) return {p};
+  for (const auto& e : std::filesystem::directory_iterator(p, ec)) {
+    std::string n = e.path().filename().string();
+    if (n.ends_with(".warc.gz") || n.ends_with(".warc")) out.push_back(e.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+int RunLs(const WarcOpts& o) {
+  std::error_code ec;
+  if (!std::filesystem::exists(o.path, ec)) return Fail("ls", o.path + ": no such file or directory");
+  int rc = kExitOk;
+  for (const auto& file : WarcFiles(o.path)) {
+    auto reader = store::WarcReader::Open(file);
+    if (!reader.ok()) {
+      rc = Fail("ls", reader.status().message());
+      continue;
+    }
+    while (true) {
+      auto rec = (*reader)->Next();
+      if (!rec.ok()) {
+        rc = Fail("ls", rec.status().message());
+        break;
+      }
+      if (!rec->has_value()) break;
+      const store::WarcRecord& r = **rec;
+      std::string status = "-";
+      if (r.type == "response" || r.type == "revisit") {
+        auto http = store::ParseHttpResponse(r.block);
+        if (http.ok()) status = std::to_string(http->status);
+      }
+      std::string digest = r.header("WARC-Payload-Digest");
+      std::printf("%s\t%llu\t%s\t%s\t%s\t%s\n", file.filename().c_str(),
+                  static_cast<unsigned long long>(r.offset), r.type.c_str(),
+                  r.target_uri.empty() ? "-" : r.target_uri.c_str(), status.c_str(),
+                  digest.empty() ? "-" : digest.c_str());
+    }
+  }
+  return rc;
+}
+
+int RunGet(const WarcOpts& o) {
+  auto page = store::GetLatestCapture(o.path, o.url);
+  if (!page.ok()) return Fail("get", page.status().message());
+  std::string body = page->http.body;
+  if (o.decode) {
+    // The encoding applies to the stored payload, i.e. the original response's head.
+    std::string enc = page->http.header("Content-Encoding");
+    if (page->original) {
+      auto orig = store::ParseHttpResponse(page->original->block);
+      if (orig.ok()) enc = orig->header("Content-Encoding");
+    }
+    auto decoded = store::DecodeContent(body, enc);
+    if (!decoded.ok()) return Fail("get", o.url + ": " + decoded.status().message());
+    body = std::move(decoded).value();
+  }
+  if (o.headers) {
+    const std::string& block = page->record.block;
+    size_t end = block.find("\r\n\r\n");
+    Write(end == std::string::npos ? block : std::string_view(block).substr(0, end + 4));
+  }
+  Write(body);
+  return kExitOk;
+}
+
+int RunCat(const WarcOpts& o) {
+  size_t colon = o.location.rfind(':');
+  if (colon == std::string::npos || colon + 1 == o.location.size()) {
+    return UsageError("warc cat", "expected FILE:OFFSET, got '" + o.location + "'");
+  }
+  std::string file = o.location.substr(0, colon);
+  uint64_t offset = 0;
+  for (char c : o.location.substr(colon + 1)) {
+    if (c < '0' || c > '9' || offset > (UINT64_MAX - 9) / 10) {
+      return UsageError("warc cat", "bad offset in '" + o.location + "'");
+    }
+    offset = offset * 10 + static_cast<uint64_t>(c - '0');
+  }
+  auto rec = store::ReadRecordAt(file, offset);
+  if (!rec.ok()) return Fail("cat", rec.status().message());
+  std::string out = rec->version + "\r\n";
+  for (const auto& [k, v] : rec->headers) out += k + ": " + v + "\r\n";
+  out += "\r\n";
+  Write(out);
+  Write(rec->block);
+  Write("\r\n\r\n");
+  return kExitOk;
+}
+
+int RunRepair(const WarcOpts& o) {
+  std::error_code ec;
+  if (!std::filesystem::exists(o.path, ec)) {
+    return Fail("repair", o.path + ": no such file or directory");
+  }
+  int rc = kExitOk;
+  for (const auto& file : WarcFiles(o.path)) {
+    auto cut = store::RepairWarcTail(file, o.force);
+    if (!cut.ok()) {
+      rc = Fail("repair", cut.status().message());
+    } else if (*cut > 0) {
+      std::printf("%s: cut %llu bytes of torn tail\n", file.c_str(),
+                  static_cast<unsigned long long>(*cut));
+    }
+  }
+  return rc;
+}
+
+CommandRegistration reg("warc", "Inspect WARC files: list records, get a page, print a record, repair",
+                        [](CLI::App* app) -> CommandRunner {
+  auto o = std::make_shared<WarcOpts>();
+  app->require_subcommand(1);
+  auto ls = app->add_subcommand("ls", "One line per record: file, offset, type, URI, status, digest");
+  ls->add_option("DIR", o->path, "Output directory (or one WARC file)")->required();
+  auto get = app->add_subcommand("get", "Print the newest stored payload of URL (follows revisits)");
+  get->add_option("DIR", o->path, "Output directory (or one WARC file)")->required();
+  get->add_option("URL", o->url, "The URL as crawled")->required();
+  get->add_flag("--headers", o->headers, "Print the HTTP response head before the payload");
+  get->add_flag("--decode", o->decode, "Undo Content-Encoding gzip/deflate");
+  auto cat = app->add_subcommand("cat", "Print the record at FILE:OFFSET (WARC headers + block)");
+  cat->add_option("LOCATION", o->location, "FILE:OFFSET, e.g. out/x.warc.gz:1234")->required();
+  auto repair = app->add_subcommand(
+      "repair", "Cut a torn record (crash during append) off the end of each WARC");
+  repair->add_option("DIR", o->path, "Output directory (or one WARC file)")->required();
+  repair->add_flag("--force", o->force, "Also cut after corruption far from the end");
+  return [o, ls, get, cat, repair]() -> int {
+    if (ls->parsed()) return RunLs(*o);
+    if (repair->parsed()) return RunRepair(*o);
+    if (get->parsed()) return RunGet(*o);
+    if (cat->parsed()) return RunCat(*o);
+    return UsageError("warc", "expected a subcommand: ls, get or cat");
+  };
+});
+
+}  // namespace
+}  // namespace harvest::cli

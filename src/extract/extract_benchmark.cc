@@ -1,0 +1,109 @@
+// Micro-benchmark of ExtractHtml on a ~20 KB realistic page (and of the tokenizer path on a
+// real python3-doc page when installed).
+// Run: extract_benchmark --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
+#include <benchmark/benchmark.h>
+
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "extract/extract.h"
+
+namespace harvest::extract {
+namespace {
+
+// A news-article-like page: head metadata, inline script and style, navigation, article
+// text with inline markup and character references, related links, footer.
+std::string RealisticPage() {
+  std::string p =
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      "<meta name=\"robots\" content=\"index, follow\">\n"
+      "<title>Local council approves new riverside park &amp; cycle path | Example News</title>\n"
+      "<link rel=\"canonical\" href=\"https://news.example.com/2024/05/riverside-park\">\n"
+      "<link rel=\"alternate\" hreflang=\"de\" href=\"https://news.example.com/de/riverside\">\n"
+      "<link rel=\"stylesheet\" href=\"/static/css/main.3f9a2c.css\">\n"
+      "<script async src=\"https://cdn.example.com/analytics.js\"></script>\n"
+      "<script>window.dataLayer = window.dataLayer || []; function gtag(){dataLayer.push("
+      "arguments);} gtag('js', new Date()); if (a < b && c > d) { console.log('<a href=x>'); "
+      "}</script>\n<style>body{font-family:sans-serif;margin:0}.nav a{color:#333}"
+      ".article p{line-height:1.6}</style>\n</head>\n<body class=\"article-page\">\n"
+      "<header><nav class=\"nav\"><ul>\n";
+  for (int i = 0; i < 40; ++i) {
+    p += "<li class=\"nav-item\"><a href=\"/section/" + std::to_string(i) +
+         "\" class=\"nav-link\" data-track=\"nav-" + std::to_string(i) + "\">Section " +
+         std::to_string(i) + "</a></li>\n";
+  }
+  p += "</ul></nav></header>\n<main><article class=\"article\">\n<h1>Local council approves "
+       "new riverside park</h1>\n<p class=\"byline\">By <a href=\"/authors/jane-doe\" "
+       "rel=\"author\">Jane Doe</a> &middot; <time datetime=\"2024-05-01\">1 May 2024</time>"
+       "</p>\n";
+  for (int i = 0; i < 28; ++i) {
+    p += "<p>The council voted on Tuesday to approve the plan, which will turn the former "
+         "industrial site into a <strong>12-hectare park</strong> with a cycle path, "
+         "playgrounds &amp; a caf&eacute;. &ldquo;This is a great day for the city,&rdquo; "
+         "said the mayor. Read <a href=\"/2024/04/plan-" +
+         std::to_string(i) + "?utm_source=article&amp;utm_medium=web\">the earlier report</a> "
+         "or see <em>the full minutes</em> (PDF, 2&nbsp;MB).</p>\n";
+    if (i % 7 == 3) {
+      p += "<figure><img src=\"/img/park-" + std::to_string(i) +
+           ".jpg\" alt=\"Artist's impression\" width=\"800\" height=\"450\" loading=\"lazy\">"
+           "<figcaption>Artist&#39;s impression of the park.</figcaption></figure>\n";
+    }
+  }
+  p += "</article>\n<aside><h2>Related</h2><ul>\n";
+  for (int i = 0; i < 12; ++i) {
+    p += "<li><a href=\"https://news.example.com/related/" + std::to_string(i) +
+         "\" rel=\"nofollow\">Related story number " + std::to_string(i) + "</a></li>\n";
+  }
+  p += "</ul></aside></main>\n<!-- footer starts -->\n<footer><p>&copy; 2024 Example News. "
+       "<a href=\"/privacy\">Privacy</a> | <a href=\"/terms\">Terms</a></p></footer>\n"
+       "<script>document.querySelectorAll('.nav-link').forEach(function(el){el.addEventListener"
+       "('click', function(){ gtag('event', 'nav'); });});</script>\n</body>\n</html>\n";
+  return p;
+}
+
+void BM_ExtractHtml(benchmark::State& state, const std::string& page) {
+  size_t links = 0;
+  for (auto _ : state) {
+    PageInfo info = ExtractHtml(page, "text/html; charset=utf-8");
+    links += info.links.size();
+    benchmark::DoNotOptimize(info);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * page.size()));
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
+  state.counters["page_bytes"] = static_cast<double>(page.size());
+  state.counters["links"] = static_cast<double>(links / std::max<size_t>(state.iterations(), 1));
+}
+
+void BM_ExtractHtml_Realistic(benchmark::State& state) {
+  static const std::string page = RealisticPage();
+  BM_ExtractHtml(state, page);
+}
+BENCHMARK(BM_ExtractHtml_Realistic);
+
+void BM_ExtractHtml_NoText(benchmark::State& state) {
+  static const std::string page = RealisticPage();
+  ExtractOptions options;
+  options.want_text = false;
+  for (auto _ : state) benchmark::DoNotOptimize(ExtractHtml(page, "", options));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * page.size()));
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
+}
+BENCHMARK(BM_ExtractHtml_NoText);
+
+void BM_ExtractHtml_PythonDoc(benchmark::State& state) {
+  static const std::string page = [] {
+    std::ifstream in("/usr/share/doc/python3/html/library/functions.html", std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  }();
+  if (page.empty()) {
+    state.SkipWithError("python3-doc not installed");
+    return;
+  }
+  BM_ExtractHtml(state, page);
+}
+BENCHMARK(BM_ExtractHtml_PythonDoc);
+
+}  // namespace
+}  // namespace harvest::extract

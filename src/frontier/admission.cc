@@ -1,0 +1,190 @@
+// Admission: scope, depth, trap guards and the seen test.
+#include "frontier/admission.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace harvest::frontier {
+namespace {
+
+constexpr int64_t kMicrosPerDay = int64_t{86'400} * 1'000'000;
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// "host:port" -> "host" ("[::1]:80" -> "[::1]").
+std::string_view StripPort(std::string_view host) {
+  const size_t colon = host.rfind(':');
+  if (colon == std::string_view::npos) return host;
+  const size_t bracket = host.rfind(']');
+  if (bracket != std::string_view::npos && bracket > colon) return host;
+  return host.substr(0, colon);
+}
+
+bool HostInDomain(std::string_view host, std::string_view domain) {
+  if (host.size() == domain.size()) return host == domain;
+  return host.size() > domain.size() && host.ends_with(domain) &&
+         host[host.size() - domain.size() - 1] == '.';
+}
+
+// Glob with '*' only, anchored at both ends; iterative with one backtrack point (linear
+// enough for URLs, no recursion on hostile patterns).
+bool GlobMatch(std::string_view p, std::string_view s) {
+  size_t pi = 0, si = 0, star = std::string_view::npos, mark = 0;
+  while (si < s.size()) {
+    if (pi < p.size() && p[pi] == '*') {
+      star = pi++;
+      mark = si;
+    } else if (pi < p.size() && p[pi] == s[si]) {
+      ++pi;
+      ++si;
+    } else if (star != std::string_view::npos) {
+      pi = star + 1;
+      si = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (pi < p.size() && p[pi] == '*') ++pi;
+  return pi == p.size();
+}
+
+size_t CountParams(std::string_view query) {
+  size_t n = 0;
+  size_t start = 0;
+  while (start <= query.size()) {
+    size_t amp = query.find('&', start);
+    if (amp == std::string_view::npos) amp = query.size();
+    if (amp > start) ++n;  // empty parameters ("a=1&&b=2") do not count
+    start = amp + 1;
+  }
+  return n;
+}
+
+// The largest number of times any non-empty path segment occurs.
+int MaxSegmentRepeats(std::string_view path) {
+  std::vector<std::string_view> segments;
+  size_t start = 0;
+  while (start < path.size()) {
+    size_t slash = path.find('/', start);
+    if (slash == std::string_view::npos) slash = path.size();
+    if (slash > start) segments.push_back(path.substr(start, slash - start));
+    start = slash + 1;
+  }
+  std::sort(segments.begin(), segments.end());
+  int best = 0;
+  for (size_t i = 0; i < segments.size();) {
+    size_t j = i;
+    while (j < segments.size() && segments[j] == segments[i]) ++j;
+    best = std::max(best, static_cast<int>(j - i));
+    i = j;
+  }
+  return best;
+}
+
+}  // namespace
+
+const char* VerdictName(AdmitVerdict v) {
+  switch (v) {
+    case AdmitVerdict::kAccept:
+      return "accept";
+    case AdmitVerdict::kSeen:
+      return "seen";
+    case AdmitVerdict::kOutOfScope:
+      return "out_of_scope";
+    case AdmitVerdict::kTooDeep:
+      return "too_deep";
+    case AdmitVerdict::kTrapLongUrl:
+      return "trap_long_url";
+    case AdmitVerdict::kTrapManyParams:
+      return "trap_many_params";
+    case AdmitVerdict::kTrapRepeatedSegment:
+      return "trap_repeated_segment";
+    case AdmitVerdict::kTrapQuota:
+      return "trap_quota";
+    case AdmitVerdict::kTrapDiscoveryRatio:
+      return "trap_discovery_ratio";
+  }
+  return "unknown";
+}
+
+bool MatchUrlPattern(std::string_view pattern, std::string_view url) {
+  if (pattern.find('*') == std::string_view::npos) return url.find(pattern) != url.npos;
+  return GlobMatch(pattern, url);
+}
+
+Admission::Admission(ScopeOptions scope, TrapOptions traps, dedup::SeenSet* seen, Clock* clock)
+    : scope_(std::move(scope)),
+      traps_(traps),
+      seen_(seen),
+      clock_(clock != nullptr ? clock : SystemClock::Default()) {
+  for (std::string& d : scope_.allowed_domains) {
+    d = Lower(d);
+    while (d.starts_with('.')) d.erase(0, 1);
+  }
+}
+
+bool Admission::InScope(const AdmitCandidate& c) const {
+  if (!scope_.allowed_domains.empty()) {
+    const std::string host = Lower(StripPort(c.host));
+    const bool ok = std::any_of(scope_.allowed_domains.begin(), scope_.allowed_domains.end(),
+                                [&](const std::string& d) { return HostInDomain(host, d); });
+    if (!ok) return false;
+  }
+  if (scope_.same_site && !c.seed_site.empty() && c.registrable_domain != c.seed_site) {
+    return false;
+  }
+  if (!scope_.include_patterns.empty() &&
+      std::none_of(scope_.include_patterns.begin(), scope_.include_patterns.end(),
+                   [&](const std::string& p) { return MatchUrlPattern(p, c.canonical_url); })) {
+    return false;
+  }
+  return std::none_of(scope_.exclude_patterns.begin(), scope_.exclude_patterns.end(),
+                      [&](const std::string& p) { return MatchUrlPattern(p, c.canonical_url); });
+}
+
+AdmitVerdict Admission::ShapeTrap(const AdmitCandidate& c) const {
+  if (c.canonical_url.size() > traps_.max_url_length) return AdmitVerdict::kTrapLongUrl;
+  if (CountParams(c.query) > traps_.max_query_params) return AdmitVerdict::kTrapManyParams;
+  if (traps_.max_repeated_segment > 0 && MaxSegmentRepeats(c.path) >= traps_.max_repeated_segment) {
+    return AdmitVerdict::kTrapRepeatedSegment;
+  }
+  return AdmitVerdict::kAccept;
+}
+
+AdmitVerdict Admission::Judge(const AdmitCandidate& c) {
+  if (c.depth > scope_.max_depth) return AdmitVerdict::kTooDeep;
+  if (!InScope(c)) return AdmitVerdict::kOutOfScope;
+  if (AdmitVerdict v = ShapeTrap(c); v != AdmitVerdict::kAccept) return v;
+  if (seen_ != nullptr && seen_->Contains(c.fp)) return AdmitVerdict::kSeen;
+
+  HostCounters& h = hosts_[std::string(c.host)];
+  const int64_t day = clock_->WallMicros() / kMicrosPerDay;
+  if (h.day != day) {
+    h.day = day;
+    h.admitted_today = 0;
+  }
+  if (h.admitted_today >= traps_.host_daily_quota) return AdmitVerdict::kTrapQuota;
+  if (h.admitted >= kDiscoveryRatioMinimum &&
+      static_cast<double>(h.admitted) >
+          traps_.max_discovery_ratio * static_cast<double>(std::max<uint64_t>(h.fetched, 1))) {
+    return AdmitVerdict::kTrapDiscoveryRatio;
+  }
+  if (seen_ != nullptr && !seen_->InsertIfNew(c.fp)) return AdmitVerdict::kSeen;
+  ++h.admitted_today;
+  ++h.admitted;
+  return AdmitVerdict::kAccept;
+}
+
+AdmitVerdict Admission::Admit(const AdmitCandidate& c) {
+  const AdmitVerdict v = Judge(c);
+  ++counts_[static_cast<size_t>(v)];
+  return v;
+}
+
+void Admission::NoteFetched(std::string_view host) { ++hosts_[std::string(host)].fetched; }
+
+}  // namespace harvest::frontier

@@ -1,0 +1,178 @@
+#include "frontier/admission.h"
+
+#include <gtest/gtest.h>
+
+namespace harvest::frontier {
+namespace {
+
+struct Url {
+  std::string url, host, path, query, site;
+  uint64_t fp;
+};
+
+class AdmissionTest : public ::testing::Test {
+ protected:
+  AdmitCandidate Candidate(const Url& u, int depth = 1, std::string_view seed_site = "") {
+    AdmitCandidate c;
+    c.canonical_url = u.url;
+    c.host = u.host;
+    c.path = u.path;
+    c.query = u.query;
+    c.registrable_domain = u.site;
+    c.seed_site = seed_site;
+    c.fp = u.fp;
+    c.depth = depth;
+    return c;
+  }
+  static Url Make(const std::string& host, const std::string& path, const std::string& query = "",
+                  uint64_t fp = 0) {
+    std::string url = "http://" + host + path + (query.empty() ? "" : "?" + query);
+    const size_t dot = host.find('.');
+    std::string site = host.substr(dot + 1);
+    if (site.find('.') == std::string::npos) site = host;  // "a.test" is its own site
+    return {url, host, path, query, site, fp != 0 ? fp : std::hash<std::string>()(url)};
+  }
+  FakeClock clock_;
+  dedup::SeenSet seen_{dedup::SeenSetOptions{.expected_urls = 10'000}};
+};
+
+TEST_F(AdmissionTest, AcceptThenSeen) {
+  Admission a({}, {}, &seen_, &clock_);
+  const Url u = Make("www.a.test", "/x");
+  EXPECT_EQ(a.Admit(Candidate(u)), AdmitVerdict::kAccept);
+  EXPECT_EQ(a.Admit(Candidate(u)), AdmitVerdict::kSeen);
+  EXPECT_EQ(a.count(AdmitVerdict::kAccept), 1u);
+  EXPECT_EQ(a.count(AdmitVerdict::kSeen), 1u);
+  EXPECT_TRUE(seen_.Contains(u.fp));
+}
+
+TEST_F(AdmissionTest, TooDeep) {
+  ScopeOptions s;
+  s.max_depth = 2;
+  Admission a(s, {}, &seen_, &clock_);
+  EXPECT_EQ(a.Admit(Candidate(Make("a.test", "/1"), 2)), AdmitVerdict::kAccept);
+  const Url deep = Make("a.test", "/2");
+  EXPECT_EQ(a.Admit(Candidate(deep, 3)), AdmitVerdict::kTooDeep);
+  EXPECT_FALSE(seen_.Contains(deep.fp)) << "refused URLs are not marked seen";
+}
+
+TEST_F(AdmissionTest, AllowedDomains) {
+  ScopeOptions s;
+  s.allowed_domains = {"Example.TEST", ".other.test"};
+  Admission a(s, {}, &seen_, &clock_);
+  EXPECT_EQ(a.Admit(Candidate(Make("example.test", "/"))), AdmitVerdict::kAccept);
+  EXPECT_EQ(a.Admit(Candidate(Make("www.example.test:8080", "/"))), AdmitVerdict::kAccept);
+  EXPECT_EQ(a.Admit(Candidate(Make("x.other.test", "/"))), AdmitVerdict::kAccept);
+  EXPECT_EQ(a.Admit(Candidate(Make("badexample.test", "/"))), AdmitVerdict::kOutOfScope);
+  EXPECT_EQ(a.Admit(Candidate(Make("example.test.evil", "/"))), AdmitVerdict::kOutOfScope);
+  EXPECT_EQ(a.count(AdmitVerdict::kOutOfScope), 2u);
+}
+
+TEST_F(AdmissionTest, SameSite) {
+  ScopeOptions s;
+  s.same_site = true;
+  Admission a(s, {}, &seen_, &clock_);
+  EXPECT_EQ(a.Admit(Candidate(Make("www.a.test", "/"), 1, "a.test")), AdmitVerdict::kAccept);
+  EXPECT_EQ(a.Admit(Candidate(Make("www.b.test", "/"), 1, "a.test")), AdmitVerdict::kOutOfScope);
+  EXPECT_EQ(a.Admit(Candidate(Make("www.b.test", "/"), 0, "")), AdmitVerdict::kAccept)
+      << "no seed site (a seed itself): no check";
+}
+
+TEST_F(AdmissionTest, IncludeExcludePatterns) {
+  ScopeOptions s;
+  s.include_patterns = {"http://a.test/docs/*", "/blog/"};
+  s.exclude_patterns = {"*.pdf", "logout"};
+  Admission a(s, {}, &seen_, &clock_);
+  EXPECT_EQ(a.Admit(Candidate(Make("a.test", "/docs/x"))), AdmitVerdict::kAccept);
+  EXPECT_EQ(a.Admit(Candidate(Make("b.test", "/blog/y"))), AdmitVerdict::kAccept);
+  EXPECT_EQ(a.Admit(Candidate(Make("a.test", "/other"))), AdmitVerdict::kOutOfScope);
+  EXPECT_EQ(a.Admit(Candidate(Make("a.test", "/docs/file.pdf"))), AdmitVerdict::kOutOfScope);
+  EXPECT_EQ(a.Admit(Candidate(Make("a.test", "/docs/logout"))), AdmitVerdict::kOutOfScope);
+}
+
+TEST(MatchUrlPattern, GlobAndSubstring) {
+  EXPECT_TRUE(MatchUrlPattern("*", ""));
+  EXPECT_TRUE(MatchUrlPattern("a*c", "abbbc"));
+  EXPECT_TRUE(MatchUrlPattern("a*c", "ac"));
+  EXPECT_FALSE(MatchUrlPattern("a*c", "abcd"));
+  EXPECT_TRUE(MatchUrlPattern("*/x/*/y", "http://h/x/1/2/y"));
+  EXPECT_TRUE(MatchUrlPattern("cal", "http://h/calendar"));
+  EXPECT_FALSE(MatchUrlPattern("cal", "http://h/c"));
+  // A hostile pattern stays fast (no exponential backtracking).
+  EXPECT_FALSE(MatchUrlPattern("*a*a*a*a*a*a*a*a*b", std::string(5000, 'a')));
+}
+
+TEST_F(AdmissionTest, TrapLongUrl) {
+  TrapOptions t;
+  t.max_url_length = 40;
+  Admission a({}, t, &seen_, &clock_);
+  EXPECT_EQ(a.Admit(Candidate(Make("a.test", "/short"))), AdmitVerdict::kAccept);
+  EXPECT_EQ(a.Admit(Candidate(Make("a.test", "/" + std::string(40, 'x')))),
+            AdmitVerdict::kTrapLongUrl);
+}
+
+TEST_F(AdmissionTest, TrapManyParams) {
+  TrapOptions t;
+  t.max_query_params = 3;
+  Admission a({}, t, &seen_, &clock_);
+  EXPECT_EQ(a.Admit(Candidate(Make("a.test", "/", "a=1&b=2&&c=3&"))), AdmitVerdict::kAccept);
+  EXPECT_EQ(a.Admit(Candidate(Make("a.test", "/", "a=1&b=2&c=3&d=4"))),
+            AdmitVerdict::kTrapManyParams);
+}
+
+TEST_F(AdmissionTest, TrapRepeatedSegment) {
+  Admission a({}, {}, &seen_, &clock_);
+  EXPECT_EQ(a.Admit(Candidate(Make("a.test", "/a/b/a/b/"))), AdmitVerdict::kAccept);
+  EXPECT_EQ(a.Admit(Candidate(Make("a.test", "/a/b/a/b/a/"))), AdmitVerdict::kTrapRepeatedSegment);
+  EXPECT_EQ(a.Admit(Candidate(Make("a.test", "/x/x/x"))), AdmitVerdict::kTrapRepeatedSegment);
+  EXPECT_EQ(a.Admit(Candidate(Make("a.test", "//////"))), AdmitVerdict::kAccept)
+      << "empty segments do not count";
+}
+
+TEST_F(AdmissionTest, TrapQuotaResetsDaily) {
+  TrapOptions t;
+  t.host_daily_quota = 3;
+  Admission a({}, t, &seen_, &clock_);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(a.Admit(Candidate(Make("a.test", "/" + std::to_string(i)))), AdmitVerdict::kAccept);
+  }
+  const Url over = Make("a.test", "/3");
+  EXPECT_EQ(a.Admit(Candidate(over)), AdmitVerdict::kTrapQuota);
+  EXPECT_EQ(a.Admit(Candidate(Make("b.test", "/3"))), AdmitVerdict::kAccept) << "per host";
+  EXPECT_EQ(a.Admit(Candidate(Make("a.test", "/0"))), AdmitVerdict::kSeen)
+      << "a duplicate is reported as seen, not as a quota hit";
+  clock_.Advance(std::chrono::hours(24));
+  EXPECT_EQ(a.Admit(Candidate(over)), AdmitVerdict::kAccept)
+      << "new day, and it was not marked seen";
+}
+
+TEST_F(AdmissionTest, TrapDiscoveryRatio) {
+  TrapOptions t;
+  t.max_discovery_ratio = 50;
+  Admission a({}, t, &seen_, &clock_);
+  const uint64_t limit = 50;  // with 1 fetch: 50 admissions allowed, but judged after 1000
+  uint64_t accepted = 0;
+  AdmitVerdict last = AdmitVerdict::kAccept;
+  for (int i = 0; i < 1200 && last == AdmitVerdict::kAccept; ++i) {
+    last = a.Admit(Candidate(Make("gen.test", "/p" + std::to_string(i))));
+    accepted += last == AdmitVerdict::kAccept;
+  }
+  EXPECT_EQ(last, AdmitVerdict::kTrapDiscoveryRatio);
+  EXPECT_EQ(accepted, Admission::kDiscoveryRatioMinimum);
+  EXPECT_GT(accepted, limit);
+  // Fetches bring the ratio back: 1000 / 20 = 50, not above 50.
+  for (int i = 0; i < 20; ++i) a.NoteFetched("gen.test");
+  EXPECT_EQ(a.Admit(Candidate(Make("gen.test", "/q"))), AdmitVerdict::kAccept);
+  EXPECT_EQ(a.Admit(Candidate(Make("gen.test", "/r"))), AdmitVerdict::kTrapDiscoveryRatio);
+}
+
+TEST(VerdictName, AllNamed) {
+  EXPECT_STREQ(VerdictName(AdmitVerdict::kAccept), "accept");
+  EXPECT_STREQ(VerdictName(AdmitVerdict::kTrapDiscoveryRatio), "trap_discovery_ratio");
+  for (size_t i = 0; i < kAdmitVerdictCount; ++i) {
+    EXPECT_STRNE(VerdictName(static_cast<AdmitVerdict>(i)), "unknown");
+  }
+}
+
+}  // namespace
+}  // namespace harvest::frontier

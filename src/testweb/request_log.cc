@@ -1,0 +1,87 @@
+#include "testweb/request_log.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <cstring>
+
+namespace harvest::testweb {
+
+std::string FormatLogLine(const LogEntry& e) {
+  nlohmann::ordered_json j;
+  j["host"] = e.host;
+  j["path"] = e.path;
+  if (e.page.empty()) {
+    j["page"] = nullptr;
+  } else {
+    j["page"] = e.page;
+  }
+  j["start_us"] = e.start_us;
+  j["end_us"] = e.end_us;
+  j["status"] = e.status;
+  j["bytes"] = e.bytes;
+  j["conn"] = e.conn;
+  j["kind"] = RequestKindName(e.kind);
+  j["disallowed"] = e.disallowed;
+  if (e.retry_after_s >= 0) j["retry_after_s"] = e.retry_after_s;
+  if (e.cond) j["cond"] = true;
+  // Replace invalid UTF-8 (a hostile client's path) instead of throwing.
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+Result<std::unique_ptr<RequestLog>> RequestLog::Open(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) {
+    return Status::IOError("request log " + path + ": " + std::strerror(errno));
+  }
+  return std::unique_ptr<RequestLog>(new RequestLog(f));
+}
+
+RequestLog::RequestLog(std::FILE* file) : file_(file) {
+  flusher_ = std::thread([this] { FlusherLoop(); });
+}
+
+RequestLog::~RequestLog() {
+  Close();
+  std::fclose(file_);
+}
+
+void RequestLog::Append(const LogEntry& entry) {
+  std::string line = FormatLogLine(entry);
+  line += '\n';
+  std::lock_guard<std::mutex> lock(mu_);
+  buffer_ += line;
+}
+
+void RequestLog::FlusherLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!closing_) {
+    cv_.wait_for(lock, std::chrono::milliseconds(kFlushIntervalMs));
+    lock.unlock();
+    WriteOut();
+    lock.lock();
+  }
+}
+
+void RequestLog::WriteOut() {
+  std::lock_guard<std::mutex> write_lock(write_mu_);
+  std::string out;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    out.swap(buffer_);
+  }
+  if (!out.empty()) std::fwrite(out.data(), 1, out.size(), file_);
+  std::fflush(file_);
+}
+
+void RequestLog::Close() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    closing_ = true;
+  }
+  cv_.notify_all();
+  if (flusher_.joinable()) flusher_.join();
+  WriteOut();
+}
+
+}  // namespace harvest::testweb

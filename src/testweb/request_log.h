@@ -1,0 +1,63 @@
+// RequestLog: the JSON-lines request log of the test web (format in docs/testweb.md).
+//
+// Thread-safety: Append() may be called from any thread; lines are buffered and written by a
+// flusher thread at least every second, and by Close()/the destructor.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "base/status.h"
+#include "testweb/testweb.h"
+
+namespace harvest::testweb {
+
+struct LogEntry {
+  std::string host;   // host name (lower case) when known, else the Host header as sent
+  std::string path;   // request target as sent
+  std::string page;   // page identity, empty = null
+  int64_t start_us = 0;
+  int64_t end_us = 0;
+  int status = 0;
+  uint64_t bytes = 0;
+  uint64_t conn = 0;
+  RequestKind kind = RequestKind::kUnknown;
+  bool disallowed = false;
+  int retry_after_s = -1;  // omitted when < 0
+  bool cond = false;       // omitted when false
+};
+
+// One JSON object, without the trailing newline.
+std::string FormatLogLine(const LogEntry& e);
+
+class RequestLog {
+ public:
+  // How often buffered lines reach the file at the latest.
+  static constexpr int kFlushIntervalMs = 200;
+
+  static Result<std::unique_ptr<RequestLog>> Open(const std::string& path);
+  ~RequestLog();
+  void Append(const LogEntry& entry);
+  // Writes everything appended so far and stops the flusher. Idempotent.
+  void Close();
+
+ private:
+  explicit RequestLog(std::FILE* file);
+  void FlusherLoop();
+  void WriteOut();
+
+  std::FILE* file_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::string buffer_;  // guarded by mu_
+  bool closing_ = false;  // guarded by mu_
+  std::mutex write_mu_;   // serialises writes to file_
+  std::thread flusher_;
+};
+
+}  // namespace harvest::testweb

@@ -1,0 +1,563 @@
+// The epoll HTTP/1.1 server behind TestWeb: non-blocking sockets, keep-alive, per-loop timers
+// for slow and trickling responses. Each event loop owns its connections (no locks on them);
+// loops share only the listening socket (EPOLLEXCLUSIVE), the Site (immutable), the epoch
+// (atomic) and the RequestLog (internally locked).
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <string>
+#include <thread>
+#include <unordered_map>
+
+#include "testweb/internal.h"
+#include "testweb/request_log.h"
+
+namespace harvest::testweb {
+
+namespace {
+
+// A request head larger than this gets 431 and the connection is closed.
+constexpr size_t kMaxHeadBytes = 16 * 1024;
+// Request bodies (only POST /__testweb/epoch has one) larger than this get 413.
+constexpr size_t kMaxBodyBytes = 64 * 1024;
+// Input buffered while a response is in progress; beyond it the client is misbehaving.
+constexpr size_t kMaxPendingInput = 1024 * 1024;
+
+const char* Reason(int status) {
+  switch (status) {
+    case 200: return "OK";
+    case 301: return "Moved Permanently";
+    case 302: return "Found";
+    case 304: return "Not Modified";
+    case 307: return "Temporary Redirect";
+    case 400: return "Bad Request";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 410: return "Gone";
+    case 413: return "Content Too Large";
+    case 429: return "Too Many Requests";
+    case 431: return "Request Header Fields Too Large";
+    case 500: return "Internal Server Error";
+    case 503: return "Service Unavailable";
+    default: return "Status";
+  }
+}
+
+bool IEquals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && strncasecmp(a.data(), b.data(), a.size()) == 0;
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+// Parses a request head (up to and excluding the blank line). False when malformed.
+bool ParseHead(std::string_view head, Request* req, size_t* content_length, bool* keep_alive) {
+  size_t eol = head.find("\r\n");
+  std::string_view line = head.substr(0, eol);
+  size_t sp1 = line.find(' ');
+  size_t sp2 = line.rfind(' ');
+  if (sp1 == std::string_view::npos || sp2 == sp1) return false;
+  req->method = std::string(line.substr(0, sp1));
+  req->target = std::string(line.substr(sp1 + 1, sp2 - sp1 - 1));
+  std::string_view version = line.substr(sp2 + 1);
+  if (version.substr(0, 5) != "HTTP/") return false;
+  *keep_alive = version != "HTTP/1.0";
+  *content_length = 0;
+  if (req->target.rfind("http://", 0) == 0) {  // absolute-form: the authority is the host
+    size_t slash = req->target.find('/', 7);
+    req->host = req->target.substr(7, slash == std::string::npos ? std::string::npos : slash - 7);
+    req->target = slash == std::string::npos ? "/" : req->target.substr(slash);
+  }
+  while (eol != std::string_view::npos) {
+    size_t start = eol + 2;
+    eol = head.find("\r\n", start);
+    std::string_view h = head.substr(start, eol == std::string_view::npos ? eol : eol - start);
+    size_t colon = h.find(':');
+    if (colon == std::string_view::npos) continue;
+    std::string_view name = h.substr(0, colon);
+    std::string_view value = Trim(h.substr(colon + 1));
+    if (IEquals(name, "host")) {
+      if (req->host.empty()) req->host = std::string(value);
+    } else if (IEquals(name, "accept-encoding")) {
+      req->accept_encoding = std::string(value);
+    } else if (IEquals(name, "if-none-match")) {
+      req->if_none_match = std::string(value);
+    } else if (IEquals(name, "if-modified-since")) {
+      req->if_modified_since = std::string(value);
+    } else if (IEquals(name, "connection")) {
+      if (IEquals(value, "close")) *keep_alive = false;
+      if (IEquals(value, "keep-alive")) *keep_alive = true;
+    } else if (IEquals(name, "content-length")) {
+      char* end = nullptr;
+      std::string v(value);
+      unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0') return false;
+      *content_length = n > kMaxBodyBytes ? kMaxBodyBytes + 1 : static_cast<size_t>(n);
+    }
+  }
+  return true;
+}
+
+class Server;
+
+// One event loop: owns its connections and timers. Event-loop-only after Run() starts.
+class Loop {
+ public:
+  Loop(Server* server, int listen_fd);
+  ~Loop();
+  bool ok() const { return epoll_fd_ >= 0 && wake_fd_ >= 0; }
+  void Run();
+  void Wake();
+
+ private:
+  enum class State { kReading, kWaiting, kWriting, kTrickling };
+  struct Conn {
+    int fd = -1;
+    uint64_t id = 0;
+    State state = State::kReading;
+    std::string in;
+    std::string head;
+    size_t head_off = 0;
+    std::shared_ptr<const std::string> body;
+    size_t body_off = 0;
+    bool close_after = false;
+    bool want_out = false;
+    bool peer_closed = false;
+    bool entry_open = false;
+    Response pending;
+    LogEntry entry;
+  };
+
+  void Accept();
+  void OnReadable(Conn& c);
+  void TryParse(Conn& c);
+  void StartResponse(Conn& c);
+  void WriteMore(Conn& c);
+  void Finished(Conn& c);
+  void Close(Conn& c);
+  void SetOut(Conn& c, bool want);
+  void OnTimer(int fd, uint64_t id);
+  int64_t NowMicros() const;
+  std::string DateHeader();
+
+  Server* server_;
+  int listen_fd_;
+  int epoll_fd_ = -1;
+  int wake_fd_ = -1;
+  std::atomic<bool> stop_{false};
+  std::unordered_map<int, Conn> conns_;
+  std::multimap<int64_t, std::pair<int, uint64_t>> timers_;  // monotonic us -> (fd, conn id)
+  time_t date_second_ = 0;
+  std::string date_;
+};
+
+class Server final : public TestWeb, public EpochControl {
+ public:
+  explicit Server(const TestWebOptions& options)
+      : options_(options), site_(options.site), epoch_(options.epoch),
+        clock_(options.clock ? options.clock : SystemClock::Default()) {}
+  ~Server() override {
+    Stop();
+    if (listen_fd_ >= 0) close(listen_fd_);
+  }
+
+  Status Init();
+  const Site& site() const override { return site_; }
+  int port() const override { return port_; }
+  std::string address() const override { return address_ + ":" + std::to_string(port_); }
+  int64_t epoch() const override { return epoch_.load(); }
+  void SetEpoch(int64_t epoch) override { epoch_.store(epoch); }
+  void Stop() override;
+
+  const Clock* clock() const { return clock_; }
+  uint64_t NextConnId() { return ++next_conn_id_; }
+  void Log(const LogEntry& e) {
+    if (log_) log_->Append(e);
+  }
+
+ private:
+  TestWebOptions options_;
+  Site site_;
+  std::atomic<int64_t> epoch_;
+  const Clock* clock_;
+  std::atomic<uint64_t> next_conn_id_{0};
+  int listen_fd_ = -1;
+  int port_ = 0;
+  std::string address_;
+  std::unique_ptr<RequestLog> log_;
+  std::vector<std::unique_ptr<Loop>> loops_;
+  std::vector<std::thread> threads_;
+  std::mutex stop_mu_;
+  bool stopped_ = false;
+};
+
+Loop::Loop(Server* server, int listen_fd) : server_(server), listen_fd_(listen_fd) {
+  epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
+  wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (epoll_fd_ < 0 || wake_fd_ < 0) return;
+  epoll_event ev{};
+  ev.events = EPOLLIN | EPOLLEXCLUSIVE;
+  ev.data.fd = listen_fd_;
+  epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, listen_fd_, &ev);
+  ev.events = EPOLLIN;
+  ev.data.fd = wake_fd_;
+  epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &ev);
+}
+
+Loop::~Loop() {
+  while (!conns_.empty()) Close(conns_.begin()->second);
+  if (wake_fd_ >= 0) close(wake_fd_);
+  if (epoll_fd_ >= 0) close(epoll_fd_);
+}
+
+void Loop::Wake() {
+  stop_ = true;
+  uint64_t one = 1;
+  ssize_t n = write(wake_fd_, &one, sizeof(one));
+  (void)n;
+}
+
+int64_t Loop::NowMicros() const { return server_->clock()->WallMicros(); }
+
+static int64_t MonoMicros() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+void Loop::Run() {
+  epoll_event events[256];
+  while (!stop_) {
+    int timeout = -1;
+    if (!timers_.empty()) {
+      int64_t wait = timers_.begin()->first - MonoMicros();
+      timeout = wait <= 0 ? 0 : static_cast<int>((wait + 999) / 1000);
+    }
+    int n = epoll_wait(epoll_fd_, events, 256, timeout);
+    if (n < 0 && errno != EINTR) break;
+    for (int i = 0; i < n; ++i) {
+      int fd = events[i].data.fd;
+      if (fd == wake_fd_) continue;
+      if (fd == listen_fd_) {
+        Accept();
+        continue;
+      }
+      auto it = conns_.find(fd);
+      if (it == conns_.end()) continue;
+      Conn& c = it->second;
+      if (events[i].events & (EPOLLERR | EPOLLHUP)) {
+        Close(c);
+        continue;
+      }
+      if (events[i].events & EPOLLOUT) {
+        WriteMore(c);
+        if (conns_.find(fd) == conns_.end()) continue;
+      }
+      if (events[i].events & EPOLLIN) OnReadable(c);
+    }
+    int64_t now = MonoMicros();
+    while (!timers_.empty() && timers_.begin()->first <= now) {
+      auto [fd, id] = timers_.begin()->second;
+      timers_.erase(timers_.begin());
+      OnTimer(fd, id);
+    }
+  }
+}
+
+void Loop::Accept() {
+  while (true) {
+    int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) return;  // EAGAIN, or a transient error: try on the next event
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    Conn& c = conns_[fd];
+    c.fd = fd;
+    c.id = server_->NextConnId();
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = fd;
+    epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev);
+  }
+}
+
+void Loop::SetOut(Conn& c, bool want) {
+  if (c.want_out == want) return;
+  c.want_out = want;
+  epoll_event ev{};
+  ev.events = (c.peer_closed ? 0u : uint32_t{EPOLLIN}) | (want ? uint32_t{EPOLLOUT} : 0u);
+  ev.data.fd = c.fd;
+  epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c.fd, &ev);
+}
+
+void Loop::OnReadable(Conn& c) {
+  char buf[16384];
+  while (true) {
+    ssize_t n = read(c.fd, buf, sizeof(buf));
+    if (n > 0) {
+      if (c.in.size() + n > kMaxPendingInput) return Close(c);
+      c.in.append(buf, static_cast<size_t>(n));
+      continue;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    if (n < 0 && errno == EINTR) continue;
+    // EOF or error: the client is gone (or half-closed while we still write a response).
+    if (c.state != State::kWriting) return Close(c);
+    c.peer_closed = true;
+    epoll_event ev{};
+    ev.events = c.want_out ? uint32_t{EPOLLOUT} : 0u;
+    ev.data.fd = c.fd;
+    epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c.fd, &ev);
+    break;
+  }
+  if (c.state == State::kReading) TryParse(c);
+}
+
+void Loop::TryParse(Conn& c) {
+  size_t end = c.in.find("\r\n\r\n");
+  if (end == std::string::npos) {
+    if (c.in.size() > kMaxHeadBytes) {
+      c.pending = Response();
+      c.pending.status = 431;
+      c.pending.close = true;
+      c.entry = LogEntry();
+      c.entry.start_us = NowMicros();
+      c.entry.conn = c.id;
+      c.entry_open = true;
+      c.in.clear();
+      StartResponse(c);
+    }
+    return;
+  }
+  Request req;
+  size_t content_length = 0;
+  bool keep_alive = true;
+  bool ok = ParseHead(std::string_view(c.in).substr(0, end), &req, &content_length, &keep_alive);
+  size_t total = end + 4 + (ok ? std::min(content_length, kMaxBodyBytes + 1) : 0);
+  if (ok && content_length <= kMaxBodyBytes && c.in.size() < total) return;  // body pending
+  if (ok && content_length <= kMaxBodyBytes) req.body = c.in.substr(end + 4, content_length);
+  c.in.erase(0, std::min(total, c.in.size()));
+  c.entry = LogEntry();
+  c.entry.start_us = NowMicros();
+  c.entry.conn = c.id;
+  c.entry.path = req.target;
+  c.entry.host = req.host;
+  c.entry_open = true;
+  if (!ok || content_length > kMaxBodyBytes) {
+    c.pending = Response();
+    c.pending.status = ok ? 413 : 400;
+    c.pending.close = true;
+  } else {
+    c.pending = Handle(server_->site(), req, server_);
+    if (!keep_alive) c.pending.close = true;
+    if (req.method == "HEAD") c.pending.trickle = false;
+    const Route& r = c.pending.route;
+    if (r.host >= 0) c.entry.host = server_->site().hosts()[r.host].name;
+    c.entry.page = r.page;
+    c.entry.kind = r.kind;
+    c.entry.disallowed = r.disallowed;
+    c.entry.retry_after_s = c.pending.retry_after_s;
+    c.entry.cond = c.pending.conditional;
+    if (req.method == "HEAD") c.pending.head_only = true;
+  }
+  if (c.pending.delay_ms > 0) {
+    c.state = State::kWaiting;
+    timers_.emplace(MonoMicros() + int64_t{c.pending.delay_ms} * 1000, std::make_pair(c.fd, c.id));
+    return;
+  }
+  StartResponse(c);
+}
+
+std::string Loop::DateHeader() {
+  time_t now = time(nullptr);
+  if (now != date_second_) {
+    date_second_ = now;
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    char buf[64];
+    strftime(buf, sizeof(buf), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+    date_ = buf;
+  }
+  return date_;
+}
+
+void Loop::StartResponse(Conn& c) {
+  Response& r = c.pending;
+  const bool head_only = r.head_only;
+  std::string& h = c.head;
+  h.clear();
+  h += "HTTP/1.1 " + std::to_string(r.status) + " " + Reason(r.status) + "\r\n";
+  h += "Date: " + DateHeader() + "\r\nServer: harvest-testweb\r\n";
+  for (const auto& [k, v] : r.headers) h += k + ": " + v + "\r\n";
+  size_t body_size = r.body ? r.body->size() : 0;
+  if (!r.trickle && r.status != 304) h += "Content-Length: " + std::to_string(body_size) + "\r\n";
+  h += r.close ? "Connection: close\r\n\r\n" : "Connection: keep-alive\r\n\r\n";
+  c.head_off = 0;
+  c.body = head_only || r.status == 304 ? nullptr : r.body;
+  c.body_off = 0;
+  c.close_after = r.close;
+  c.entry.status = r.status;
+  c.entry.bytes = 0;
+  c.state = State::kWriting;
+  if (head_only) r.trickle = false;
+  WriteMore(c);
+}
+
+void Loop::WriteMore(Conn& c) {
+  if (c.state != State::kWriting) return SetOut(c, false);
+  while (true) {
+    iovec iov[2];
+    int n = 0;
+    if (c.head_off < c.head.size()) {
+      iov[n++] = {c.head.data() + c.head_off, c.head.size() - c.head_off};
+    }
+    if (c.body && c.body_off < c.body->size()) {
+      iov[n++] = {const_cast<char*>(c.body->data()) + c.body_off, c.body->size() - c.body_off};
+    }
+    if (n == 0) break;
+    msghdr msg{};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = n;
+    ssize_t w = sendmsg(c.fd, &msg, MSG_NOSIGNAL);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return SetOut(c, true);
+      return Close(c);
+    }
+    size_t left = static_cast<size_t>(w);
+    size_t from_head = std::min(left, c.head.size() - c.head_off);
+    c.head_off += from_head;
+    left -= from_head;
+    c.body_off += left;
+    c.entry.bytes += left;
+  }
+  SetOut(c, false);
+  if (c.pending.trickle) {
+    c.state = State::kTrickling;
+    timers_.emplace(MonoMicros() + kTrickleIntervalMs * 1000, std::make_pair(c.fd, c.id));
+    return;
+  }
+  Finished(c);
+}
+
+void Loop::Finished(Conn& c) {
+  c.entry.end_us = NowMicros();
+  server_->Log(c.entry);
+  c.entry_open = false;
+  c.body.reset();
+  c.pending = Response();
+  if (c.close_after || c.peer_closed) return Close(c);
+  c.state = State::kReading;
+  if (!c.in.empty()) TryParse(c);
+}
+
+void Loop::OnTimer(int fd, uint64_t id) {
+  auto it = conns_.find(fd);
+  if (it == conns_.end() || it->second.id != id) return;
+  Conn& c = it->second;
+  if (c.state == State::kWaiting) return StartResponse(c);
+  if (c.state != State::kTrickling) return;
+  char byte = '.';
+  ssize_t w = send(c.fd, &byte, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+  if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return Close(c);
+  if (w == 1) c.entry.bytes += 1;
+  timers_.emplace(MonoMicros() + kTrickleIntervalMs * 1000, std::make_pair(c.fd, c.id));
+}
+
+void Loop::Close(Conn& c) {
+  if (c.entry_open) {
+    c.entry.end_us = NowMicros();
+    if (c.entry.status == 0) c.entry.status = c.pending.status;  // closed before headers
+    server_->Log(c.entry);
+  }
+  epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.fd, nullptr);
+  close(c.fd);
+  conns_.erase(c.fd);
+}
+
+Status ParseListen(const std::string& listen, sockaddr_in* addr, std::string* host) {
+  size_t colon = listen.rfind(':');
+  if (colon == std::string::npos) {
+    return Status::InvalidArgument("--listen " + listen + ": expected ADDR:PORT");
+  }
+  *host = listen.substr(0, colon);
+  if (*host == "localhost" || host->empty()) *host = "127.0.0.1";
+  std::string port = listen.substr(colon + 1);
+  char* end = nullptr;
+  long p = std::strtol(port.c_str(), &end, 10);
+  if (port.empty() || *end != '\0' || p < 0 || p > 65535) {
+    return Status::InvalidArgument("--listen " + listen + ": bad port '" + port + "'");
+  }
+  *addr = sockaddr_in{};
+  addr->sin_family = AF_INET;
+  addr->sin_port = htons(static_cast<uint16_t>(p));
+  if (inet_pton(AF_INET, host->c_str(), &addr->sin_addr) != 1) {
+    return Status::InvalidArgument("--listen " + listen + ": '" + *host +
+                                   "' is not an IPv4 address");
+  }
+  return Status::Ok();
+}
+
+Status Server::Init() {
+  sockaddr_in addr;
+  Status s = ParseListen(options_.listen, &addr, &address_);
+  if (!s.ok()) return s;
+  listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (listen_fd_ < 0) return Status::IOError(std::string("socket: ") + std::strerror(errno));
+  int one = 1;
+  setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  if (bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    return Status::IOError("bind " + options_.listen + ": " + std::strerror(errno));
+  }
+  if (listen(listen_fd_, 4096) != 0) {
+    return Status::IOError(std::string("listen: ") + std::strerror(errno));
+  }
+  socklen_t len = sizeof(addr);
+  getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+  port_ = ntohs(addr.sin_port);
+  if (!options_.log_path.empty()) {
+    auto log = RequestLog::Open(options_.log_path);
+    if (!log.ok()) return log.status();
+    log_ = std::move(log.value());
+  }
+  int threads = std::max(1, std::min(options_.threads, 64));
+  for (int i = 0; i < threads; ++i) {
+    loops_.push_back(std::make_unique<Loop>(this, listen_fd_));
+    if (!loops_.back()->ok()) return Status::IOError("epoll/eventfd setup failed");
+  }
+  for (auto& loop : loops_) threads_.emplace_back([l = loop.get()] { l->Run(); });
+  return Status::Ok();
+}
+
+void Server::Stop() {
+  std::lock_guard<std::mutex> lock(stop_mu_);
+  if (stopped_) return;
+  stopped_ = true;
+  for (auto& loop : loops_) loop->Wake();
+  for (auto& t : threads_) t.join();
+  loops_.clear();  // closes connections, logging unfinished responses
+  if (log_) log_->Close();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<TestWeb>> TestWeb::Start(const TestWebOptions& options) {
+  auto server = std::make_unique<Server>(options);
+  Status s = server->Init();
+  if (!s.ok()) return s;
+  return std::unique_ptr<TestWeb>(std::move(server));
+}
+
+}  // namespace harvest::testweb

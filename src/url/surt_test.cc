@@ -1,0 +1,45 @@
+// SURT keys and registrable domains.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "url/url.h"
+
+namespace harvest::url {
+namespace {
+
+std::string SurtOf(std::string_view input) {
+  std::optional<Url> u = ParseCanonical(input, nullptr);
+  return u ? Surt(*u) : "failure";
+}
+
+TEST(Surt, CdxjForm) {
+  EXPECT_EQ(SurtOf("http://example.com/path?a=1"), "com,example)/path?a=1");
+  EXPECT_EQ(SurtOf("https://www.Example.com/A/B?B=1&a=2#frag"), "com,example)/a/b?a=2&b=1");
+  EXPECT_EQ(SurtOf("http://sub.example.co.uk:8080/"), "uk,co,example,sub:8080)/");
+  EXPECT_EQ(SurtOf("http://user:pw@example.com/"), "com,example)/");
+  EXPECT_EQ(SurtOf("http://www2.example.com/"), "com,example,www2)/");
+}
+
+TEST(Surt, IpHostsAreNotReversed) {
+  EXPECT_EQ(SurtOf("http://192.168.1.20/x"), "192.168.1.20)/x");
+  EXPECT_EQ(SurtOf("http://[2001:db8::1]:81/"), "[2001:db8::1]:81)/");
+}
+
+TEST(Surt, OtherSchemesArePrefixed) {
+  EXPECT_EQ(SurtOf("ftp://ftp.example.org/pub"), "ftp:org,example,ftp)/pub");
+}
+
+TEST(RegistrableDomain, PublicSuffixList) {
+  EXPECT_EQ(RegistrableDomain("www.example.com"), "example.com");
+  EXPECT_EQ(RegistrableDomain("a.b.example.co.uk"), "example.co.uk");
+  EXPECT_EQ(RegistrableDomain("example.com."), "example.com");
+  EXPECT_EQ(RegistrableDomain("co.uk"), "");
+  EXPECT_EQ(RegistrableDomain("192.168.0.1"), "");
+  EXPECT_EQ(RegistrableDomain("[::1]"), "");
+  EXPECT_EQ(RegistrableDomain(""), "");
+  EXPECT_EQ(RegistrableDomain("WWW.Example.COM"), "example.com");
+}
+
+}  // namespace
+}  // namespace harvest::url

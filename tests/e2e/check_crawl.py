@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""Checks a finished test-web crawl (see crawl_test.sh):
+ 1. every hostile/edge path listed in the test web's manifest that the crawl reached has a
+    recorded outcome (outcomes.jsonl) - and every edge path linked from a crawled page was reached;
+ 2. exact duplicates were stored as revisit records (at least one revisit, and no payload digest
+    stored twice as a full response);
+ 3. `harvest warc get --decode` returns, byte for byte, what the test web serves for a sample of
+    stored pages (a fresh test web with the same seed, fetched without compression).
+Exits 1 with a message on the first failed check.
+"""
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+import urllib.parse
+import http.client
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def load_jsonl(path):
+    rows = []
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            line = line.strip()
+            if line:
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError as e:
+                    fail(f"{path}:{n}: not JSON: {e}")
+    return rows
+
+
+def host_path(url):
+    u = urllib.parse.urlsplit(url)
+    path = u.path or "/"
+    if u.query:
+        path += "?" + u.query
+    return (u.hostname or "").lower(), path
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--samples", type=int, default=25)
+    args = ap.parse_args()
+    crawl = os.path.join(args.out, "crawl")
+    web = os.path.join(args.out, "testweb")
+    manifest = json.load(open(os.path.join(web, "manifest.json"), encoding="utf-8"))
+    outcomes = load_jsonl(os.path.join(crawl, "outcomes.jsonl"))
+    by_url = {}
+    for o in outcomes:
+        by_url.setdefault(host_path(o["url"]), []).append(o)
+    requested = set()
+    for r in load_jsonl(os.path.join(web, "requests.jsonl")):
+        requested.add((r["host"].lower().split(":")[0], r["path"]))
+
+    # 1. Edge paths: every one requested by the crawler has an outcome.
+    edges = manifest.get("edge", [])
+    missing = []
+    reached = 0
+    for e in edges:
+        key = (e["host"].lower(), e["path"])
+        if key in requested:
+            reached += 1
+            if key not in by_url:
+                missing.append(f'{e["host"]}{e["path"]} ({e.get("behaviour", "?")})')
+    if missing:
+        fail(f"{len(missing)} hostile/edge URLs were requested but have no recorded outcome: "
+             + ", ".join(missing[:10]))
+    print(f"edge paths: {reached} of {len(edges)} requested, each with a recorded outcome")
+    counts = {}
+    for o in outcomes:
+        counts[o["outcome"]] = counts.get(o["outcome"], 0) + 1
+    print("outcomes: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+
+    # 2. Revisits: no payload digest stored twice as a full response.
+    cdx = []
+    for name in sorted(os.listdir(crawl)):
+        if name.endswith(".cdxj"):
+            with open(os.path.join(crawl, name), encoding="utf-8") as f:
+                for line in f:
+                    parts = line.rstrip("\n").split(" ", 2)
+                    if len(parts) == 3:
+                        cdx.append(json.loads(parts[2]))
+    if not cdx:
+        fail("no CDXJ index lines")
+    full = {}
+    revisits = 0
+    for row in cdx:
+        if row.get("mime") == "warc/revisit":
+            revisits += 1
+            continue
+        d = row.get("digest")
+        if d in full and row.get("length", 0) and int(row.get("status", 0) or 0) == 200:
+            fail(f'payload {d} stored twice as a full response: {full[d]} and {row["url"]}')
+        full.setdefault(d, row["url"])
+    if revisits == 0:
+        fail("no revisit records although the test web serves exact duplicates")
+    print(f"index: {len(cdx)} records, {revisits} revisits, {len(full)} distinct payloads")
+
+    # 3. warc get == what the test web serves.
+    pages = [r for r in cdx if r.get("mime") == "text/html" and str(r.get("status")) == "200"]
+    random.seed(7)
+    sample = random.sample(pages, min(args.samples, len(pages)))
+    if not sample:
+        fail("no stored HTML pages to compare")
+    hosts = len(manifest["hosts"])
+    pages_per_host = manifest.get("pages", 50)
+    proc = subprocess.Popen([args.bin, "testweb", "--listen", "127.0.0.1:0", "--hosts",
+                             str(hosts), "--pages", str(pages_per_host),
+                             "--seed", str(manifest.get("seed", 1))],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        line = proc.stdout.readline()
+        if "listening on" not in line:
+            fail("second test web did not start: " + line)
+        port = int(line.strip().rsplit(":", 1)[1])
+        same = 0
+        for row in sample:
+            host, path = host_path(row["url"])
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+            conn.request("GET", path, headers={"Host": host, "User-Agent": "check_crawl"})
+            served = conn.getresponse().read()
+            conn.close()
+            stored = subprocess.run([args.bin, "warc", "get", "--decode", crawl, row["url"]],
+                                    capture_output=True, check=False)
+            if stored.returncode != 0:
+                fail(f'harvest warc get {row["url"]} exited {stored.returncode}: '
+                     + stored.stderr.decode(errors="replace")[:300])
+            if stored.stdout != served:
+                fail(f'harvest warc get {row["url"]}: {len(stored.stdout)} bytes differ from the '
+                     f'{len(served)} bytes the test web serves')
+            same += 1
+        print(f"warc get: {same} sampled pages byte-identical to the test web")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+if __name__ == "__main__":
+    main()
