@@ -27,8 +27,8 @@ struct RobotsCheckOptions {
 // up to a '#'.
 std::string PathAndQuery(const std::string& url) {
   size_t start = 0;
-  if (size_t scheme = url.find("://"); scheme != std::string::npos &&
-                                       url.find_first_of("/?#") > scheme) {
+  if (size_t scheme = url.find("://");
+      scheme != std::string::npos && url.find_first_of("/?#") > scheme) {
     start = scheme + 3;
   } else if (url.rfind("//", 0) == 0) {
     start = 2;
@@ -62,23 +62,24 @@ int Run(const RobotsCheckOptions& o) {
   return kExitOk;
 }
 
-CommandRegistration reg("robots", "Check URLs against a robots.txt (RFC 9309)",
-                        [](CLI::App* app) -> CommandRunner {
-  app->require_subcommand(1);
-  auto opts = std::make_shared<RobotsCheckOptions>();
-  CLI::App* check = app->add_subcommand("check", "Print allowed/disallowed and the deciding rule per URL");
-  check->add_option("--robots", opts->file, "robots.txt file to read")->required();
-  check->add_option("--agent", opts->agent,
-                    "product token or User-Agent string (default: harvest)");
-  check->add_option("--status", opts->status,
-                    "apply the status policy as if the file came with this HTTP status "
-                    "(0 = network error)");
-  check->add_option("urls", opts->urls, "absolute URLs or bare paths")->required();
-  return [opts, check]() -> int {
-    if (!check->parsed()) return UsageError("robots", "expected a subcommand: check");
-    return Run(*opts);
-  };
-});
+CommandRegistration reg(
+    "robots", "Check URLs against a robots.txt (RFC 9309)", [](CLI::App* app) -> CommandRunner {
+      app->require_subcommand(1);
+      auto opts = std::make_shared<RobotsCheckOptions>();
+      CLI::App* check =
+          app->add_subcommand("check", "Print allowed/disallowed and the deciding rule per URL");
+      check->add_option("--robots", opts->file, "robots.txt file to read")->required();
+      check->add_option("--agent", opts->agent,
+                        "product token or User-Agent string (default: harvest)");
+      check->add_option("--status", opts->status,
+                        "apply the status policy as if the file came with this HTTP status "
+                        "(0 = network error)");
+      check->add_option("urls", opts->urls, "absolute URLs or bare paths")->required();
+      return [opts, check]() -> int {
+        if (!check->parsed()) return UsageError("robots", "expected a subcommand: check");
+        return Run(*opts);
+      };
+    });
 
 }  // namespace
 }  // namespace harvest::cli

@@ -154,6 +154,17 @@ const std::map<std::string, Setter>& Keys() {
       // [dedup]
       {"dedup.expected_urls", Int("dedup.expected_urls", 1000, kBig, [](auto* o, int64_t v) { o->seen.expected_urls = v; })},
       {"dedup.false_positive_rate", Double("dedup.false_positive_rate", 1e-9, 0.5, [](auto* o, double v) { o->seen.false_positive_rate = v; })},
+      // [canon] (docs/canonicalization.md)
+      {"canon.sort_query", Bool("canon.sort_query", [](auto* o, bool v) { o->canon.sort_query = v; })},
+      {"canon.drop_fragment", Bool("canon.drop_fragment", [](auto* o, bool v) { o->canon.drop_fragment = v; })},
+      {"canon.normalize_percent_encoding", Bool("canon.normalize_percent_encoding", [](auto* o, bool v) { o->canon.normalize_percent_encoding = v; })},
+      {"canon.drop_empty_query", Bool("canon.drop_empty_query", [](auto* o, bool v) { o->canon.drop_empty_query = v; })},
+      {"canon.drop_session_path_params", Bool("canon.drop_session_path_params", [](auto* o, bool v) { o->canon.drop_session_path_params = v; })},
+      {"canon.strip_trailing_slash", Bool("canon.strip_trailing_slash", [](auto* o, bool v) { o->canon.strip_trailing_slash = v; })},
+      {"canon.strip_index", Bool("canon.strip_index", [](auto* o, bool v) { o->canon.strip_index = v; })},
+      {"canon.tracking_params", Strings("canon.tracking_params", [](auto* o, std::vector<std::string> v) { o->canon.tracking_params = std::move(v); })},
+      {"canon.session_params", Strings("canon.session_params", [](auto* o, std::vector<std::string> v) { o->canon.session_params = std::move(v); })},
+      {"canon.index_names", Strings("canon.index_names", [](auto* o, std::vector<std::string> v) { o->canon.index_names = std::move(v); })},
       // [warc]
       {"warc.prefix", String("warc.prefix", [](auto* o, std::string v) {
          if (v.empty() || v.find('/') != std::string::npos) {

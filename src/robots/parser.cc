@@ -36,8 +36,8 @@ bool StartsWithAny(std::string_view s, std::initializer_list<std::string_view> p
 Key ClassifyKey(std::string_view name) {
   if (StartsWithAny(name, {"user-agent", "useragent", "user agent"})) return Key::kUserAgent;
   if (StartsWithIgnoreCase(name, "allow")) return Key::kAllow;
-  if (StartsWithAny(name, {"disallow", "dissallow", "dissalow", "disalow", "diasllow",
-                           "disallaw"})) {
+  if (StartsWithAny(name,
+                    {"disallow", "dissallow", "dissalow", "disalow", "diasllow", "disallaw"})) {
     return Key::kDisallow;
   }
   if (StartsWithAny(name, {"crawl-delay", "crawldelay", "crawl delay", "crawl_delay"})) {
@@ -70,8 +70,7 @@ bool SplitLine(std::string_view line, std::string_view* name, std::string_view* 
   return !name->empty();
 }
 
-int ParseRobotsLines(std::string_view body,
-                     const std::function<void(const RobotsLine&)>& on_line) {
+int ParseRobotsLines(std::string_view body, const std::function<void(const RobotsLine&)>& on_line) {
   bool truncated = body.size() > kMaxRobotsBytes;
   if (truncated) body = body.substr(0, kMaxRobotsBytes);
   // A UTF-8 byte order mark (or the part of one that fits) is not content.

@@ -12,7 +12,7 @@ namespace harvest::robots {
 enum class Key { kUserAgent, kAllow, kDisallow, kCrawlDelay, kSitemap, kUnknown };
 
 struct RobotsLine {
-  int number = 0;          // 1-based line number in the body
+  int number = 0;  // 1-based line number in the body
   Key key = Key::kUnknown;
   std::string_view name;   // the key as written (trimmed)
   std::string_view value;  // the value, trimmed; comments removed

@@ -17,8 +17,8 @@ int HexValue(char c) {
 bool MustEscape(unsigned char c) { return c <= 0x20 || c >= 0x7F; }
 
 bool IsUnreserved(unsigned char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-         c == '-' || c == '.' || c == '_' || c == '~';
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+         c == '.' || c == '_' || c == '~';
 }
 
 void AppendEscape(unsigned char c, std::string* out) {
@@ -33,8 +33,7 @@ void Normalize(std::string_view in, bool literal_specials, std::string* out) {
   out->reserve(in.size() + 8);
   for (size_t i = 0; i < in.size(); ++i) {
     unsigned char c = static_cast<unsigned char>(in[i]);
-    if (c == '%' && i + 2 < in.size() && HexValue(in[i + 1]) >= 0 &&
-        HexValue(in[i + 2]) >= 0) {
+    if (c == '%' && i + 2 < in.size() && HexValue(in[i + 1]) >= 0 && HexValue(in[i + 2]) >= 0) {
       unsigned char v = static_cast<unsigned char>(HexValue(in[i + 1]) * 16 + HexValue(in[i + 2]));
       if (IsUnreserved(v)) {
         out->push_back(static_cast<char>(v));
@@ -125,9 +124,7 @@ ByteMask ByteMask::Of(std::string_view s) {
   return m;
 }
 
-size_t PathPattern::memory_bytes() const {
-  return sizeof(*this) + glob_.capacity();
-}
+size_t PathPattern::memory_bytes() const { return sizeof(*this) + glob_.capacity(); }
 
 bool PathPattern::Matches(std::string_view path) const {
   std::string_view pat = glob_;

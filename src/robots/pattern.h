@@ -15,8 +15,8 @@
 namespace harvest::robots {
 
 // Normalises a path+query for comparison: octets >= 0x80, controls, space and literal
-// '*' / '$' are percent-encoded, escape hex is uppercased, escapes of unreserved characters are decoded.
-// Returns false (and leaves *out untouched) when the input is already normal.
+// '*' / '$' are percent-encoded, escape hex is uppercased, escapes of unreserved characters are
+// decoded. Returns false (and leaves *out untouched) when the input is already normal.
 bool NormalizePath(std::string_view path, std::string* out);
 
 // Normalises a rule value the same way, keeping `*` wildcards and a final `$` anchor as
@@ -29,9 +29,7 @@ std::string NormalizePattern(std::string_view pattern);
 struct ByteMask {
   uint64_t lo = 0, hi = 0;
   static ByteMask Of(std::string_view s);
-  bool Covers(const ByteMask& need) const {
-    return (need.lo & ~lo) == 0 && (need.hi & ~hi) == 0;
-  }
+  bool Covers(const ByteMask& need) const { return (need.lo & ~lo) == 0 && (need.hi & ~hi) == 0; }
 };
 
 class PathPattern {

@@ -83,8 +83,7 @@ MatchResult RobotsRules::Check(std::string_view product_token,
   return MatchResult{rule->allow, rule->line, Display(*rule)};
 }
 
-bool RobotsRules::IsAllowed(std::string_view product_token,
-                            std::string_view path_and_query) const {
+bool RobotsRules::IsAllowed(std::string_view product_token, std::string_view path_and_query) const {
   std::string_view target = MatchTarget(path_and_query);
   if (IsRobotsTxt(target)) return true;
   const AgentRules* agent = impl_->Resolve(product_token);
@@ -138,9 +137,9 @@ RobotsRules FromFetch(int status, std::string_view body, int redirects_followed)
   }
   // RFC 9309 §2.3.1.4: "unreachable" (5xx, and by DESIGN §1.2 also 429, network errors and
   // anything unexpected) — assume complete disallow and retry later.
-  std::string reason = status == 0 ? "robots.txt unreachable: network error, retry later"
-                                   : "robots.txt status " + std::to_string(status) +
-                                         ", retry later";
+  std::string reason = status == 0
+                           ? "robots.txt unreachable: network error, retry later"
+                           : "robots.txt status " + std::to_string(status) + ", retry later";
   return RobotsRules(DisallowAllImpl(std::move(reason), /*temporary=*/true));
 }
 

@@ -18,15 +18,15 @@ std::string RealisticRobots() {
       "User-agent: Bingbot\nCrawl-delay: 5\nDisallow: /search\nDisallow: /cart/\n\n"
       "User-agent: AdsBot-Google\nDisallow: /checkout/\n\n";
   body += "User-agent: *\nUser-agent: harvest\nCrawl-delay: 1\n";
-  const char* sections[] = {"account", "cart", "checkout", "wishlist", "compare", "admin",
-                            "api", "internal", "tmp", "print", "export", "feeds"};
+  const char* sections[] = {"account", "cart",     "checkout", "wishlist", "compare", "admin",
+                            "api",     "internal", "tmp",      "print",    "export",  "feeds"};
   for (const char* s : sections) {
     body += "Disallow: /" + std::string(s) + "/\n";
     body += "Allow: /" + std::string(s) + "/help\n";
   }
-  const char* params[] = {"sort", "order", "dir", "limit", "sessionid", "sid", "ref",
-                          "utm_source", "utm_medium", "filter", "price", "color", "size",
-                          "page", "view", "mode"};
+  const char* params[] = {"sort", "order",      "dir",        "limit",  "sessionid", "sid",
+                          "ref",  "utm_source", "utm_medium", "filter", "price",     "color",
+                          "size", "page",       "view",       "mode"};
   for (const char* p : params) {
     body += "Disallow: /*?" + std::string(p) + "=\n";
     body += "Disallow: /*&" + std::string(p) + "=\n";

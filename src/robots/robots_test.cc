@@ -90,8 +90,8 @@ TEST(RobotsRules, Rfc9309_AllowWinsTie) {
   EXPECT_TRUE(Allowed("User-agent: *\nDisallow: /page\nAllow: /page\n", "x", "/page"));
   EXPECT_TRUE(Allowed("User-agent: *\nAllow: /page\nDisallow: /page\n", "x", "/page"));
   // Equal length with wildcards: "/*.htm" and "/page." are both 6 octets.
-  MatchResult r =
-      RobotsRules::Parse("User-agent: *\nDisallow: /*.htm\nAllow: /page.\n").Check("x", "/page.htm");
+  MatchResult r = RobotsRules::Parse("User-agent: *\nDisallow: /*.htm\nAllow: /page.\n")
+                      .Check("x", "/page.htm");
   EXPECT_TRUE(r.allowed);
   EXPECT_EQ(r.line, 3);
 }
@@ -132,18 +132,16 @@ TEST(RobotsRules, Rfc9309_Section2_2_2_PercentEncoding) {
   struct Row {
     std::string_view rule, path;
   };
-  for (Row row : {Row{"/foo/bar?baz=quz", "/foo/bar?baz=quz"},
-                  Row{"/foo/bar/\xE3\x83\x84", "/foo/bar/%E3%83%84"},
-                  Row{"/foo/bar/%E3%83%84", "/foo/bar/%E3%83%84"},
-                  Row{"/foo/bar/%E3%83%84", "/foo/bar/%e3%83%84"},
-                  Row{"/foo/bar/%62%61%7A", "/foo/bar/baz"},
-                  Row{"/foo/bar/baz", "/foo/bar/%62%61%7a"},
-                  Row{"/path/file-with-a-%2A.html", "/path/file-with-a-*.html"},
-                  Row{"/path/file-with-a-%2A.html", "/path/file-with-a-%2a.html"},
-                  Row{"/path/foo-%24", "/path/foo-$"},
-                  Row{"/path/a$b", "/path/a$b"},
-                  Row{"/path/a$b", "/path/a%24b"},
-                  Row{"/%7ejoe/", "/~joe/index.html"}}) {
+  for (Row row :
+       {Row{"/foo/bar?baz=quz", "/foo/bar?baz=quz"},
+        Row{"/foo/bar/\xE3\x83\x84", "/foo/bar/%E3%83%84"},
+        Row{"/foo/bar/%E3%83%84", "/foo/bar/%E3%83%84"},
+        Row{"/foo/bar/%E3%83%84", "/foo/bar/%e3%83%84"}, Row{"/foo/bar/%62%61%7A", "/foo/bar/baz"},
+        Row{"/foo/bar/baz", "/foo/bar/%62%61%7a"},
+        Row{"/path/file-with-a-%2A.html", "/path/file-with-a-*.html"},
+        Row{"/path/file-with-a-%2A.html", "/path/file-with-a-%2a.html"},
+        Row{"/path/foo-%24", "/path/foo-$"}, Row{"/path/a$b", "/path/a$b"},
+        Row{"/path/a$b", "/path/a%24b"}, Row{"/%7ejoe/", "/~joe/index.html"}}) {
     std::string body = "User-agent: *\nDisallow: " + std::string(row.rule) + "\n";
     EXPECT_FALSE(Allowed(body, "x", row.path)) << row.rule << " vs " << row.path;
   }
@@ -265,8 +263,7 @@ TEST(RobotsRules, GoogleLib_StarFollowedBySpaceIsGlobal) {
 }
 
 TEST(RobotsRules, GoogleLib_UserAgentAfterRulesStartsNewGroup) {
-  constexpr std::string_view kBody =
-      "User-agent: a\nDisallow: /x\nUser-agent: b\nDisallow: /y\n";
+  constexpr std::string_view kBody = "User-agent: a\nDisallow: /x\nUser-agent: b\nDisallow: /y\n";
   EXPECT_TRUE(Allowed(kBody, "a", "/y"));
   EXPECT_TRUE(Allowed(kBody, "b", "/x"));
   // Blank lines and unknown lines do not end a group.
@@ -282,8 +279,8 @@ TEST(RobotsRules, GoogleLib_MissingColon) {
 
 TEST(RobotsRules, GoogleLib_FrequentTypos) {
   for (std::string_view ua : {"User-agent", "useragent", "user agent", "USER-AGENT"}) {
-    for (std::string_view dis : {"Disallow", "disalow", "dissallow", "dissalow", "diasllow",
-                                 "disallaw", "DISALLOW"}) {
+    for (std::string_view dis :
+         {"Disallow", "disalow", "dissallow", "dissalow", "diasllow", "disallaw", "DISALLOW"}) {
       std::string body = std::string(ua) + ": foobot\n" + std::string(dis) + ": /x\n";
       EXPECT_FALSE(Allowed(body, "foobot", "/x")) << body;
     }
@@ -362,8 +359,7 @@ TEST(RobotsRules, Harvest_CrawlDelay) {
   EXPECT_FALSE(rules.IsAllowed("slow", "/x"));
   EXPECT_EQ(RobotsRules::Parse("User-agent: *\nCrawl-delay: .25\n").CrawlDelay("x"),
             milliseconds(250));
-  EXPECT_EQ(RobotsRules::Parse("User-agent: *\nCrawl-delay: 1.5s\n").CrawlDelay("x"),
-            std::nullopt);
+  EXPECT_EQ(RobotsRules::Parse("User-agent: *\nCrawl-delay: 1.5s\n").CrawlDelay("x"), std::nullopt);
   EXPECT_EQ(RobotsRules::Parse("").CrawlDelay("x"), std::nullopt);
 }
 

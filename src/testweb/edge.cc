@@ -76,11 +76,12 @@ Link To(const std::string& href, const std::string& target, bool nofollow = fals
   return {href, std::string(kHostileHost), target, nofollow};
 }
 
-std::string Page(const std::string& title, const std::string& head_extra,
-                 const std::string& body, const char* charset = "utf-8") {
+std::string Page(const std::string& title, const std::string& head_extra, const std::string& body,
+                 const char* charset = "utf-8") {
   std::string meta = charset ? std::string("<meta charset=\"") + charset + "\">\n" : "";
   return "<!DOCTYPE html>\n<html>\n<head>\n" + meta + "<title>" + title + "</title>\n" +
-         head_extra + "</head>\n<body>\n" + body + "\n<p><a href=\"/\">Home</a></p>\n</body>\n"
+         head_extra + "</head>\n<body>\n" + body +
+         "\n<p><a href=\"/\">Home</a></p>\n</body>\n"
          "</html>\n";
 }
 
@@ -100,8 +101,9 @@ Response Html(int status, std::string body, const char* type = "text/html; chars
 }
 
 Response Redirect(int status, const std::string& location) {
-  Response r = Html(status, Page("Moved", "", "<p>Moved to <a href=\"" + location + "\">" +
-                                                  location + "</a></p>"));
+  Response r =
+      Html(status,
+           Page("Moved", "", "<p>Moved to <a href=\"" + location + "\">" + location + "</a></p>"));
   r.headers.push_back({"Location", location});
   return r;
 }
@@ -118,7 +120,8 @@ std::vector<EdgeInfo> EdgeList(const Site& site) {
   std::vector<EdgeInfo> out;
   (void)site;
   const std::string hostile(kHostileHost);
-  for (const EdgeSpec& e : kEdges) out.push_back({hostile, e.path, e.behaviour, e.expect, e.must_fetch});
+  for (const EdgeSpec& e : kEdges)
+    out.push_back({hostile, e.path, e.behaviour, e.expect, e.must_fetch});
   out.push_back({hostile, "/calendar/2026/11", "infinite-calendar-trap", "trap", false});
   out.push_back({"robots-5xx.test", "/robots.txt", "robots-503", "nothing-else-fetched", false});
   out.push_back({"robots-404.test", "/robots.txt", "robots-404", "allow-all", false});
@@ -212,7 +215,10 @@ Response HandleEdge(const Site& site, const Request& request, const std::string&
   }
   if (path.rfind("/edge/ghost/", 0) == 0) return Html(404, Page("Not found", "", "<p>ghost</p>"));
   // Latin-1: "café naïve über façade"; windows-1251: "Привет, мир" (hello, world).
-  const std::string latin1 = "<p>caf\xe9 na\xefve \xfc" "ber fa\xe7" "ade</p>";
+  const std::string latin1 =
+      "<p>caf\xe9 na\xefve \xfc"
+      "ber fa\xe7"
+      "ade</p>";
   const std::string cp1251 = "<p>\xcf\xf0\xe8\xe2\xe5\xf2, \xec\xe8\xf0</p>";
   if (path == "/edge/charset/latin1") {
     return Html(200, Page("Latin-1", "", latin1, nullptr), "text/html; charset=iso-8859-1");
@@ -224,15 +230,19 @@ Response HandleEdge(const Site& site, const Request& request, const std::string&
     return Html(200, Page("Windows-1251", "", cp1251, nullptr), "text/html; charset=windows-1251");
   }
   if (path == "/edge/charset/cp1251-meta") {
-    return Html(200,
-                Page("Windows-1251 meta",
-                     "<meta http-equiv=\"Content-Type\" content=\"text/html; charset=windows-1251\">\n",
-                     cp1251, nullptr),
-                "text/html");
+    return Html(
+        200,
+        Page("Windows-1251 meta",
+             "<meta http-equiv=\"Content-Type\" content=\"text/html; charset=windows-1251\">\n",
+             cp1251, nullptr),
+        "text/html");
   }
   if (path == "/edge/charset/utf8-bom") {
-    return Html(200, "\xEF\xBB\xBF" + Page("UTF-8 BOM", "", "<p>caf\xC3\xA9 \xD0\x9F\xD1\x80\xD0\xB8"
-                                                            "\xD0\xB2\xD0\xB5\xD1\x82</p>", nullptr),
+    return Html(200,
+                "\xEF\xBB\xBF" + Page("UTF-8 BOM", "",
+                                      "<p>caf\xC3\xA9 \xD0\x9F\xD1\x80\xD0\xB8"
+                                      "\xD0\xB2\xD0\xB5\xD1\x82</p>",
+                                      nullptr),
                 "text/html");
   }
   if (path == "/edge/malformed") {
@@ -250,14 +260,16 @@ Response HandleEdge(const Site& site, const Request& request, const std::string&
                           "<p><a href=\"/edge/nofollow/target\">do not follow</a></p>"));
   }
   if (path == "/edge/x-robots-nofollow") {
-    Response r = Html(200, Page("X-Robots nofollow", "",
-                                "<p><a href=\"/edge/x-robots-nofollow/target\">do not follow</a></p>"));
+    Response r =
+        Html(200, Page("X-Robots nofollow", "",
+                       "<p><a href=\"/edge/x-robots-nofollow/target\">do not follow</a></p>"));
     r.headers.push_back({"X-Robots-Tag", "nofollow"});
     return r;
   }
   if (path == "/edge/rel-nofollow") {
-    return Html(200, Page("rel nofollow", "",
-                          "<p><a rel=\"nofollow\" href=\"/edge/rel-nofollow/target\">sponsored</a></p>"));
+    return Html(
+        200, Page("rel nofollow", "",
+                  "<p><a rel=\"nofollow\" href=\"/edge/rel-nofollow/target\">sponsored</a></p>"));
   }
   if (path == "/edge/noindex") {
     return Html(200, Page("Noindex", "<meta name=\"robots\" content=\"noindex\">\n",
@@ -269,8 +281,9 @@ Response HandleEdge(const Site& site, const Request& request, const std::string&
     return r;
   }
   if (path == "/edge/canonical") {
-    return Html(200, Page("Canonical", "<link rel=\"canonical\" href=\"" + base +
-                                           "/edge/canonical/target\">\n", Text(17, 30)));
+    return Html(200, Page("Canonical",
+                          "<link rel=\"canonical\" href=\"" + base + "/edge/canonical/target\">\n",
+                          Text(17, 30)));
   }
   if (path == "/edge/base") {
     return Html(200, Page("Base href", "<base href=\"" + base + "/edge/based/\">\n",
@@ -284,12 +297,14 @@ Response HandleEdge(const Site& site, const Request& request, const std::string&
     std::string chrome = a ? "<nav>Daily Gazette | News | Sport</nav>\n"
                            : "<nav>Weekly Courier | Opinion | Culture | Weather</nav>\n";
     return Html(200, Page(a ? "Gazette" : "Courier", "",
-                          chrome + Text(23, 80) + (a ? "<footer>Gazette 2026</footer>"
-                                                     : "<footer>Courier, all rights</footer>")));
+                          chrome + Text(23, 80) +
+                              (a ? "<footer>Gazette 2026</footer>"
+                                 : "<footer>Courier, all rights</footer>")));
   }
   if (path == "/edge/changing") {
-    Response r = Html(200, Page("Changing", "", "<p>Edition " + std::to_string(epoch) + "</p>\n" +
-                                                  Text(29 + static_cast<uint64_t>(epoch), 40)));
+    Response r = Html(200, Page("Changing", "",
+                                "<p>Edition " + std::to_string(epoch) + "</p>\n" +
+                                    Text(29 + static_cast<uint64_t>(epoch), 40)));
     r.changes_with_epoch = true;
     return r;
   }

@@ -1,8 +1,8 @@
 // Handle(): one parsed request to one response, independent of sockets (unit-testable).
 #include <strings.h>
 
-#include <cstdio>
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -42,7 +42,7 @@ std::string HttpDate(time_t t) {
 
 // Parses an IMF-fixdate; -1 when malformed.
 time_t ParseHttpDate(const std::string& s) {
-  struct tm tm{};
+  struct tm tm {};
   const char* end = strptime(s.c_str(), "%a, %d %b %Y %H:%M:%S GMT", &tm);
   if (end == nullptr) return -1;
   return timegm(&tm);
@@ -50,7 +50,8 @@ time_t ParseHttpDate(const std::string& s) {
 
 bool AcceptsGzip(const std::string& accept_encoding) {
   std::string lower;
-  for (char c : accept_encoding) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char c : accept_encoding)
+    lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   size_t pos = lower.find("gzip");
   if (pos == std::string::npos) return false;
   std::string rest = lower.substr(pos + 4, 8);
@@ -74,15 +75,19 @@ Response FromRendered(Rendered rendered) {
 }
 
 Response NotFound() {
-  return Plain(404, "<!DOCTYPE html>\n<html><head><title>Not found</title></head><body>"
-                    "<h1>404 Not Found</h1></body></html>\n", "text/html; charset=utf-8");
+  return Plain(404,
+               "<!DOCTYPE html>\n<html><head><title>Not found</title></head><body>"
+               "<h1>404 Not Found</h1></body></html>\n",
+               "text/html; charset=utf-8");
 }
 
 Response Robots(const Site& site, int host, const std::string& path) {
   const HostInfo& h = site.hosts()[host];
   switch (h.robots) {
-    case RobotsKind::k5xx: return Plain(503, "robots.txt temporarily unavailable\n");
-    case RobotsKind::k404: return NotFound();
+    case RobotsKind::k5xx:
+      return Plain(503, "robots.txt temporarily unavailable\n");
+    case RobotsKind::k404:
+      return NotFound();
     case RobotsKind::kRedirect:
       if (path == "/robots.txt") {
         Response r = Plain(301, "moved\n");
@@ -96,7 +101,8 @@ Response Robots(const Site& site, int host, const std::string& path) {
       r.body = big;
       return r;
     }
-    case RobotsKind::kNormal: break;
+    case RobotsKind::kNormal:
+      break;
   }
   return Plain(200, site.RobotsTxt(host));
 }
@@ -120,17 +126,19 @@ Response Control(const Request& req, const std::string& path, EpochControl* cont
   return Plain(200, std::to_string(control->epoch()) + "\n");
 }
 
-Response Route200(const Site& site, const Request& req, const Route& route,
-                  const std::string& path, const std::string& query, int64_t epoch) {
+Response Route200(const Site& site, const Request& req, const Route& route, const std::string& path,
+                  const std::string& query, int64_t epoch) {
   const HostInfo& h = site.hosts()[route.host];
   switch (route.kind) {
-    case RequestKind::kRobots: return Robots(site, route.host, path);
+    case RequestKind::kRobots:
+      return Robots(site, route.host, path);
     case RequestKind::kSitemap: {
       int part = path == "/sitemap-1.xml" ? 1 : path == "/sitemap-2.xml.gz" ? 2 : 0;
       return Plain(200, RenderSitemap(site, route.host, part),
                    part == 2 ? "application/gzip" : "application/xml");
     }
-    case RequestKind::kEdge: return HandleEdge(site, req, path, epoch);
+    case RequestKind::kEdge:
+      return HandleEdge(site, req, path, epoch);
     case RequestKind::kPage:
     case RequestKind::kTrap: {
       if (h.name == kHostileHost && path == "/") return FromRendered(RenderHostileRoot(site));
@@ -143,7 +151,8 @@ Response Route200(const Site& site, const Request& req, const Route& route,
       }
       return FromRendered(RenderFamilyPage(site, route.host, page));
     }
-    case RequestKind::kUnknown: break;
+    case RequestKind::kUnknown:
+      break;
   }
   return NotFound();
 }

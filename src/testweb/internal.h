@@ -108,7 +108,7 @@ const std::shared_ptr<const std::string>& HugeBody();
 struct Request {
   std::string method;
   std::string target;
-  std::string host;             // Host header (or absolute-form authority)
+  std::string host;  // Host header (or absolute-form authority)
   std::string accept_encoding;
   std::string if_none_match;
   std::string if_modified_since;
@@ -119,11 +119,11 @@ struct Response {
   int status = 200;
   std::vector<std::pair<std::string, std::string>> headers;
   std::shared_ptr<const std::string> body;  // may be null (empty body)
-  int delay_ms = 0;        // wait this long before sending anything (slow responses)
-  bool trickle = false;    // after the headers, send one byte every kTrickleIntervalMs forever
-  bool close = false;      // close the connection after this response
+  int delay_ms = 0;      // wait this long before sending anything (slow responses)
+  bool trickle = false;  // after the headers, send one byte every kTrickleIntervalMs forever
+  bool close = false;    // close the connection after this response
   bool changes_with_epoch = false;  // Last-Modified follows the epoch
-  bool head_only = false;  // HEAD: headers (with the GET's Content-Length) but no body
+  bool head_only = false;           // HEAD: headers (with the GET's Content-Length) but no body
   // Log fields.
   Route route;
   int retry_after_s = -1;

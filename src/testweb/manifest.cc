@@ -1,8 +1,7 @@
 // The manifest: what a compliant crawler must fetch, computed by BFS over the generated link
 // graph (never by crawling the server).
-#include <nlohmann/json.hpp>
-
 #include <deque>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 
@@ -23,18 +22,27 @@ struct Node {
 
 std::vector<std::string> NotFetchPrefixes(const HostInfo& h) {
   switch (h.robots) {
-    case RobotsKind::k5xx: return {"/"};
-    case RobotsKind::kRedirect: return {"/private/"};
-    case RobotsKind::kBig: return {"/early/"};
-    case RobotsKind::k404: return {};
-    case RobotsKind::kNormal: break;
+    case RobotsKind::k5xx:
+      return {"/"};
+    case RobotsKind::kRedirect:
+      return {"/private/"};
+    case RobotsKind::kBig:
+      return {"/early/"};
+    case RobotsKind::k404:
+      return {};
+    case RobotsKind::kNormal:
+      break;
   }
   if (h.name == kHostileHost) return {"/edge/disallowed/"};
   switch (h.variant) {
-    case 0: return {"/private/ (but /private/open/)", "/search", "/tmp/", "*.pdf"};
-    case 1: return {"/harvest-only/", "*.pdf"};
-    case 2: return {"/private/ (but /private/open/)", "/search", "/p/*?print=", "*.pdf"};
-    default: return {};
+    case 0:
+      return {"/private/ (but /private/open/)", "/search", "/tmp/", "*.pdf"};
+    case 1:
+      return {"/harvest-only/", "*.pdf"};
+    case 2:
+      return {"/private/ (but /private/open/)", "/search", "/p/*?print=", "*.pdf"};
+    default:
+      return {};
   }
 }
 
@@ -99,8 +107,11 @@ std::string Site::ManifestJson() const {
   }
   doc["edge"] = nlohmann::ordered_json::array();
   for (const EdgeInfo& e : edges) {
-    doc["edge"].push_back({{"host", e.host}, {"path", e.path}, {"behaviour", e.behaviour},
-                           {"expect", e.expect}, {"must_fetch", e.must_fetch}});
+    doc["edge"].push_back({{"host", e.host},
+                           {"path", e.path},
+                           {"behaviour", e.behaviour},
+                           {"expect", e.expect},
+                           {"must_fetch", e.must_fetch}});
   }
   return doc.dump(1) + "\n";
 }

@@ -14,16 +14,18 @@ namespace harvest::testweb {
 namespace {
 
 constexpr const char* kWords[] = {
-    "harvest", "river", "stone", "market", "garden", "winter", "signal", "lantern", "orchard",
-    "copper", "meadow", "engine", "harbor", "violet", "canyon", "archive", "crystal", "falcon",
-    "thunder", "velvet", "compass", "glacier", "summit", "ember", "willow", "forest", "quartz",
-    "beacon", "saddle", "timber", "crater", "island", "marble", "pepper", "cotton", "anchor",
-    "the", "a", "of", "and", "to", "in", "is", "was", "for", "on", "with", "as", "by", "at",
-    "from", "that", "which", "under", "over", "between", "quiet", "bright", "ancient", "rapid",
-    "gentle", "hidden", "northern", "silver", "golden", "narrow", "distant", "early", "late",
-    "village", "railway", "bridge", "library", "museum", "festival", "season", "journey",
-    "letter", "report", "council", "harbour", "weather", "history", "science", "network",
-    "crawler", "protocol", "document", "package", "station", "theory", "picture", "method",
+    "harvest", "river",   "stone",    "market",  "garden",  "winter",  "signal",   "lantern",
+    "orchard", "copper",  "meadow",   "engine",  "harbor",  "violet",  "canyon",   "archive",
+    "crystal", "falcon",  "thunder",  "velvet",  "compass", "glacier", "summit",   "ember",
+    "willow",  "forest",  "quartz",   "beacon",  "saddle",  "timber",  "crater",   "island",
+    "marble",  "pepper",  "cotton",   "anchor",  "the",     "a",       "of",       "and",
+    "to",      "in",      "is",       "was",     "for",     "on",      "with",     "as",
+    "by",      "at",      "from",     "that",    "which",   "under",   "over",     "between",
+    "quiet",   "bright",  "ancient",  "rapid",   "gentle",  "hidden",  "northern", "silver",
+    "golden",  "narrow",  "distant",  "early",   "late",    "village", "railway",  "bridge",
+    "library", "museum",  "festival", "season",  "journey", "letter",  "report",   "council",
+    "harbour", "weather", "history",  "science", "network", "crawler", "protocol", "document",
+    "package", "station", "theory",   "picture", "method",
 };
 constexpr size_t kWordCount = sizeof(kWords) / sizeof(kWords[0]);
 const std::vector<std::string_view> kWordViews(std::begin(kWords), std::end(kWords));
@@ -52,7 +54,8 @@ std::string Anchor(const Link& l, Rng& rng) {
 
 std::string Head(const std::string& title, const std::string& extra_meta) {
   return "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" +
-         HtmlEscape(title) + "</title>\n"
+         HtmlEscape(title) +
+         "</title>\n"
          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n" +
          extra_meta +
          "<style>body{font-family:sans-serif;max-width:42em;margin:auto}</style>\n</head>\n"
@@ -94,11 +97,20 @@ std::string HtmlEscape(std::string_view s) {
   out.reserve(s.size());
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -139,15 +151,19 @@ Rendered RenderTreePage(const Site& site, int host, int index, int64_t epoch) {
   bool header_nofollow = nofollow && LeafNofollowIsHeader(site, host, index);
   bool noindex = key % 10 == 5;
   if (noindex || (nofollow && !header_nofollow)) {
-    meta += std::string("<meta name=\"robots\" content=\"") +
-            (noindex ? (nofollow && !header_nofollow ? "noindex, nofollow" : "noindex")
-                     : "nofollow") + "\">\n";
+    meta +=
+        std::string("<meta name=\"robots\" content=\"") +
+        (noindex ? (nofollow && !header_nofollow ? "noindex, nofollow" : "noindex") : "nofollow") +
+        "\">\n";
   }
-  if (header_nofollow) r.headers.push_back({"X-Robots-Tag", "nofollow"});
-  else if (key % 10 == 6) r.headers.push_back({"X-Robots-Tag", "noindex"});
+  if (header_nofollow)
+    r.headers.push_back({"X-Robots-Tag", "nofollow"});
+  else if (key % 10 == 6)
+    r.headers.push_back({"X-Robots-Tag", "noindex"});
   meta += "<link rel=\"canonical\" href=\"http://" + h.name + path + "\">\n";
   std::string body = Head(title + " - " + h.name, meta);
-  body += "<header><nav>" + Anchor(links[0], rng) + " | <span>" + h.name + "</span></nav></header>\n";
+  body +=
+      "<header><nav>" + Anchor(links[0], rng) + " | <span>" + h.name + "</span></nav></header>\n";
   body += "<main>\n<article>\n<h1>" + HtmlEscape(title) + "</h1>\n";
   if (index % 10 == 3) {
     r.changes_with_epoch = true;
@@ -156,9 +172,10 @@ Rendered RenderTreePage(const Site& site, int host, int index, int64_t epoch) {
   }
   if (key % 4 == 0) {
     // Links a correct extractor must not see: commented out and inside a script.
-    body += "<!-- <a href=\"/ghost/comment-" + std::to_string(index) + ".html\">old</a> -->\n"
-            "<script>var tpl = '<a href=\"/ghost/script-" + std::to_string(index) +
-            ".html\">x</a>';</script>\n";
+    body += "<!-- <a href=\"/ghost/comment-" + std::to_string(index) +
+            ".html\">old</a> -->\n"
+            "<script>var tpl = '<a href=\"/ghost/script-" +
+            std::to_string(index) + ".html\">x</a>';</script>\n";
   }
   const size_t target = 5500 + rng.Below(23000);
   std::string footer = Footer(h.name);
@@ -181,8 +198,8 @@ Rendered RenderFamilyPage(const Site& site, int host, const PageRef& page) {
   }
   std::string title = page.type == PageType::kSearch ? "Search results" : Title(rng);
   std::string body = Head(title + " - " + h.name, "");
-  body += "<header><nav><a href=\"/\">Home</a></nav></header>\n<main>\n<h1>" +
-          HtmlEscape(title) + "</h1>\n";
+  body += "<header><nav><a href=\"/\">Home</a></nav></header>\n<main>\n<h1>" + HtmlEscape(title) +
+          "</h1>\n";
   while (body.size() < 5600) body += "<p>" + Words(rng, 60) + "</p>\n";
   body += "</main>\n" + Footer(h.name);
   r.body = std::move(body);
@@ -190,9 +207,9 @@ Rendered RenderFamilyPage(const Site& site, int host, const PageRef& page) {
 }
 
 Rendered RenderCalendar(const Site& site, int host, int year, int month) {
-  static const char* kMonths[] = {"January", "February", "March",     "April",
-                                  "May",     "June",     "July",      "August",
-                                  "September", "October", "November", "December"};
+  static const char* kMonths[] = {"January",   "February", "March",    "April",
+                                  "May",       "June",     "July",     "August",
+                                  "September", "October",  "November", "December"};
   const HostInfo& h = site.hosts()[host];
   Rng rng(Mix(site.options().seed, host, static_cast<uint64_t>(year) * 100 + month));
   std::string title = std::string("Events in ") + kMonths[month - 1] + " " + std::to_string(year);
@@ -202,8 +219,8 @@ Rendered RenderCalendar(const Site& site, int host, int year, int month) {
     body += "<tr><td>" + std::to_string(d) + "</td><td>" + Words(rng, 12) + "</td></tr>\n";
   }
   body += "</table>\n<p>";
-  for (const Link& l : site.LinksOf(host, "/calendar/" + std::to_string(year) + "/" +
-                                              std::to_string(month))) {
+  for (const Link& l :
+       site.LinksOf(host, "/calendar/" + std::to_string(year) + "/" + std::to_string(month))) {
     body += Anchor(l, rng) + " ";
   }
   body += "</p>\n</main>\n" + Footer(h.name);
@@ -218,14 +235,18 @@ std::string RenderSitemap(const Site& site, int host, int part) {
   if (part == 0 && h.sitemap_index) {
     return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
            "<sitemapindex xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n"
-           "<sitemap><loc>" + base + "/sitemap-1.xml</loc></sitemap>\n"
-           "<sitemap><loc>" + base + "/sitemap-2.xml.gz</loc></sitemap>\n</sitemapindex>\n";
+           "<sitemap><loc>" +
+           base +
+           "/sitemap-1.xml</loc></sitemap>\n"
+           "<sitemap><loc>" +
+           base + "/sitemap-2.xml.gz</loc></sitemap>\n</sitemapindex>\n";
   }
   int from = 0, to = h.pages;
   if (part == 1) to = h.pages / 2;
   if (part == 2) from = h.pages / 2;
-  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                    "<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n";
+  std::string out =
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      "<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n";
   for (int i = from; i < to; ++i) {
     out += "<url><loc>" + base + (i == 0 ? "/" : "/p/" + std::to_string(i)) +
            "</loc><lastmod>2026-11-01</lastmod></url>\n";
@@ -295,8 +316,9 @@ const std::shared_ptr<const std::string>& GzipBomb() {
 
 const std::shared_ptr<const std::string>& HugeBody() {
   static const std::shared_ptr<const std::string> huge = [] {
-    auto out = std::make_shared<std::string>("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
-                                             "<title>Huge</title></head><body>\n");
+    auto out = std::make_shared<std::string>(
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
+        "<title>Huge</title></head><body>\n");
     Rng rng(42);
     std::string para = "<p>" + Words(rng, 200) + "</p>\n";
     while (out->size() + para.size() < kHugeBodyBytes - 20) out->append(para);

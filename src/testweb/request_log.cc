@@ -1,9 +1,8 @@
 #include "testweb/request_log.h"
 
-#include <nlohmann/json.hpp>
-
 #include <cerrno>
 #include <cstring>
+#include <nlohmann/json.hpp>
 
 namespace harvest::testweb {
 

@@ -18,9 +18,9 @@
 namespace harvest::testweb {
 
 struct LogEntry {
-  std::string host;   // host name (lower case) when known, else the Host header as sent
-  std::string path;   // request target as sent
-  std::string page;   // page identity, empty = null
+  std::string host;  // host name (lower case) when known, else the Host header as sent
+  std::string path;  // request target as sent
+  std::string page;  // page identity, empty = null
   int64_t start_us = 0;
   int64_t end_us = 0;
   int status = 0;
@@ -54,7 +54,7 @@ class RequestLog {
   std::FILE* file_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::string buffer_;  // guarded by mu_
+  std::string buffer_;    // guarded by mu_
   bool closing_ = false;  // guarded by mu_
   std::mutex write_mu_;   // serialises writes to file_
   std::thread flusher_;

@@ -1,18 +1,17 @@
 // In-process tests of the TestWeb server over real loopback sockets.
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
 #include <zlib.h>
 
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
-
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -61,7 +60,8 @@ class Client {
     size_t pos = head_text.find("\r\n");
     while (pos != std::string::npos) {
       size_t next = head_text.find("\r\n", pos + 2);
-      std::string line = head_text.substr(pos + 2, next == std::string::npos ? next : next - pos - 2);
+      std::string line =
+          head_text.substr(pos + 2, next == std::string::npos ? next : next - pos - 2);
       size_t colon = line.find(':');
       std::string name = line.substr(0, colon);
       for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -100,8 +100,7 @@ class Client {
   std::string buf_;
 };
 
-std::string Get(const std::string& host, const std::string& target,
-                const std::string& extra = "") {
+std::string Get(const std::string& host, const std::string& target, const std::string& extra = "") {
   return "GET " + target + " HTTP/1.1\r\nHost: " + host + "\r\n" + extra + "\r\n";
 }
 
@@ -130,8 +129,7 @@ std::vector<nlohmann::json> ReadLog(const std::string& path) {
 class TestWebServer : public ::testing::Test {
  protected:
   void SetUp() override {
-    log_path_ = ::testing::TempDir() + "testweb_server_test_" +
-                std::to_string(getpid()) + ".jsonl";
+    log_path_ = ::testing::TempDir() + "testweb_server_test_" + std::to_string(getpid()) + ".jsonl";
     TestWebOptions o;
     o.site.hosts = 10;
     o.log_path = log_path_;
@@ -163,8 +161,7 @@ TEST_F(TestWebServer, PageConditionalGzipOnOneKeepAliveConnection) {
   EXPECT_EQ(not_modified.status, 304);
   EXPECT_TRUE(not_modified.body.empty());
 
-  c.Send(Get("h0001.test", "/p/3",
-             "If-Modified-Since: " + page.headers["last-modified"] + "\r\n"));
+  c.Send(Get("h0001.test", "/p/3", "If-Modified-Since: " + page.headers["last-modified"] + "\r\n"));
   EXPECT_EQ(c.Read().status, 304);
 
   c.Send(Get("h0001.test", "/p/3", "Accept-Encoding: gzip, deflate\r\n"));

@@ -86,23 +86,34 @@ constexpr Family kFamilies[] = {
 
 const char* RobotsKindName(RobotsKind kind) {
   switch (kind) {
-    case RobotsKind::kNormal: return "normal";
-    case RobotsKind::k5xx: return "5xx";
-    case RobotsKind::k404: return "404";
-    case RobotsKind::kRedirect: return "redirect";
-    case RobotsKind::kBig: return "big";
+    case RobotsKind::kNormal:
+      return "normal";
+    case RobotsKind::k5xx:
+      return "5xx";
+    case RobotsKind::k404:
+      return "404";
+    case RobotsKind::kRedirect:
+      return "redirect";
+    case RobotsKind::kBig:
+      return "big";
   }
   return "normal";
 }
 
 const char* RequestKindName(RequestKind kind) {
   switch (kind) {
-    case RequestKind::kPage: return "page";
-    case RequestKind::kRobots: return "robots";
-    case RequestKind::kSitemap: return "sitemap";
-    case RequestKind::kTrap: return "trap";
-    case RequestKind::kEdge: return "edge";
-    case RequestKind::kUnknown: return "unknown";
+    case RequestKind::kPage:
+      return "page";
+    case RequestKind::kRobots:
+      return "robots";
+    case RequestKind::kSitemap:
+      return "sitemap";
+    case RequestKind::kTrap:
+      return "trap";
+    case RequestKind::kEdge:
+      return "edge";
+    case RequestKind::kUnknown:
+      return "unknown";
   }
   return "unknown";
 }
@@ -126,8 +137,10 @@ Site::Site(SiteOptions options) : options_(options) {
     h.name = name;
     h.pages = options_.pages;
     uint64_t r = Mix(seed, i, 1) % 10;
-    h.variant = r < 6 ? kVariantStar : r < 8 ? kVariantHarvestGroup
-                                     : r < 9 ? kVariantWildcards : kVariantAllowAll;
+    h.variant = r < 6   ? kVariantStar
+                : r < 8 ? kVariantHarvestGroup
+                : r < 9 ? kVariantWildcards
+                        : kVariantAllowAll;
     if (Mix(seed, i, 2) % 100 == 0) h.crawl_delay_ms = Mix(seed, i, 5) % 2 == 0 ? 1000 : 2000;
     h.calendar = Mix(seed, i, 3) % 20 == 0;
     h.sitemap_index = Mix(seed, i, 4) % 5 == 0;
@@ -222,9 +235,8 @@ PageRef FindPage(const Site& site, int host, std::string_view path, std::string_
   if (h.name == kHostileHost) return ref;
   for (const Family& f : kFamilies) {
     if (!StartsWith(path, f.prefix) || !EndsWith(path, f.suffix)) continue;
-    std::string_view mid =
-        path.substr(std::strlen(f.prefix), path.size() - std::strlen(f.prefix) -
-                                               std::strlen(f.suffix));
+    std::string_view mid = path.substr(std::strlen(f.prefix),
+                                       path.size() - std::strlen(f.prefix) - std::strlen(f.suffix));
     long n = ParseIndex(mid);
     if (n < 0 || n >= kFamilySize) continue;
     bool early_late = StartsWith(f.prefix, "/early/") || StartsWith(f.prefix, "/late/");
@@ -242,11 +254,16 @@ bool Site::DisallowedForHarvest(int host, std::string_view target) const {
   if (path == "/robots.txt") return false;
   const HostInfo& h = hosts_[host];
   switch (h.robots) {
-    case RobotsKind::k5xx: return true;  // unreachable robots.txt: disallow everything
-    case RobotsKind::k404: return false;
-    case RobotsKind::kRedirect: return StartsWith(target, "/private/");
-    case RobotsKind::kBig: return StartsWith(target, "/early/");  // "/late/" is past 500 KiB
-    case RobotsKind::kNormal: break;
+    case RobotsKind::k5xx:
+      return true;  // unreachable robots.txt: disallow everything
+    case RobotsKind::k404:
+      return false;
+    case RobotsKind::kRedirect:
+      return StartsWith(target, "/private/");
+    case RobotsKind::kBig:
+      return StartsWith(target, "/early/");  // "/late/" is past 500 KiB
+    case RobotsKind::kNormal:
+      break;
   }
   // Each branch mirrors the rules RobotsTxt() writes for the group that applies to harvest;
   // where an Allow is the longest matching rule it is tested first.
@@ -282,33 +299,35 @@ std::string Site::RobotsTxt(int host) const {
     case kVariantStar:
       return other +
              "User-agent: *\nAllow: /private/open/\nDisallow: /private/\nDisallow: /*.pdf$\n"
-             "Disallow: /search\nDisallow: /tmp/\n" + delay + "\n" + sitemap;
+             "Disallow: /search\nDisallow: /tmp/\n" +
+             delay + "\n" + sitemap;
     case kVariantHarvestGroup: {
       static const char* kSpellings[] = {"harvest", "Harvest", "HARVEST"};
       int index = static_cast<int>(Mix(options_.seed, host, 6) % 3);
       std::string agents = std::string("User-agent: ") + kSpellings[index] + "\n";
       if (Mix(options_.seed, host, 8) % 2 == 0) agents = "User-agent: examplebot\n" + agents;
-      return other + "User-agent: *\nDisallow: /private/\nDisallow: /harvest-only/\n\n" +
-             agents + "Allow: /\nDisallow: /harvest-only/\nDisallow: /*.pdf$\n" + delay +
-             "\n" + sitemap;
+      return other + "User-agent: *\nDisallow: /private/\nDisallow: /harvest-only/\n\n" + agents +
+             "Allow: /\nDisallow: /harvest-only/\nDisallow: /*.pdf$\n" + delay + "\n" + sitemap;
     }
     case kVariantWildcards:
       return "User-agent: *\nDisallow: /private/*\nAllow: /private/open/\nDisallow: /*.pdf$\n"
-             "Disallow: /p/*?print=\nDisallow: /search\n" + delay + "\n" + sitemap;
+             "Disallow: /p/*?print=\nDisallow: /search\n" +
+             delay + "\n" + sitemap;
     default:
       return other + "User-agent: *\nDisallow:\n" + delay + "\n" + sitemap;
   }
 }
 
 std::string BigRobotsTxt() {
-  std::string out = "# robots-big.test: 600 KB; the rule after the 500 KiB mark must be ignored\n"
-                    "User-agent: *\nDisallow: /early/\n";
+  std::string out =
+      "# robots-big.test: 600 KB; the rule after the 500 KiB mark must be ignored\n"
+      "User-agent: *\nDisallow: /early/\n";
   int n = 0;
   auto filler = [&](size_t until) {
     while (out.size() < until) {
       char line[80];
-      std::snprintf(line, sizeof(line), "# filler %07d ..........................................\n",
-                    n++);
+      std::snprintf(line, sizeof(line),
+                    "# filler %07d ..........................................\n", n++);
       out += line;
     }
   };
@@ -327,23 +346,51 @@ Link SameHostLink(const HostInfo& h, std::string_view from, const std::string& t
   l.host = h.name;
   l.target = to;
   switch (rng.Below(14)) {
-    case 0: l.href = to; break;
-    case 1: l.href = "http://" + h.name + to; break;
-    case 2: l.href = "http://" + Upper(h.name) + to; break;
-    case 3: l.href = "http://" + h.name + ":80" + to; break;
-    case 4:
-      if (from == "/") l.href = to == "/" ? "./" : to.substr(1);
-      else l.href = to == "/" ? "../" : to.substr(3);
+    case 0:
+      l.href = to;
       break;
-    case 5: l.href = "../" + to.substr(1); break;
-    case 6: l.href = to + "#sec-" + std::to_string(rng.Below(9)); break;
-    case 7: l.href = l.target = to + "?a=1&b=2"; break;
-    case 8: l.href = l.target = to + "?b=2&a=1"; break;
-    case 9: l.href = l.target = to + "?utm_source=newsletter&utm_medium=email"; break;
-    case 10: l.href = l.target = to + "?gclid=" + Hex(rng.Next(), 12); break;
-    case 11: l.href = l.target = to + "?fbclid=" + Hex(rng.Next(), 16); break;
-    case 12: l.href = l.target = to + ";jsessionid=" + Upper(Hex(rng.Next(), 16)); break;
-    default: l.href = l.target = to + "?sid=" + Hex(rng.Next(), 10); break;
+    case 1:
+      l.href = "http://" + h.name + to;
+      break;
+    case 2:
+      l.href = "http://" + Upper(h.name) + to;
+      break;
+    case 3:
+      l.href = "http://" + h.name + ":80" + to;
+      break;
+    case 4:
+      if (from == "/")
+        l.href = to == "/" ? "./" : to.substr(1);
+      else
+        l.href = to == "/" ? "../" : to.substr(3);
+      break;
+    case 5:
+      l.href = "../" + to.substr(1);
+      break;
+    case 6:
+      l.href = to + "#sec-" + std::to_string(rng.Below(9));
+      break;
+    case 7:
+      l.href = l.target = to + "?a=1&b=2";
+      break;
+    case 8:
+      l.href = l.target = to + "?b=2&a=1";
+      break;
+    case 9:
+      l.href = l.target = to + "?utm_source=newsletter&utm_medium=email";
+      break;
+    case 10:
+      l.href = l.target = to + "?gclid=" + Hex(rng.Next(), 12);
+      break;
+    case 11:
+      l.href = l.target = to + "?fbclid=" + Hex(rng.Next(), 16);
+      break;
+    case 12:
+      l.href = l.target = to + ";jsessionid=" + Upper(Hex(rng.Next(), 16));
+      break;
+    default:
+      l.href = l.target = to + "?sid=" + Hex(rng.Next(), 10);
+      break;
   }
   // "&" must be escaped in HTML attributes; the generator writes hrefs escaped later.
   return l;
@@ -376,12 +423,12 @@ std::vector<Link> Site::LinksOf(int host, std::string_view path) const {
     int py = month == 1 ? year - 1 : year, pm = month == 1 ? 12 : month - 1;
     int ny = month == 12 ? year + 1 : year, nm = month == 12 ? 1 : month + 1;
     if (py >= 1) {
-      links.push_back(PlainLink(h.name, "/calendar/" + std::to_string(py) + "/" +
-                                            std::to_string(pm), false));
+      links.push_back(
+          PlainLink(h.name, "/calendar/" + std::to_string(py) + "/" + std::to_string(pm), false));
     }
     if (ny <= 9999) {
-      links.push_back(PlainLink(h.name, "/calendar/" + std::to_string(ny) + "/" +
-                                            std::to_string(nm), false));
+      links.push_back(
+          PlainLink(h.name, "/calendar/" + std::to_string(ny) + "/" + std::to_string(nm), false));
     }
     return links;
   }
@@ -426,11 +473,21 @@ std::vector<Link> Site::LinksOf(int host, std::string_view path) const {
       std::string to = TreePath(static_cast<int>(rng.Below(o.pages)));
       Link l = PlainLink(o.name, to, true);
       switch (rng.Below(5)) {
-        case 0: l.href = "http://" + Upper(o.name) + to; break;
-        case 1: l.href = "http://" + o.name + ":80" + to; break;
-        case 2: l.href = l.target = to + "?utm_source=partner"; l.href = "http://" + o.name + l.target; break;
-        case 3: l.href += "#top"; break;
-        default: break;
+        case 0:
+          l.href = "http://" + Upper(o.name) + to;
+          break;
+        case 1:
+          l.href = "http://" + o.name + ":80" + to;
+          break;
+        case 2:
+          l.href = l.target = to + "?utm_source=partner";
+          l.href = "http://" + o.name + l.target;
+          break;
+        case 3:
+          l.href += "#top";
+          break;
+        default:
+          break;
       }
       links.push_back(std::move(l));
       continue;
@@ -499,8 +556,8 @@ Route Site::Resolve(std::string_view host_header, std::string_view target) const
     r.page = h.name + path;
     return r;
   }
-  if (h.normal && (path == "/sitemap.xml" ||
-                   (h.sitemap_index && (path == "/sitemap-1.xml" || path == "/sitemap-2.xml.gz")))) {
+  if (h.normal && (path == "/sitemap.xml" || (h.sitemap_index && (path == "/sitemap-1.xml" ||
+                                                                  path == "/sitemap-2.xml.gz")))) {
     r.kind = RequestKind::kSitemap;
     r.page = h.name + path;
     return r;
@@ -513,9 +570,14 @@ Route Site::Resolve(std::string_view host_header, std::string_view target) const
   }
   PageRef page = FindPage(*this, r.host, path, query);
   switch (page.type) {
-    case PageType::kNone: return r;
-    case PageType::kCalendar: r.kind = RequestKind::kTrap; break;
-    default: r.kind = RequestKind::kPage; break;
+    case PageType::kNone:
+      return r;
+    case PageType::kCalendar:
+      r.kind = RequestKind::kTrap;
+      break;
+    default:
+      r.kind = RequestKind::kPage;
+      break;
   }
   r.page = h.name + page.canonical;
   return r;

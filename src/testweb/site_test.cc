@@ -2,10 +2,9 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
-#include <nlohmann/json.hpp>
-
 #include <deque>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "testweb/internal.h"
@@ -152,9 +151,9 @@ TEST(Site, EveryRenderedLinkResolvesIntoThePageSet) {
 
 TEST(Site, SpellingsOfAPageShareItsIdentity) {
   Site site(Small());
-  for (const char* target : {"/p/12", "/p/12?b=2&a=1", "/p/12?a=1&b=2", "/p/12;jsessionid=AB12",
-                             "/p/12?sid=77", "/p/12?utm_source=x&gclid=1", "/p/12#top",
-                             "/p/12?fbclid=z"}) {
+  for (const char* target :
+       {"/p/12", "/p/12?b=2&a=1", "/p/12?a=1&b=2", "/p/12;jsessionid=AB12", "/p/12?sid=77",
+        "/p/12?utm_source=x&gclid=1", "/p/12#top", "/p/12?fbclid=z"}) {
     Route r = site.Resolve("H0001.TEST:80", target);
     EXPECT_EQ(r.kind, RequestKind::kPage) << target;
     EXPECT_EQ(r.page, "h0001.test/p/12") << target;

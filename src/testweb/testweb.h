@@ -55,21 +55,21 @@ const char* RobotsKindName(RobotsKind kind);    // "normal", "5xx", "404", "redi
 const char* RequestKindName(RequestKind kind);  // "page", "robots", ...
 
 struct HostInfo {
-  std::string name;       // "h0001.test"
-  bool normal = true;     // an hNNNN.test host (seeded); false for the special hosts
+  std::string name;    // "h0001.test"
+  bool normal = true;  // an hNNNN.test host (seeded); false for the special hosts
   RobotsKind robots = RobotsKind::kNormal;
-  int variant = 0;        // robots.txt rule family variant (see docs/testweb.md)
-  int crawl_delay_ms = 0; // Crawl-delay in the group that applies to `harvest`
-  int pages = 0;          // tree pages "/" and "/p/1" ... "/p/{pages-1}"
-  bool calendar = false;  // root links to the infinite calendar trap
+  int variant = 0;             // robots.txt rule family variant (see docs/testweb.md)
+  int crawl_delay_ms = 0;      // Crawl-delay in the group that applies to `harvest`
+  int pages = 0;               // tree pages "/" and "/p/1" ... "/p/{pages-1}"
+  bool calendar = false;       // root links to the infinite calendar trap
   bool sitemap_index = false;  // /sitemap.xml is an index of /sitemap-1.xml + .xml.gz
 };
 
 // An <a href> of a generated page, with what the site knows about its target.
 struct Link {
-  std::string href;     // exactly as written in the HTML
-  std::string host;     // target host name (lower case)
-  std::string target;   // path+query the client will request, e.g. "/p/3?b=2&a=1"
+  std::string href;       // exactly as written in the HTML
+  std::string host;       // target host name (lower case)
+  std::string target;     // path+query the client will request, e.g. "/p/3?b=2&a=1"
   bool nofollow = false;  // rel="nofollow"
 };
 
@@ -85,8 +85,8 @@ struct Route {
 struct EdgeInfo {
   std::string host;
   std::string path;
-  std::string behaviour;  // "slow", "endless", "huge", "gzip-bomb", "redirect-chain", ...
-  std::string expect;     // "fetched", "timeout", "error", "redirect", "not-fetched", ...
+  std::string behaviour;    // "slow", "endless", "huge", "gzip-bomb", "redirect-chain", ...
+  std::string expect;       // "fetched", "timeout", "error", "redirect", "not-fetched", ...
   bool must_fetch = false;  // also listed in its host's must_fetch
 };
 
