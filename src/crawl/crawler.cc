@@ -24,6 +24,15 @@ CrawlOptions WithDefaults(CrawlOptions o) {
   return o;
 }
 
+// True when an HTTP response arrived: complete, cut at the size cap, or cut mid-body by a
+// timeout or disconnect after its head arrived. A cut body is stored with WARC-Truncated and
+// is final: retrying a body that never ends would only load the server again.
+bool GotResponse(const fetch::FetchResult& r) {
+  if (r.status <= 0) return false;
+  return r.outcome == fetch::FetchOutcome::kOk || r.outcome == fetch::FetchOutcome::kTruncated ||
+         !r.truncated.empty();
+}
+
 // RFC 9309 §2.3.1.2: follow at least five consecutive redirects for robots.txt.
 constexpr int kMaxRobotsRedirects = 5;
 
@@ -202,8 +211,7 @@ void Crawler::Impl::OnRobotsDone(InFlight flight, fetch::FetchResult&& r) {
   stats_.bytes_downloaded += r.body.size();
   const std::string host_key = flight.lease.item.host;
   HostState& host = hosts_[host_key];
-  bool got_response = (r.outcome == fetch::FetchOutcome::kOk ||
-                       r.outcome == fetch::FetchOutcome::kTruncated) && r.status > 0;
+  bool got_response = GotResponse(r);
   int status = got_response ? r.status : 0;
   int redirects = host.robots_hops;
   if (status >= 300 && status < 400) {
@@ -303,8 +311,7 @@ void Crawler::Impl::OnPageDone(InFlight flight, fetch::FetchResult&& r) {
     host.ip_known = true;
   }
   admission_.NoteFetched(lease.item.host);
-  bool got_response = (r.outcome == fetch::FetchOutcome::kOk ||
-                       r.outcome == fetch::FetchOutcome::kTruncated) && r.status > 0;
+  bool got_response = GotResponse(r);
   frontier::Completion c{.kind = frontier::CompletionKind::kDone, .response_time = r.total_time};
   std::string outcome = "fetched";
   if (got_response) {

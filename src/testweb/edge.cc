@@ -247,7 +247,7 @@ Response HandleEdge(const Site& site, const Request& request, const std::string&
   }
   if (path == "/edge/malformed") {
     return Html(200,
-                "<html><head><title>Malformed<body>\n<p>unclosed <b>bold <i>italic\n"
+                "<html><head><title>Malformed</title><body>\n<p>unclosed <b>bold <i>italic\n"
                 "<a href=/edge/malformed/t1>unquoted</a>\n"
                 "<div><table><tr><td><a href='/edge/malformed/t2'>single quotes\n"
                 "<A HREF=\"/edge/malformed/t3\">upper case</A>\n"

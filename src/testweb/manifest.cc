@@ -77,7 +77,9 @@ std::string Site::ManifestJson() const {
     Node n = std::move(queue.front());
     queue.pop_front();
     if (n.depth >= kMaxDepth || PageNofollow(n.host, n.path)) continue;
-    for (const Link& l : LinksOf(n.host, n.path)) {
+    // A page identity may carry a query (`/p/1?a=1`); the server serves the same page body.
+    const std::string page_path = n.path.substr(0, n.path.find('?'));
+    for (const Link& l : LinksOf(n.host, page_path)) {
       if (l.nofollow) continue;
       int h = FindHost(l.host);
       if (h < 0) continue;

@@ -154,6 +154,9 @@ class Loop {
     bool want_out = false;
     bool peer_closed = false;
     bool entry_open = false;
+    // When the last byte of the current response was handed to the kernel (taken just before
+    // the send call, so it is never later than the client's receipt): the logged end.
+    int64_t last_send_us = 0;
     Response pending;
     LogEntry entry;
   };
@@ -353,6 +356,7 @@ void Loop::TryParse(Conn& c) {
       c.pending.close = true;
       c.entry = LogEntry();
       c.entry.start_us = NowMicros();
+      c.last_send_us = 0;
       c.entry.conn = c.id;
       c.entry_open = true;
       c.in.clear();
@@ -370,6 +374,7 @@ void Loop::TryParse(Conn& c) {
   c.in.erase(0, std::min(total, c.in.size()));
   c.entry = LogEntry();
   c.entry.start_us = NowMicros();
+      c.last_send_us = 0;
   c.entry.conn = c.id;
   c.entry.path = req.target;
   c.entry.host = req.host;
@@ -449,6 +454,7 @@ void Loop::WriteMore(Conn& c) {
     msghdr msg{};
     msg.msg_iov = iov;
     msg.msg_iovlen = n;
+    c.last_send_us = NowMicros();
     ssize_t w = sendmsg(c.fd, &msg, MSG_NOSIGNAL);
     if (w < 0) {
       if (errno == EINTR) continue;
@@ -472,7 +478,7 @@ void Loop::WriteMore(Conn& c) {
 }
 
 void Loop::Finished(Conn& c) {
-  c.entry.end_us = NowMicros();
+  c.entry.end_us = c.last_send_us > 0 ? c.last_send_us : NowMicros();
   server_->Log(c.entry);
   c.entry_open = false;
   c.body.reset();
@@ -489,7 +495,9 @@ void Loop::OnTimer(int fd, uint64_t id) {
   if (c.state == State::kWaiting) return StartResponse(c);
   if (c.state != State::kTrickling) return;
   char byte = '.';
+  int64_t before_send = NowMicros();
   ssize_t w = send(c.fd, &byte, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+  if (w == 1) c.last_send_us = before_send;
   if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return Close(c);
   if (w == 1) c.entry.bytes += 1;
   timers_.emplace(MonoMicros() + kTrickleIntervalMs * 1000, std::make_pair(c.fd, c.id));
@@ -497,7 +505,7 @@ void Loop::OnTimer(int fd, uint64_t id) {
 
 void Loop::Close(Conn& c) {
   if (c.entry_open) {
-    c.entry.end_us = NowMicros();
+    c.entry.end_us = c.last_send_us > 0 ? c.last_send_us : NowMicros();
     if (c.entry.status == 0) c.entry.status = c.pending.status;  // closed before headers
     server_->Log(c.entry);
   }

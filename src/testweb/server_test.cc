@@ -190,7 +190,7 @@ TEST_F(TestWebServer, PageConditionalGzipOnOneKeepAliveConnection) {
   }
   EXPECT_EQ(log[0]["host"], "h0001.test");
   EXPECT_EQ(log[0]["path"], "/p/3?b=2&a=1");
-  EXPECT_EQ(log[0]["page"], "h0001.test/p/3");
+  EXPECT_EQ(log[0]["page"], "h0001.test/p/3?a=1&b=2");
   EXPECT_EQ(log[0]["kind"], "page");
   EXPECT_EQ(log[0]["status"], 200);
   EXPECT_EQ(log[0]["bytes"], page.body.size());

@@ -141,7 +141,7 @@ Site::Site(SiteOptions options) : options_(options) {
                 : r < 8 ? kVariantHarvestGroup
                 : r < 9 ? kVariantWildcards
                         : kVariantAllowAll;
-    if (Mix(seed, i, 2) % 100 == 0) h.crawl_delay_ms = Mix(seed, i, 5) % 2 == 0 ? 1000 : 2000;
+    if (Mix(seed, i, 2) % 100 == 0) h.crawl_delay_ms = Mix(seed, i, 5) % 2 == 0 ? 500 : 1000;
     h.calendar = Mix(seed, i, 3) % 20 == 0;
     h.sitemap_index = Mix(seed, i, 4) % 5 == 0;
     hosts_.push_back(std::move(h));
@@ -206,6 +206,56 @@ void SplitTarget(std::string_view target, std::string* path, std::string* query)
     i = slash;
   }
   if (path->empty()) *path = "/";
+}
+
+// The query part of a page identity: the parameters a crawler cannot know to be
+// meaningless, sorted. Tracking and session-id parameters (which the pages add to links and
+// the server ignores) are left out, so `?b=2&a=1`, `?a=1&b=2&utm_source=x` and `?a=1&b=2`
+// are one page while `/p/1` and `/p/1?a=1&b=2` are two URLs — and two pages to fetch.
+// Crawl-delay in seconds as robots.txt writes it: "1", or "0.5" (fractional values are
+// allowed by the de-facto standard and Harvest must honour them).
+std::string CrawlDelayText(int ms) {
+  std::string text = std::to_string(ms / 1000);
+  if (ms % 1000 != 0) {
+    char frac[8];
+    std::snprintf(frac, sizeof frac, "%03d", ms % 1000);
+    std::string f(frac);
+    while (!f.empty() && f.back() == '0') f.pop_back();
+    text += "." + f;
+  }
+  return text;
+}
+
+std::string IdentityQuery(std::string_view query) {
+  std::vector<std::string> kept;
+  size_t i = 0;
+  while (i <= query.size() && !query.empty()) {
+    size_t amp = query.find('&', i);
+    if (amp == std::string_view::npos) amp = query.size();
+    std::string param(query.substr(i, amp - i));
+    i = amp + 1;
+    if (param.empty()) {
+      if (amp >= query.size()) break;
+      continue;
+    }
+    std::string name = param.substr(0, param.find('='));
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    bool ignorable = StartsWith(name, "utm_") || name == "gclid" || name == "fbclid" ||
+                     name == "msclkid" || name == "sid" || name == "jsessionid" ||
+                     name == "phpsessid" || name == "sessionid";
+    if (!ignorable) kept.push_back(std::move(param));
+    if (amp >= query.size()) break;
+  }
+  if (kept.empty()) return "";
+  std::stable_sort(kept.begin(), kept.end(), [](const std::string& a, const std::string& b) {
+    return a.substr(0, a.find('=')) < b.substr(0, b.find('='));
+  });
+  std::string out = "?";
+  for (size_t k = 0; k < kept.size(); ++k) {
+    if (k > 0) out += '&';
+    out += kept[k];
+  }
+  return out;
 }
 
 PageRef FindPage(const Site& site, int host, std::string_view path, std::string_view query) {
@@ -289,7 +339,7 @@ bool Site::DisallowedForHarvest(int host, std::string_view target) const {
 std::string Site::RobotsTxt(int host) const {
   const HostInfo& h = hosts_[host];
   std::string delay =
-      h.crawl_delay_ms ? "Crawl-delay: " + std::to_string(h.crawl_delay_ms / 1000) + "\n" : "";
+      h.crawl_delay_ms ? "Crawl-delay: " + CrawlDelayText(h.crawl_delay_ms) + "\n" : "";
   std::string sitemap = "Sitemap: http://" + h.name + "/sitemap.xml\n";
   if (h.robots == RobotsKind::kRedirect) return "User-agent: *\nDisallow: /private/\n";
   if (h.robots == RobotsKind::kBig) return BigRobotsTxt();
@@ -579,7 +629,7 @@ Route Site::Resolve(std::string_view host_header, std::string_view target) const
       r.kind = RequestKind::kPage;
       break;
   }
-  r.page = h.name + page.canonical;
+  r.page = h.name + page.canonical + IdentityQuery(query);
   return r;
 }
 

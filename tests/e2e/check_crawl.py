@@ -50,6 +50,8 @@ def main():
     ap.add_argument("--bin", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--samples", type=int, default=25)
+    ap.add_argument("--hosts", type=int, required=True, help="the test web's --hosts")
+    ap.add_argument("--pages", type=int, required=True, help="the test web's --pages")
     args = ap.parse_args()
     crawl = os.path.join(args.out, "crawl")
     web = os.path.join(args.out, "testweb")
@@ -72,6 +74,9 @@ def main():
             reached += 1
             if key not in by_url:
                 missing.append(f'{e["host"]}{e["path"]} ({e.get("behaviour", "?")})')
+    for e in edges:
+        if e.get("expect") == "not-fetched" and (e["host"].lower(), e["path"]) in requested:
+            fail(f'{e["host"]}{e["path"]} ({e.get("behaviour")}) must not be fetched but was')
     if missing:
         fail(f"{len(missing)} hostile/edge URLs were requested but have no recorded outcome: "
              + ", ".join(missing[:10]))
@@ -112,8 +117,8 @@ def main():
     sample = random.sample(pages, min(args.samples, len(pages)))
     if not sample:
         fail("no stored HTML pages to compare")
-    hosts = len(manifest["hosts"])
-    pages_per_host = manifest.get("pages", 50)
+    hosts = args.hosts
+    pages_per_host = args.pages
     proc = subprocess.Popen([args.bin, "testweb", "--listen", "127.0.0.1:0", "--hosts",
                              str(hosts), "--pages", str(pages_per_host),
                              "--seed", str(manifest.get("seed", 1))],

@@ -17,5 +17,5 @@ trap 'rm -rf "$out"' EXIT
 echo "--- warcio"
 node "$here/warcio_verify.js" "$out/crawl"
 echo "--- outcomes, revisits, warc get"
-python3 "$here/check_crawl.py" --bin "$bin" --out "$out"
+python3 "$here/check_crawl.py" --bin "$bin" --out "$out" --hosts "$hosts" --pages "$pages"
 echo "e2e crawl ($hosts hosts x $pages pages): all checks passed"
