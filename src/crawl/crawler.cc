@@ -111,6 +111,7 @@ Status Crawler::Impl::Run(const std::vector<std::string>& seeds) {
   for (auto& t : workers_) t.join();
   workers_.clear();
   ConsumeInbox();
+  if (!stats_.complete) RecordUnreached();
   Status s = sink_->Finish();
   Progress(true);
   return s;
@@ -353,6 +354,16 @@ void Crawler::Impl::OnPageDone(InFlight flight, fetch::FetchResult&& r) {
   task.result = std::move(r);
   task.outcome = std::move(outcome);
   Dispatch(std::move(task));
+}
+
+// A crawl stopped early (page limit, signal) still gives every admitted URL an outcome.
+void Crawler::Impl::RecordUnreached() {
+  const char* why = page_limit_reached_ ? "page limit reached" : "crawl stopped";
+  for (const std::string& host : frontier_.HostsWithWork()) {
+    for (const frontier::UrlItem& item : frontier_.DrainHost(host)) {
+      Record(item.url, "not-crawled", 0, why);
+    }
+  }
 }
 
 void Crawler::Impl::KillHost(const std::string& host_key, const std::string& reason) {

@@ -56,6 +56,7 @@ class Crawler::Impl {
   void StartPageFetch(frontier::Lease lease);
   void OnRobotsDone(InFlight flight, fetch::FetchResult&& result);
   void OnPageDone(InFlight flight, fetch::FetchResult&& result);
+  void RecordUnreached();
   void KillHost(const std::string& host, const std::string& reason);
   void Dispatch(PageTask task);
   void ConsumeInbox();
