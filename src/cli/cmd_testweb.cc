@@ -89,6 +89,9 @@ CommandRegistration reg(
       app->add_option("--manifest", o->manifest_path, "write the manifest JSON to FILE");
       app->add_flag("--hostile,!--no-hostile", o->web.site.hostile,
                     "include the hostile/edge hosts (default on)");
+      app->add_option("--crawl-delay-percent", o->web.site.crawl_delay_percent,
+                      "percentage of hosts with a robots.txt Crawl-delay (default 1)")
+          ->check(CLI::Range(0, 100));
       app->add_option("--threads", o->web.threads, "event-loop threads (default 1)");
       app->add_option("--epoch", o->web.epoch, "initial version of the changing pages (default 0)");
       return [o]() -> int { return Run(*o); };

@@ -141,7 +141,9 @@ Site::Site(SiteOptions options) : options_(options) {
                 : r < 8 ? kVariantHarvestGroup
                 : r < 9 ? kVariantWildcards
                         : kVariantAllowAll;
-    if (Mix(seed, i, 2) % 100 == 0) h.crawl_delay_ms = Mix(seed, i, 5) % 2 == 0 ? 500 : 1000;
+    if (static_cast<int>(Mix(seed, i, 2) % 100) < options_.crawl_delay_percent) {
+      h.crawl_delay_ms = Mix(seed, i, 5) % 2 == 0 ? 500 : 1000;
+    }
     h.calendar = Mix(seed, i, 3) % 20 == 0;
     h.sitemap_index = Mix(seed, i, 4) % 5 == 0;
     hosts_.push_back(std::move(h));

@@ -46,6 +46,9 @@ struct SiteOptions {
   uint64_t seed = 1;
   // Include the hostile/edge hosts (linked from the root of h0000.test). Default true.
   bool hostile = true;
+  // Percentage of normal hosts whose robots.txt asks for a Crawl-delay (0.5 or 1 s).
+  // Default: 1. Benchmarks set 0 so a few slow hosts do not make the tail of the crawl.
+  int crawl_delay_percent = 1;
 };
 
 enum class RobotsKind { kNormal, k5xx, k404, kRedirect, kBig };
