@@ -82,6 +82,8 @@ void PageProcessor::Process(PageTask& task, PageLinks* links, StoreTask* store) 
   if (!r.truncated.empty()) store->detail = "truncated: " + r.truncated;
 
   std::optional<url::Url> page_url = url::Parse(task.item.url);
+  // The CDXJ key comes from the same canonicalizer that decides URL identity.
+  if (page_url && !task.is_robots) c.surt = url::Surt(*page_url);
   if (page_url && !task.is_robots) {
     if (r.status >= 300 && r.status < 400) {
       if (auto location = r.Header("location")) {
