@@ -54,16 +54,18 @@ void WarcSink::SetError(const Status& s) {
 
 void WarcSink::Write(StoreTask& task) {
   store::Capture& c = task.capture;
-  if (task.has_simhash) {
+  std::string outcome = task.outcome;
+  Result<store::RecordLocation> loc = Status::Internal("not written");
+  auto it = c.payload.empty() ? digests_.end() : digests_.find(c.payload_digest);
+  // Near-duplicates: same text up to SimHash distance 3 but a different payload (an exact
+  // duplicate is a revisit, not a near-duplicate).
+  if (task.has_simhash && it == digests_.end()) {
     if (simhashes_.FindNear(task.simhash, 3)) {
       ++near_duplicates_;
       if (task.detail.empty()) task.detail = "near-duplicate";
     }
     simhashes_.Insert(task.simhash, next_page_id_++);
   }
-  std::string outcome = task.outcome;
-  Result<store::RecordLocation> loc = Status::Internal("not written");
-  auto it = c.payload.empty() ? digests_.end() : digests_.find(c.payload_digest);
   if (it != digests_.end()) {
     loc = writer_->WriteRevisit(c, {it->second.uri, it->second.date_us, it->second.record_id});
     if (loc.ok()) {

@@ -81,6 +81,22 @@ def main():
         fail(f"{len(missing)} hostile/edge URLs were requested but have no recorded outcome: "
              + ", ".join(missing[:10]))
     print(f"edge paths: {reached} of {len(edges)} requested, each with a recorded outcome")
+
+    # The test web's exact-duplicate pair: one stored as a response, the other as a revisit;
+    # its near-duplicate pair (same article, other boilerplate): the later one noted as such.
+    def outcomes_of(behaviour):
+        rows = []
+        for e in edges:
+            if e.get("behaviour") == behaviour:
+                rows += by_url.get((e["host"].lower(), e["path"]), [])
+        return rows
+    exact = sorted(o["outcome"] for o in outcomes_of("exact-duplicate"))
+    if exact and exact != ["fetched", "revisit"]:
+        fail(f"exact-duplicate pair has outcomes {exact}, expected one fetched and one revisit")
+    near = outcomes_of("near-duplicate")
+    if near and not any(o.get("detail") == "near-duplicate" for o in near):
+        fail("the near-duplicate pair was not detected (no outcome with detail near-duplicate)")
+    print(f"duplicates: exact pair {exact}, near pair detected")
     counts = {}
     for o in outcomes:
         counts[o["outcome"]] = counts.get(o["outcome"], 0) + 1
