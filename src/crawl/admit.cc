@@ -27,10 +27,9 @@ void Crawler::Impl::Admit(const FoundLink& link, const frontier::UrlItem* source
   int hops = 0;
   if (source != nullptr) {
     depth = link.redirect ? source->depth : source->depth + 1;
-    if (link.sitemap || sitemap_hints_.count(source->fp) > 0) depth = source->depth;
+    if (link.sitemap || source->sitemap) depth = source->depth;
     if (link.redirect) {
-      auto it = redirect_hops_.find(source->fp);
-      hops = (it == redirect_hops_.end() ? 0 : it->second) + 1;
+      hops = source->hops + 1;
       if (hops > opts_.max_redirect_hops) {
         ++stats_.rejected;
         Record(link.url, "redirect-limit", 0,
@@ -62,8 +61,6 @@ void Crawler::Impl::Admit(const FoundLink& link, const frontier::UrlItem* source
     return;
   }
   ++stats_.admitted;
-  if (hops > 0) redirect_hops_[link.fp] = hops;
-  if (link.sitemap) sitemap_hints_.insert(link.fp);
   frontier::UrlItem item;
   item.url = link.url;
   item.host = link.host;
@@ -71,6 +68,8 @@ void Crawler::Impl::Admit(const FoundLink& link, const frontier::UrlItem* source
   item.depth = depth;
   item.priority = frontier::PriorityFor(depth, source == nullptr, link.sitemap, 0);
   item.via = source != nullptr ? source->url : "";
+  item.hops = hops;
+  item.sitemap = link.sitemap;
   frontier_.Add(std::move(item));
 }
 

@@ -350,7 +350,7 @@ void Crawler::Impl::OnPageDone(InFlight flight, fetch::FetchResult&& r) {
   }
   PageTask task;
   task.item = lease.item;
-  task.sitemap_hint = sitemap_hints_.count(lease.item.fp) > 0;
+  task.sitemap_hint = lease.item.sitemap;
   task.result = std::move(r);
   task.outcome = std::move(outcome);
   Dispatch(std::move(task));

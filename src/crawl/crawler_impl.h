@@ -79,8 +79,6 @@ class Crawler::Impl {
   frontier::Admission admission_;
   std::unordered_map<std::string, HostState> hosts_;
   std::unordered_map<uint64_t, InFlight> in_flight_;
-  std::unordered_map<uint64_t, int> redirect_hops_;  // fingerprint -> hops from the first URL
-  std::unordered_set<uint64_t> sitemap_hints_;       // fingerprints named as sitemaps
   uint64_t next_fetch_id_ = 1;
   uint64_t pages_started_ = 0;
   bool page_limit_reached_ = false;

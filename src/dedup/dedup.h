@@ -118,14 +118,27 @@ struct SeenSetOptions {
   size_t exact_reserve = 0;
 };
 
+// Where a SeenSet keeps its exact answers when they must survive restarts or outgrow RAM
+// (the crawl's RocksDB seen store, src/state). Owned by the caller; same thread as the set.
+class SeenBackend {
+ public:
+  virtual ~SeenBackend() = default;
+  virtual bool Contains(uint64_t fp) const = 0;
+  virtual void Insert(uint64_t fp) = 0;
+};
+
 class SeenSet {
  public:
-  explicit SeenSet(SeenSetOptions options = {});
+  // backend nullptr: the exact set is the in-memory FingerprintSet.
+  explicit SeenSet(SeenSetOptions options = {}, SeenBackend* backend = nullptr);
+  // Restores the Bloom filter after a restart: `fp` is already in the backend.
+  void Preload(uint64_t fp) { bloom_.Insert(fp); ++preloaded_; }
   // Records `fp`. Returns true when it was not seen before.
   bool InsertIfNew(uint64_t fp);
   // True iff `fp` was inserted. Never a false positive or negative. Does not touch counters.
   bool Contains(uint64_t fp) const;
-  size_t size() const { return exact_.size(); }
+  // Fingerprints inserted (with a backend: since start, plus those preloaded).
+  size_t size() const { return backend_ != nullptr ? inserted_ + preloaded_ : exact_.size(); }
   size_t memory_bytes() const { return bloom_.memory_bytes() + exact_.memory_bytes(); }
 
   // Counters (InsertIfNew only): Bloom said "maybe", exact lookups done, and Bloom hits
@@ -136,8 +149,13 @@ class SeenSet {
   const BloomFilter& bloom() const { return bloom_; }
 
  private:
+  bool ExactContains(uint64_t fp) const;
+
   BloomFilter bloom_;
-  FingerprintSet exact_;
+  FingerprintSet exact_;  // unused with a backend
+  SeenBackend* backend_ = nullptr;
+  uint64_t inserted_ = 0;
+  uint64_t preloaded_ = 0;
   uint64_t bloom_hits_ = 0;
   uint64_t exact_checks_ = 0;
   uint64_t false_positives_ = 0;

@@ -56,22 +56,33 @@ void FingerprintSet::Grow() {
   }
 }
 
-SeenSet::SeenSet(SeenSetOptions options)
-    : bloom_(options.expected_urls, options.false_positive_rate), exact_(options.exact_reserve) {}
+SeenSet::SeenSet(SeenSetOptions options, SeenBackend* backend)
+    : bloom_(options.expected_urls, options.false_positive_rate),
+      exact_(backend != nullptr ? 0 : options.exact_reserve),
+      backend_(backend) {}
+
+bool SeenSet::ExactContains(uint64_t fp) const {
+  return backend_ != nullptr ? backend_->Contains(fp) : exact_.Contains(fp);
+}
 
 bool SeenSet::InsertIfNew(uint64_t fp) {
   if (bloom_.MayContain(fp)) {
     ++bloom_hits_;
     ++exact_checks_;
-    if (exact_.Contains(fp)) return false;
+    if (ExactContains(fp)) return false;
     ++false_positives_;
   } else {
     bloom_.Insert(fp);
   }
-  exact_.Insert(fp);
+  if (backend_ != nullptr) {
+    backend_->Insert(fp);
+  } else {
+    exact_.Insert(fp);
+  }
+  ++inserted_;
   return true;
 }
 
-bool SeenSet::Contains(uint64_t fp) const { return bloom_.MayContain(fp) && exact_.Contains(fp); }
+bool SeenSet::Contains(uint64_t fp) const { return bloom_.MayContain(fp) && ExactContains(fp); }
 
 }  // namespace harvest::dedup

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <set>
 #include <unordered_set>
 
 #include "dedup/dedup.h"
@@ -69,3 +70,37 @@ TEST(SeenSet, WellSizedFilterRarelyChecks) {
 
 }  // namespace
 }  // namespace harvest::dedup
+
+namespace {
+class MapBackend final : public harvest::dedup::SeenBackend {
+ public:
+  bool Contains(uint64_t fp) const override { return set.count(fp) > 0; }
+  void Insert(uint64_t fp) override { set.insert(fp); }
+  std::set<uint64_t> set;
+};
+}  // namespace
+
+TEST(SeenSetBackend, ExactAnswersComeFromTheBackend) {
+  MapBackend backend;
+  harvest::dedup::SeenSet seen({.expected_urls = 1000, .false_positive_rate = 0.01}, &backend);
+  for (uint64_t fp = 1; fp <= 500; ++fp) EXPECT_TRUE(seen.InsertIfNew(fp * 7919));
+  EXPECT_EQ(backend.set.size(), 500u);
+  for (uint64_t fp = 1; fp <= 500; ++fp) EXPECT_FALSE(seen.InsertIfNew(fp * 7919));
+  EXPECT_EQ(seen.size(), 500u);
+}
+
+TEST(SeenSetBackend, PreloadRestoresTheBloomFilterOfARestart) {
+  MapBackend backend;
+  for (uint64_t fp = 1; fp <= 300; ++fp) backend.set.insert(fp);
+  harvest::dedup::SeenSet seen({.expected_urls = 1000, .false_positive_rate = 0.01}, &backend);
+  for (uint64_t fp = 1; fp <= 300; ++fp) seen.Preload(fp);
+  for (uint64_t fp = 1; fp <= 300; ++fp) {
+    EXPECT_TRUE(seen.Contains(fp));
+    EXPECT_FALSE(seen.InsertIfNew(fp));
+  }
+  EXPECT_TRUE(seen.InsertIfNew(301));
+  EXPECT_EQ(backend.set.size(), 301u);
+  // Without Preload the Bloom filter answers "certainly new" and the backend is not asked:
+  harvest::dedup::SeenSet cold({.expected_urls = 1000, .false_positive_rate = 0.01}, &backend);
+  EXPECT_FALSE(cold.Contains(5));
+}

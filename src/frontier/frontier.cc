@@ -24,6 +24,7 @@ struct Frontier::Host {
   std::optional<milliseconds> override_delay;
   microseconds last_response_time{0};
   bool skipped = false;
+  size_t adopted = 0;  // items a persistent store held at start (AdoptStoredHost)
   std::string ip;
   // Retries waiting for their backoff: a min-heap on (not_before, seq).
   struct Retry {
@@ -298,6 +299,24 @@ void Frontier::SetCrawlDelay(const std::string& host, milliseconds d) {
     h.skipped = skip;
     Reschedule(h);
   }
+}
+
+void Frontier::AdoptStoredHost(const std::string& host) {
+  Host& h = HostFor(host);
+  // Items already counted (adopted twice) are not counted again.
+  const size_t stored = store_->Size(h.id);
+  if (stored > h.adopted) {
+    queued_ += stored - h.adopted;
+    h.adopted = stored;
+  }
+  if (!h.busy) Reschedule(h);
+}
+
+void Frontier::RestoreNextAllowed(const std::string& host, Clock::TimePoint t) {
+  Host& h = HostFor(host);
+  if (t <= h.next_allowed) return;
+  h.next_allowed = t;
+  if (!h.busy) Reschedule(h);
 }
 
 void Frontier::SetDelayOverride(const std::string& host, std::optional<milliseconds> d) {

@@ -130,6 +130,12 @@ class Frontier {
   void SetCrawlDelay(const std::string& host, std::chrono::milliseconds d);
   // Operator override (nullopt clears it). Raises the delay; never lowers it below the rest.
   void SetDelayOverride(const std::string& host, std::optional<std::chrono::milliseconds> d);
+  // Restart: the queue store already holds queued items of `host` (a persistent store loaded
+  // them); counts them and schedules the host.
+  void AdoptStoredHost(const std::string& host);
+  // Restart: the host may not be leased before `t` (its persisted next-allowed time, or a
+  // full delay after the restart when a request may have been in flight). Only raises.
+  void RestoreNextAllowed(const std::string& host, Clock::TimePoint t);
   // The address the host resolved to, for per_ip_limit ("" = unknown, no IP limit).
   void SetHostIp(const std::string& host, const std::string& ip);
   bool HostSkipped(const std::string& host) const;

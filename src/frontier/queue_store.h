@@ -30,6 +30,8 @@ class QueueStore {
   virtual ~QueueStore() = default;
   virtual void RegisterHost(HostId id, std::string_view host) = 0;
   // REQUIRES: 0 <= item.priority < priority classes (the frontier clamps).
+  // front = true puts back an item that was popped (a lease served something else): a
+  // persistent store still holds it and does not write it again.
   virtual void Push(HostId id, UrlItem item, bool front) = 0;
   // The next item of the host (see order above), or nullopt when its queue is empty.
   virtual std::optional<UrlItem> Pop(HostId id) = 0;

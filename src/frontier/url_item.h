@@ -14,6 +14,13 @@ struct UrlItem {
   int priority = 1;  // class, 0 = highest; clamped to [0, priority_classes)
   int attempts = 0;  // failed retryable attempts so far
   std::string via;   // the URL it was discovered on (empty for seeds)
+  int hops = 0;      // redirect hops from the URL first linked (0 = not a redirect target)
+  bool sitemap = false;  // named by robots.txt Sitemap: or a sitemap (keeps its source's depth)
+  // Where a persistent QueueStore keeps the item (0 = not persisted): the store's host id and
+  // the item's sequence number. Set by the store's Push; carried through leases so the crawl
+  // can delete the entry once the URL is done.
+  uint32_t store_host = 0;
+  uint64_t store_seq = 0;
 };
 
 }  // namespace harvest::frontier

@@ -1,0 +1,196 @@
+// Key layouts and record codecs of the state database.
+#include "state/internal.h"
+
+namespace harvest::state {
+
+void PutVarint(std::string* out, uint64_t v) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<char>(v));
+}
+
+void PutSignedVarint(std::string* out, int64_t v) {
+  PutVarint(out, (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63));
+}
+
+void PutBytes(std::string* out, std::string_view s) {
+  PutVarint(out, s.size());
+  out->append(s);
+}
+
+void PutBigEndian(std::string* out, uint64_t v, int bytes) {
+  for (int i = bytes - 1; i >= 0; --i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+uint64_t ReadBigEndian(std::string_view s, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes && i < static_cast<int>(s.size()); ++i) {
+    v = (v << 8) | static_cast<uint8_t>(s[i]);
+  }
+  return v;
+}
+
+bool Reader::Varint(uint64_t* v) {
+  uint64_t result = 0;
+  for (int shift = 0; shift <= 63; shift += 7) {
+    if (data_.empty()) return false;
+    const auto b = static_cast<uint8_t>(data_.front());
+    data_.remove_prefix(1);
+    result |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if ((b & 0x80) == 0) {
+      *v = result;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool Reader::SignedVarint(int64_t* v) {
+  uint64_t u = 0;
+  if (!Varint(&u)) return false;
+  *v = static_cast<int64_t>(u >> 1) ^ -static_cast<int64_t>(u & 1);
+  return true;
+}
+
+bool Reader::Int(int* v) {
+  int64_t x = 0;
+  if (!SignedVarint(&x) || x < INT32_MIN || x > INT32_MAX) return false;
+  *v = static_cast<int>(x);
+  return true;
+}
+
+bool Reader::Bytes(std::string* s) {
+  uint64_t n = 0;
+  if (!Varint(&n) || n > data_.size()) return false;
+  s->assign(data_.substr(0, n));
+  data_.remove_prefix(n);
+  return true;
+}
+
+std::string QueueKey(uint32_t host, uint8_t cls, uint64_t seq) {
+  std::string k;
+  k.reserve(kQueueKeySize);
+  PutBigEndian(&k, host, 4);
+  k.push_back(static_cast<char>(cls));
+  PutBigEndian(&k, seq, 8);
+  return k;
+}
+
+std::string QueuePrefix(uint32_t host) {
+  std::string k;
+  PutBigEndian(&k, host, 4);
+  return k;
+}
+
+std::string SeenKey(uint64_t fp) {
+  std::string k;
+  PutBigEndian(&k, fp, 8);
+  return k;
+}
+
+std::string HostKey(char kind, std::string_view name) {
+  std::string k(1, kind);
+  k.append(name);
+  return k;
+}
+
+std::string HostIdKey(uint32_t id) {
+  std::string k(1, 'n');
+  PutBigEndian(&k, id, 4);
+  return k;
+}
+
+std::string EncodeItem(const frontier::UrlItem& item) {
+  std::string v;
+  v.reserve(item.url.size() + item.via.size() + 24);
+  PutBytes(&v, item.url);
+  PutVarint(&v, item.fp);
+  PutSignedVarint(&v, item.depth);
+  PutSignedVarint(&v, item.priority);
+  PutSignedVarint(&v, item.attempts);
+  PutBytes(&v, item.via);
+  PutSignedVarint(&v, item.hops);
+  PutVarint(&v, item.sitemap ? 1 : 0);
+  return v;
+}
+
+bool DecodeItem(std::string_view value, frontier::UrlItem* item) {
+  Reader r(value);
+  uint64_t sitemap = 0;
+  if (!r.Bytes(&item->url) || !r.Varint(&item->fp) || !r.Int(&item->depth) ||
+      !r.Int(&item->priority) || !r.Int(&item->attempts) || !r.Bytes(&item->via) ||
+      !r.Int(&item->hops) || !r.Varint(&sitemap)) {
+    return false;
+  }
+  item->sitemap = sitemap != 0;
+  return true;
+}
+
+std::string EncodeSeen(const SeenRecord& s) {
+  std::string v;
+  v.push_back(static_cast<char>(s.state));
+  if (s.state == SeenRecord::State::kQueued && s.status == 0) return v;  // the common case
+  PutSignedVarint(&v, s.status);
+  PutSignedVarint(&v, s.fetch_time_us);
+  PutSignedVarint(&v, s.next_due_us);
+  PutBytes(&v, s.etag);
+  PutBytes(&v, s.last_modified);
+  return v;
+}
+
+bool DecodeSeen(std::string_view value, SeenRecord* s) {
+  if (value.empty() || static_cast<uint8_t>(value[0]) > 1) return false;
+  s->state = static_cast<SeenRecord::State>(value[0]);
+  Reader r(value.substr(1));
+  if (r.done()) return true;
+  return r.Int(&s->status) && r.SignedVarint(&s->fetch_time_us) &&
+         r.SignedVarint(&s->next_due_us) && r.Bytes(&s->etag) && r.Bytes(&s->last_modified);
+}
+
+std::string EncodePoliteness(const HostPoliteness& p) {
+  std::string v;
+  PutSignedVarint(&v, p.next_allowed_us);
+  PutSignedVarint(&v, p.crawl_delay_ms);
+  PutBytes(&v, p.dead_reason);
+  return v;
+}
+
+bool DecodePoliteness(std::string_view value, HostPoliteness* p) {
+  Reader r(value);
+  return r.SignedVarint(&p->next_allowed_us) && r.SignedVarint(&p->crawl_delay_ms) &&
+         r.Bytes(&p->dead_reason);
+}
+
+std::string EncodeRobots(const RobotsRecord& rr) {
+  std::string v;
+  v.reserve(rr.body.size() + 24);
+  PutSignedVarint(&v, rr.status);
+  PutSignedVarint(&v, rr.redirects);
+  PutSignedVarint(&v, rr.failures);
+  PutSignedVarint(&v, rr.expiry_us);
+  PutBytes(&v, rr.body);
+  return v;
+}
+
+bool DecodeRobots(std::string_view value, RobotsRecord* rr) {
+  Reader r(value);
+  return r.Int(&rr->status) && r.Int(&rr->redirects) && r.Int(&rr->failures) &&
+         r.SignedVarint(&rr->expiry_us) && r.Bytes(&rr->body);
+}
+
+std::string EncodeDigest(const DigestRecord& d) {
+  std::string v;
+  PutBytes(&v, d.uri);
+  PutSignedVarint(&v, d.date_us);
+  PutBytes(&v, d.record_id);
+  return v;
+}
+
+bool DecodeDigest(std::string_view value, DigestRecord* d) {
+  Reader r(value);
+  return r.Bytes(&d->uri) && r.SignedVarint(&d->date_us) && r.Bytes(&d->record_id);
+}
+
+}  // namespace harvest::state

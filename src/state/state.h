@@ -1,0 +1,160 @@
+// state: a crawl's durable state in RocksDB (DESIGN §1.3, §1.5, §5) — one database per crawl
+// directory (<out>/state), with column families
+//
+//   queues   host queues: (host id, priority class, sequence) -> URL item. Every admitted URL
+//            not yet done has an entry; an entry is deleted only when the URL is done (its
+//            WARC records durable, or a final outcome recorded), so a URL that was leased,
+//            in flight or waiting for a retry when the process died is served again.
+//   seen     URL fingerprint -> seen record (queued | done, status, fetch time, ETag,
+//            Last-Modified, next due): the exact seen store behind the Bloom filter.
+//   hosts    per host: id, politeness (next-allowed time, Crawl-delay, dead reason) and the
+//            robots.txt as fetched (status, body, expiry) — a restart neither re-fetches
+//            robots.txt early nor breaks the host's delay.
+//   digests  payload digest -> first stored location (WARC revisit records).
+//   meta     format version, id counters.
+//
+// Commit protocol. The I/O thread's writes (admissions, done marks, host state) accumulate
+// in one pending WriteBatch that Commit() writes atomically; the seen insert of a URL and
+// its queue entry therefore land together, and a page's done mark lands after the queue
+// entries of the links found on it (WAL order). Sync() fsyncs the write-ahead log (group
+// commit: once per flush interval). Writes reach the OS at Commit(), so a kill -9 loses only
+// what was not yet committed — and nothing that was committed depends on it.
+//
+// Memory (DESIGN §1.5): the queue store keeps at most `queue_ram_items` items in RAM (a
+// window at the head of each host's queue); the rest live only on disk and are read back
+// in key order when a host's window runs dry. Per host it keeps ~100 bytes of counters.
+//
+// Thread-safety: everything is for the I/O thread, except FindDigest/PutDigest/Sync, which
+// the writer thread calls (RocksDB is thread-safe; they do not touch the pending batch).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+#include "dedup/dedup.h"
+#include "frontier/queue_store.h"
+#include "frontier/url_item.h"
+
+namespace harvest::state {
+
+struct StateOptions {
+  // Database directory (created if missing). Required.
+  std::filesystem::path dir;
+  // Queued items kept in RAM across all hosts (the head of each host's queue); beyond it
+  // items live only on disk. ~200 bytes each. Default 500 000.
+  size_t queue_ram_items = 500'000;
+  // Items read from disk at once when a host's RAM window runs dry. Default 16.
+  size_t window_per_host = 16;
+  // RocksDB block cache. Default 64 MiB.
+  size_t block_cache_bytes = 64u << 20;
+  // RocksDB memtable size per column family (two may exist at once). Default 32 MiB.
+  size_t write_buffer_bytes = 32u << 20;
+  // Commit() writes the pending batch once it holds this many bytes, even mid-loop.
+  size_t max_batch_bytes = 4u << 20;
+  // Sync() fsyncs the write-ahead log. Default true (false: only the OS cache; survives
+  // kill -9 but not a power cut).
+  bool sync = true;
+};
+
+struct SeenRecord {
+  enum class State : uint8_t { kQueued = 0, kDone = 1 };
+  State state = State::kQueued;
+  int status = 0;              // HTTP status of the last fetch (0: none)
+  int64_t fetch_time_us = 0;   // wall clock of the last fetch
+  int64_t next_due_us = 0;     // when a recrawl is due (0: never)
+  std::string etag;
+  std::string last_modified;
+};
+
+struct HostPoliteness {
+  int64_t next_allowed_us = 0;  // wall clock: no request before it
+  int64_t crawl_delay_ms = -1;  // robots.txt Crawl-delay (-1: none)
+  std::string dead_reason;      // non-empty: the host's URLs get this outcome, no request
+};
+
+struct RobotsRecord {
+  int status = 0;          // HTTP status of the robots.txt fetch (0: unreachable)
+  int redirects = 0;       // redirects followed
+  int failures = 0;        // consecutive temporary failures
+  int64_t expiry_us = 0;   // wall clock
+  std::string body;        // decoded body (at most what the parser reads)
+};
+
+struct DigestRecord {
+  std::string uri;        // where the payload was first stored
+  int64_t date_us = 0;
+  std::string record_id;  // "<urn:uuid:...>"
+};
+
+struct StateStats {
+  uint64_t queued_on_disk = 0;  // items of queue entries (pending, leased or retrying)
+  uint64_t queued_in_ram = 0;   // of those, in RAM windows
+  uint64_t hosts = 0;           // hosts with a persistent id
+  uint64_t commits = 0;
+  uint64_t syncs = 0;
+};
+
+class StateDb {
+ public:
+  // Opens (or creates) the database. A database written by an incompatible version, or
+  // one RocksDB cannot open, is an error naming the directory.
+  static Result<std::unique_ptr<StateDb>> Open(StateOptions options);
+  ~StateDb();
+  StateDb(const StateDb&) = delete;
+  StateDb& operator=(const StateDb&) = delete;
+
+  // True when Open() created the database (a new crawl), false when it existed (a resume).
+  bool created() const;
+
+  // The frontier's queue store over the queues column family (one per database; the
+  // StateDb must outlive it). Its items are persisted on Push; existing entries are loaded
+  // (counted per host, read lazily) when the store is created.
+  std::unique_ptr<frontier::QueueStore> NewQueueStore(int priority_classes);
+  // Hosts whose queues held items when the store was created (after a restart), with counts.
+  // REQUIRES: NewQueueStore() was called.
+  void ForEachLoadedHost(const std::function<void(const std::string& host, size_t n)>& fn) const;
+
+  // The exact seen store for dedup::SeenSet (inserts record kQueued).
+  dedup::SeenBackend* seen();
+  // Every fingerprint of the seen store (Bloom filter rebuild at start).
+  Status ForEachSeen(const std::function<void(uint64_t fp)>& fn) const;
+  std::optional<SeenRecord> GetSeen(uint64_t fp) const;
+
+  // The URL is done: its queue entry is deleted and its seen record set to `record`.
+  void MarkDone(const frontier::UrlItem& item, const SeenRecord& record);
+  // A leased item changed (a retry counted an attempt): its queue entry is rewritten.
+  void UpdateQueued(const frontier::UrlItem& item);
+
+  void PutPoliteness(std::string_view host, const HostPoliteness& p);
+  std::optional<HostPoliteness> GetPoliteness(std::string_view host) const;
+  void PutRobots(std::string_view host, const RobotsRecord& r);
+  std::optional<RobotsRecord> GetRobots(std::string_view host) const;
+
+  // Writes the pending batch (not fsynced). Errors are sticky (see status()).
+  Status Commit();
+  // Fsyncs the write-ahead log (any thread; options.sync = false: no-op).
+  Status Sync();
+  // The first write error (ok while none). A crawl stops taking new work on error.
+  Status status() const;
+
+  // Writer thread: payload digests (written directly, not through the pending batch).
+  std::optional<DigestRecord> FindDigest(const std::string& digest) const;
+  Status PutDigest(const std::string& digest, const DigestRecord& record);
+  uint64_t digests_found() const;  // FindDigest hits
+
+  StateStats stats() const;
+
+  class Impl;
+
+ private:
+  explicit StateDb(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace harvest::state
