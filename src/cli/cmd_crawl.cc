@@ -27,6 +27,7 @@ struct CrawlFlags {
   std::vector<std::string> connect_to;
   int64_t delay_ms = -1, max_depth = -1, max_pages = -1, workers = -1;
   bool no_progress = false;
+  bool fresh = false;
 };
 
 int RunCrawl(const CrawlFlags& f) {
@@ -45,6 +46,7 @@ int RunCrawl(const CrawlFlags& f) {
   if (!f.user_agent.empty()) options.fetch.user_agent = f.user_agent;
   for (const auto& c : f.connect_to) options.fetch.connect_to.push_back(c);
   if (f.no_progress) options.progress = false;
+  if (f.fresh) options.fresh = true;
 
   Result<std::vector<std::string>> seeds = crawl::ReadSeedsFile(f.seeds);
   if (!seeds.ok()) {
@@ -85,7 +87,7 @@ int RunCrawl(const CrawlFlags& f) {
   }
   if (!s.ok()) {
     spdlog::error("crawl failed: {}", s.ToString());
-    return kExitFailure;
+    return s.code() == Status::Code::kInvalidArgument ? kExitUsage : kExitFailure;
   }
   if (stats.interrupted) return 3;
   return kExitOk;
@@ -96,8 +98,12 @@ CommandRegistration reg(
     [](CLI::App* app) -> CommandRunner {
       auto f = std::make_shared<CrawlFlags>();
       app->add_option("--seeds", f->seeds, "File of seed URLs, one per line")->required();
-      app->add_option("--out", f->out, "Output directory (WARC files, index, outcomes)")
+      app->add_option("--out", f->out,
+                      "Crawl directory (WARC files, index, outcomes, state/); an existing one "
+                      "is resumed")
           ->required();
+      app->add_flag("--fresh", f->fresh,
+                    "Refuse an existing --out directory instead of resuming its crawl");
       app->add_option("--config", f->config, "TOML config file (docs/configuration.md)");
       app->add_option("--delay-ms", f->delay_ms, "Default per-host delay in ms (default 1000)");
       app->add_option("--max-depth", f->max_depth, "Maximum link depth from a seed (default 10)");
@@ -110,8 +116,9 @@ CommandRegistration reg(
       app->add_flag("--no-progress", f->no_progress, "No live progress line");
       app->add_option("--summary-json", f->summary_json, "Also write the summary as JSON here");
       app->footer(
-          "Exit status: 0 crawl complete (or page limit reached), 1 fatal error, 2 usage or "
-          "input error, 3 stopped by SIGINT/SIGTERM.");
+          "Running the same command again after any stop (SIGTERM, kill -9, crash) resumes the "
+          "crawl in --out.\nExit status: 0 crawl complete (or page limit reached), 1 fatal "
+          "error, 2 usage or input error, 3 stopped by SIGINT/SIGTERM.");
       return [f]() { return RunCrawl(*f); };
     });
 

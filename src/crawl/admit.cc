@@ -46,7 +46,7 @@ void Crawler::Impl::Admit(const FoundLink& link, const frontier::UrlItem* source
   c.registrable_domain = link.registrable_domain;
   c.fp = link.fp;
   c.depth = depth;
-  frontier::AdmitVerdict v = admission_.Admit(c);
+  frontier::AdmitVerdict v = admission_->Admit(c);
   if (v != frontier::AdmitVerdict::kAccept) {
     ++stats_.rejected;
     switch (v) {
@@ -70,7 +70,9 @@ void Crawler::Impl::Admit(const FoundLink& link, const frontier::UrlItem* source
   item.via = source != nullptr ? source->url : "";
   item.hops = hops;
   item.sitemap = link.sitemap;
-  frontier_.Add(std::move(item));
+  // A host first met in this run of a resumed crawl: restore its delay and next-allowed time.
+  if (resumed_) EnsureHost(item.host);
+  frontier_->Add(std::move(item));
 }
 
 }  // namespace harvest::crawl

@@ -103,6 +103,13 @@ const std::map<std::string, Setter>& Keys() {
       {"crawl.max_pending_pages", Int("crawl.max_pending_pages", 1, 1 << 20, [](auto* o, int64_t v) { o->max_pending_pages = v; })},
       {"crawl.flush_interval_ms", Int("crawl.flush_interval_ms", 1, 600000, [](auto* o, int64_t v) { o->flush_interval = milliseconds(v); })},
       {"crawl.progress", Bool("crawl.progress", [](auto* o, bool v) { o->progress = v; })},
+      {"crawl.output_retry_s", Int("crawl.output_retry_s", 1, 3600, [](auto* o, int64_t v) { o->output_retry_interval = seconds(v); })},
+      // [state] (docs/recovery.md)
+      {"state.queue_ram_items", Int("state.queue_ram_items", 1, kBig, [](auto* o, int64_t v) { o->state.queue_ram_items = v; })},
+      {"state.window_per_host", Int("state.window_per_host", 1, 4096, [](auto* o, int64_t v) { o->state.window_per_host = v; })},
+      {"state.block_cache_mb", Int("state.block_cache_mb", 1, 1 << 20, [](auto* o, int64_t v) { o->state.block_cache_bytes = static_cast<size_t>(v) << 20; })},
+      {"state.write_buffer_mb", Int("state.write_buffer_mb", 1, 1 << 16, [](auto* o, int64_t v) { o->state.write_buffer_bytes = static_cast<size_t>(v) << 20; })},
+      {"state.sync", Bool("state.sync", [](auto* o, bool v) { o->state.sync = v; })},
       // [politeness]
       {"politeness.delay_ms", Int("politeness.delay_ms", 0, 3600000, [](auto* o, int64_t v) { o->politeness.default_delay = milliseconds(v); })},
       {"politeness.max_crawl_delay_ms", Int("politeness.max_crawl_delay_ms", 0, kBig, [](auto* o, int64_t v) { o->politeness.max_crawl_delay = milliseconds(v); })},

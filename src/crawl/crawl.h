@@ -11,8 +11,14 @@
 // queues: a full queue holds back new fetches (back-pressure), it never drops.
 //
 // Every URL admitted ends with a recorded outcome in <out>/outcomes.jsonl (DESIGN §1.3).
-// Durability across kill -9 is not yet provided (state is in memory): an interrupted crawl
-// must be restarted from its seeds.
+//
+// Durability (DESIGN §1.3, §5): the crawl's state lives in RocksDB under <out>/state (host
+// queues, seen URLs, host politeness and robots.txt, payload digests; src/state). A URL is
+// marked done only after its WARC records are durable; a run on an existing crawl directory
+// resumes it after any stop, kill -9 included: it repairs the newest WARC files (torn tail,
+// missing CDXJ lines), rebuilds the Bloom filter from the seen store, serves again the URLs
+// that were leased or in flight, and holds every host with queued work for a full delay so
+// a request in flight at the kill cannot be followed too soon. See docs/recovery.md.
 #pragma once
 
 #include <atomic>
@@ -28,6 +34,7 @@
 #include "dedup/dedup.h"
 #include "fetch/fetch.h"
 #include "frontier/frontier.h"
+#include "state/state.h"
 #include "store/store.h"
 #include "url/url.h"
 
@@ -54,6 +61,10 @@ struct CrawlOptions {
   std::chrono::milliseconds flush_interval{1000};
   // Print a live progress line on stderr when it is a terminal.
   bool progress = true;
+  // Refuse an existing output directory instead of resuming the crawl it holds.
+  bool fresh = false;
+  // Output errors: the writer retries this often while the crawl is paused.
+  std::chrono::milliseconds output_retry_interval{5000};
 
   fetch::FetchOptions fetch;
   frontier::FrontierOptions politeness;
@@ -62,6 +73,7 @@ struct CrawlOptions {
   dedup::SeenSetOptions seen;
   url::CanonOptions canon;
   store::WarcOptions warc;  // warc.dir is set from out_dir
+  state::StateOptions state;  // state.dir is set to out_dir/state
 };
 
 // Loads a TOML config file into *options (keys documented in docs/configuration.md). Unknown
@@ -98,6 +110,15 @@ struct CrawlStats {
   bool complete = false;          // frontier drained, nothing in flight
   bool interrupted = false;       // stopped by RequestStop() / a signal
   bool page_limit_reached = false;
+  // Resume of an existing crawl directory.
+  bool resumed = false;
+  uint64_t resumed_queued = 0;      // URLs queued (or in flight) when the last run stopped
+  uint64_t resumed_seen = 0;        // fingerprints restored into the Bloom filter
+  double bloom_restore_s = 0;
+  uint64_t recovered_bytes_cut = 0;   // torn WARC tail removed
+  uint64_t recovered_cdxj_lines = 0;  // CDXJ lines written for unindexed records
+  uint64_t still_queued = 0;          // URLs left queued in the state (stop, page limit)
+  bool output_paused = false;         // the writer is waiting for the output to recover
 };
 
 class Crawler {

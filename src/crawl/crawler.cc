@@ -44,9 +44,6 @@ Crawler::Impl::Impl(CrawlOptions options, Clock* clock)
     : opts_(WithDefaults(std::move(options))),
       clock_(clock != nullptr ? clock : SystemClock::Default()),
       product_token_(robots::ProductToken(opts_.fetch.user_agent)),
-      frontier_(opts_.politeness, clock_),
-      seen_(opts_.seen),
-      admission_(opts_.scope, opts_.traps, &seen_, clock_),
       processor_(opts_),
       work_(opts_.max_pending_pages + opts_.fetch.max_concurrent + 64) {}
 
@@ -59,6 +56,7 @@ Crawler::Impl::~Impl() {
 
 void Crawler::Impl::RequestStop() {
   stop_.store(true);
+  if (sink_) sink_->Abandon();
   if (fetcher_) fetcher_->Wakeup();
 }
 
@@ -68,18 +66,30 @@ CrawlStats Crawler::Impl::stats() const {
 }
 
 Status Crawler::Impl::Setup() {
+  if (Status s = CheckOutDir(); !s.ok()) return s;
   std::error_code ec;
   std::filesystem::create_directories(opts_.out_dir, ec);
   if (ec) {
     return Status::IOError("cannot create output directory " + opts_.out_dir.string() + ": " +
                            ec.message());
   }
+  if (Status s = OpenState(); !s.ok()) return s;
+  if (resumed_) {
+    RecoverWarcs();
+    RestoreState();
+  }
   if (Status s = outcomes_.Open(opts_.out_dir / "outcomes.jsonl"); !s.ok()) return s;
   opts_.warc.dir = opts_.out_dir;
   Result<std::unique_ptr<store::WarcWriter>> writer = store::WarcWriter::Open(opts_.warc);
   if (!writer.ok()) return writer.status();
-  sink_ = std::make_unique<WarcSink>(std::move(*writer), &outcomes_, opts_.flush_interval,
-                                     opts_.max_pending_pages);
+  sink_ = std::make_unique<WarcSink>(
+      std::move(*writer), &outcomes_, db_.get(),
+      WarcSink::Options{.flush_interval = opts_.flush_interval,
+                        .retry_interval = opts_.output_retry_interval,
+                        .queue_capacity = opts_.max_pending_pages},
+      [this] {
+        if (fetcher_) fetcher_->Wakeup();
+      });
   fetcher_ = std::make_unique<fetch::Fetcher>(opts_.fetch);
   if (Status s = fetcher_->status(); !s.ok()) return s;
   sink_->Start();
@@ -99,7 +109,8 @@ Status Crawler::Impl::Run(const std::vector<std::string>& seeds) {
   AdmitSeeds(seeds);
   while (!Finished()) {
     ConsumeInbox();
-    if (!stop_.load() && !page_limit_reached_) FillLeases();
+    if (!stop_.load() && !page_limit_reached_ && !sink_->paused()) FillLeases();
+    (void)db_->Commit();  // errors are sticky in db_->status() and logged
     if (Finished()) break;
     fetcher_->Poll(PollTimeout());
     Progress(false);
@@ -113,6 +124,10 @@ Status Crawler::Impl::Run(const std::vector<std::string>& seeds) {
   ConsumeInbox();
   if (!stats_.complete) RecordUnreached();
   Status s = sink_->Finish();
+  ConsumeInbox();  // pages made durable by the last flush
+  Status c = db_->Commit();
+  if (c.ok()) c = db_->Sync();
+  if (s.ok() && !c.ok()) s = c;
   Progress(true);
   return s;
 }
@@ -120,14 +135,14 @@ Status Crawler::Impl::Run(const std::vector<std::string>& seeds) {
 bool Crawler::Impl::Finished() const {
   if (fetcher_->in_flight() != 0 || dispatched_ != consumed_) return false;
   if (stop_.load() || page_limit_reached_) return true;
-  return frontier_.Idle();
+  return frontier_->Idle();
 }
 
 std::chrono::milliseconds Crawler::Impl::PollTimeout() const {
   constexpr std::chrono::milliseconds kMax(100);
   if (stop_.load() || page_limit_reached_) return kMax;
   if (dispatched_ - consumed_ >= opts_.max_pending_pages) return kMax;  // a worker wakes us
-  std::optional<Clock::TimePoint> wake = frontier_.NextWakeup();
+  std::optional<Clock::TimePoint> wake = frontier_->NextWakeup();
   if (!wake) return kMax;
   auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(*wake - clock_->Now());
   // Round up so we do not spin for the sub-millisecond rest.
@@ -138,7 +153,7 @@ std::chrono::milliseconds Crawler::Impl::PollTimeout() const {
 void Crawler::Impl::FillLeases() {
   while (dispatched_ - consumed_ < opts_.max_pending_pages &&
          fetcher_->in_flight() < opts_.fetch.max_concurrent) {
-    std::optional<frontier::Lease> lease = frontier_.Next();
+    std::optional<frontier::Lease> lease = frontier_->Next();
     if (!lease) break;
     HandleLease(std::move(*lease));
     if (page_limit_reached_ || stop_.load()) break;
@@ -146,10 +161,11 @@ void Crawler::Impl::FillLeases() {
 }
 
 void Crawler::Impl::HandleLease(frontier::Lease lease) {
-  HostState& host = hosts_[lease.item.host];
+  HostState& host = EnsureHost(lease.item.host);
   if (!host.dead_reason.empty()) {
     Record(lease.item.url, host.dead_reason, 0, "");
-    frontier_.Complete(lease, {.kind = frontier::CompletionKind::kNoRequest});
+    MarkDone(lease.item, 0);
+    frontier_->Complete(lease, {.kind = frontier::CompletionKind::kNoRequest});
     return;
   }
   if (!host.rules || clock_->Now() >= host.robots_expiry) {
@@ -163,7 +179,8 @@ void Crawler::Impl::HandleLease(frontier::Lease lease) {
     Record(lease.item.url, "disallowed", 0,
            m.line > 0 ? m.rule + " (robots.txt line " + std::to_string(m.line) + ")"
                       : std::string("robots.txt unavailable"));
-    frontier_.Complete(lease, {.kind = frontier::CompletionKind::kNoRequest});
+    MarkDone(lease.item, 0);
+    frontier_->Complete(lease, {.kind = frontier::CompletionKind::kNoRequest});
     return;
   }
   StartPageFetch(std::move(lease));
@@ -223,8 +240,9 @@ void Crawler::Impl::OnRobotsDone(InFlight flight, fetch::FetchResult&& r) {
       // Follow the redirect with the next request in this host's slot.
       host.robots_url = to->href();
       ++host.robots_hops;
-      frontier_.Complete(flight.lease, {.kind = frontier::CompletionKind::kRequeue,
-                                        .response_time = r.total_time});
+      frontier_->Complete(flight.lease, {.kind = frontier::CompletionKind::kRequeue,
+                                         .response_time = r.total_time});
+      SavePoliteness(host_key, std::nullopt);
       PageTask task;
       task.item = flight.lease.item;
       task.item.url = r.url;
@@ -254,6 +272,7 @@ void Crawler::Impl::OnRobotsDone(InFlight flight, fetch::FetchResult&& r) {
       KillHost(host_key, "robots-unavailable");
       Record(flight.lease.item.url, "robots-unavailable", status,
              "robots.txt: " + (status == 0 ? r.error : "HTTP " + std::to_string(status)));
+      MarkDone(flight.lease.item, status);
       done.kind = frontier::CompletionKind::kDone;
     } else {
       size_t i = std::min<size_t>(host.robots_failures - 1, opts_.politeness.backoff.size() - 1);
@@ -267,11 +286,13 @@ void Crawler::Impl::OnRobotsDone(InFlight flight, fetch::FetchResult&& r) {
     host.robots_failures = 0;
     host.robots_expiry = clock_->Now() + opts_.robots_ttl;
     if (auto delay = rules.CrawlDelay(product_token_)) {
-      frontier_.SetCrawlDelay(host_key, *delay);
-      if (frontier_.HostSkipped(host_key)) {
+      frontier_->SetCrawlDelay(host_key, *delay);
+      host.crawl_delay_ms = delay->count();
+      if (frontier_->HostSkipped(host_key)) {
         KillHost(host_key, "crawl-delay-too-long");
         Record(flight.lease.item.url, "crawl-delay-too-long", 0,
                "Crawl-delay " + std::to_string(delay->count()) + " ms");
+        MarkDone(flight.lease.item, 0);
         done.kind = frontier::CompletionKind::kDone;
       }
     }
@@ -286,11 +307,19 @@ void Crawler::Impl::OnRobotsDone(InFlight flight, fetch::FetchResult&& r) {
     }
   }
   if (!r.ip.empty() && !host.ip_known) {
-    frontier_.SetHostIp(host_key, r.ip);
+    frontier_->SetHostIp(host_key, r.ip);
     host.ip_known = true;
   }
+  db_->PutRobots(host_key,
+                 {.status = status, .redirects = redirects, .failures = host.robots_failures,
+                  .expiry_us = WallNow() + std::chrono::duration_cast<std::chrono::microseconds>(
+                                               host.robots_expiry - clock_->Now())
+                                               .count(),
+                  .body = decoded.body.size() > (600u << 10) ? decoded.body.substr(0, 600u << 10)
+                                                             : decoded.body});
   host.rules = std::move(rules);
-  frontier_.Complete(flight.lease, done);
+  frontier_->Complete(flight.lease, done);
+  SavePoliteness(host_key, done.retry_after);
   if (got_response) {
     PageTask task;
     task.item = flight.lease.item;
@@ -308,10 +337,10 @@ void Crawler::Impl::OnPageDone(InFlight flight, fetch::FetchResult&& r) {
   const frontier::Lease& lease = flight.lease;
   HostState& host = hosts_[lease.item.host];
   if (!r.ip.empty() && !host.ip_known) {
-    frontier_.SetHostIp(lease.item.host, r.ip);
+    frontier_->SetHostIp(lease.item.host, r.ip);
     host.ip_known = true;
   }
-  admission_.NoteFetched(lease.item.host);
+  admission_->NoteFetched(lease.item.host);
   bool got_response = GotResponse(r);
   frontier::Completion c{.kind = frontier::CompletionKind::kDone, .response_time = r.total_time};
   std::string outcome = "fetched";
@@ -335,16 +364,21 @@ void Crawler::Impl::OnPageDone(InFlight flight, fetch::FetchResult&& r) {
     c.kind = frontier::CompletionKind::kRetry;
     c.error = true;
   }
-  frontier::GiveUp gave_up = frontier_.Complete(lease, c);
+  frontier::GiveUp gave_up = frontier_->Complete(lease, c);
+  SavePoliteness(lease.item.host, c.retry_after);
   if (c.kind == frontier::CompletionKind::kRetry) {
     if (gave_up == frontier::GiveUp::kNo) {
       ++stats_.retries;
+      frontier::UrlItem retry = lease.item;
+      ++retry.attempts;  // as the frontier counted it: a restart keeps the count
+      db_->UpdateQueued(retry);
       return;  // not stored: the retry will produce the stored response
     }
     ++stats_.gave_up;
     outcome = "gave-up";
     if (!got_response) {
       Record(lease.item.url, "gave-up", 0, r.error.empty() ? "fetch failed" : r.error);
+      MarkDone(lease.item, 0);
       return;
     }
   }
@@ -356,21 +390,27 @@ void Crawler::Impl::OnPageDone(InFlight flight, fetch::FetchResult&& r) {
   Dispatch(std::move(task));
 }
 
-// A crawl stopped early (page limit, signal) still gives every admitted URL an outcome.
+// A crawl stopped early (page limit, signal) still gives every admitted URL an outcome for
+// this run: `not-crawled`. The URLs stay queued in the crawl state, so running the same
+// command again resumes them.
 void Crawler::Impl::RecordUnreached() {
-  const char* why = page_limit_reached_ ? "page limit reached" : "crawl stopped";
-  for (const std::string& host : frontier_.HostsWithWork()) {
-    for (const frontier::UrlItem& item : frontier_.DrainHost(host)) {
+  const char* why = page_limit_reached_ ? "page limit reached; still queued"
+                                        : "crawl stopped; still queued";
+  for (const std::string& host : frontier_->HostsWithWork()) {
+    for (const frontier::UrlItem& item : frontier_->DrainHost(host)) {
       Record(item.url, "not-crawled", 0, why);
+      ++stats_.still_queued;
     }
   }
 }
 
 void Crawler::Impl::KillHost(const std::string& host_key, const std::string& reason) {
   hosts_[host_key].dead_reason = reason;
-  for (const frontier::UrlItem& item : frontier_.DrainHost(host_key)) {
+  for (const frontier::UrlItem& item : frontier_->DrainHost(host_key)) {
     Record(item.url, reason, 0, "");
+    MarkDone(item, 0);
   }
+  SavePoliteness(host_key, std::nullopt);
 }
 
 void Crawler::Impl::Dispatch(PageTask task) {
@@ -383,16 +423,22 @@ void Crawler::Impl::WorkerLoop() {
     PageLinks links;
     StoreTask store;
     processor_.Process(*task, &links, &store);
-    sink_->Submit(std::move(store));
+    // Links first: the page is marked done (after its records are durable) only once the
+    // I/O thread has admitted its links (see ConsumeInbox).
     {
       std::lock_guard lock(inbox_mu_);
       inbox_.push_back(std::move(links));
     }
     fetcher_->Wakeup();
+    sink_->Submit(std::move(store));
   }
 }
 
+// Durable pages are taken before the links: a page's links entered the inbox before its
+// capture reached the writer, so every page in `durable` has its links in `batch` (or in an
+// earlier one), and its done mark lands in the state after their queue entries.
 void Crawler::Impl::ConsumeInbox() {
+  std::vector<DurablePage> durable = sink_->TakeDurable();
   std::vector<PageLinks> batch;
   {
     std::lock_guard lock(inbox_mu_);
@@ -402,6 +448,7 @@ void Crawler::Impl::ConsumeInbox() {
     ++consumed_;
     for (const FoundLink& link : page.links) Admit(link, &page.source);
   }
+  for (const DurablePage& page : durable) db_->MarkDone(page.item, page.record);
 }
 
 }  // namespace harvest::crawl

@@ -40,6 +40,7 @@ class Crawler::Impl {
     int robots_hops = 0;     // redirects followed so far for this robots.txt
     std::string dead_reason;  // non-empty: the host's URLs get this outcome, no request
     bool ip_known = false;
+    int64_t crawl_delay_ms = -1;  // robots.txt Crawl-delay (persisted with the host)
   };
   // A request the fetcher is working on.
   struct InFlight {
@@ -48,6 +49,15 @@ class Crawler::Impl {
   };
 
   Status Setup();
+  Status CheckOutDir() const;
+  Status OpenState();
+  void RecoverWarcs();
+  void RestoreState();
+  // The host's state, loaded from the crawl state the first time this run touches it.
+  HostState& EnsureHost(const std::string& host);
+  void SavePoliteness(const std::string& host, std::optional<std::chrono::milliseconds> ra);
+  void MarkDone(const frontier::UrlItem& item, int status);
+  Clock::TimePoint SteadyFromWall(int64_t wall_us) const;
   void AdmitSeeds(const std::vector<std::string>& seeds);
   void Admit(const FoundLink& link, const frontier::UrlItem* source);
   void FillLeases();
@@ -72,11 +82,13 @@ class Crawler::Impl {
   std::string product_token_;
   std::atomic<bool> stop_{false};
 
-  // I/O thread state.
+  // I/O thread state. db_ first: the frontier's queue store refers to it.
+  std::unique_ptr<state::StateDb> db_;
   std::unique_ptr<fetch::Fetcher> fetcher_;
-  frontier::Frontier frontier_;
-  dedup::SeenSet seen_;
-  frontier::Admission admission_;
+  std::unique_ptr<frontier::Frontier> frontier_;
+  std::unique_ptr<dedup::SeenSet> seen_;
+  std::unique_ptr<frontier::Admission> admission_;
+  bool resumed_ = false;
   std::unordered_map<std::string, HostState> hosts_;
   std::unordered_map<uint64_t, InFlight> in_flight_;
   uint64_t next_fetch_id_ = 1;

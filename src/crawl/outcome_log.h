@@ -5,6 +5,10 @@
 // Outcomes: fetched, revisit, disallowed, robots-unavailable, crawl-delay-too-long, gave-up,
 // redirect-limit, not-stored, and trap-* verdicts from admission.
 //
+// Durability: each line is appended with one write(2) as it is recorded, so a recorded
+// outcome survives a kill -9 of the process (Flush() fsyncs). Open() on an existing log cuts
+// a torn last line (a kill during the write) and appends after it.
+//
 // Thread-safety: Record() is safe from any thread (internally locked).
 #pragma once
 
@@ -34,7 +38,10 @@ class OutcomeLog {
 
  private:
   mutable std::mutex mu_;
-  std::FILE* file_ = nullptr;
+  Status WritePending();
+  int fd_ = -1;
+  std::string path_;
+  std::string pending_;  // lines not yet written (output error)
   uint64_t count_ = 0;
 };
 

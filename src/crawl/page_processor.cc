@@ -79,6 +79,12 @@ void PageProcessor::Process(PageTask& task, PageLinks* links, StoreTask* store) 
   c.via = task.item.via;
   c.hops = task.item.depth;
   store->outcome = task.outcome.empty() ? "fetched" : task.outcome;
+  if (!task.is_robots) {
+    store->mark_done = true;
+    store->item = task.item;
+    store->etag = std::string(r.Header("etag").value_or(""));
+    store->last_modified = std::string(r.Header("last-modified").value_or(""));
+  }
   if (!r.truncated.empty()) store->detail = "truncated: " + r.truncated;
 
   std::optional<url::Url> page_url = url::Parse(task.item.url);

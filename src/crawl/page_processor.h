@@ -53,6 +53,12 @@ struct StoreTask {
   std::string detail;
   uint64_t simhash = 0;
   bool has_simhash = false;
+  // A page (not robots.txt): once its records are durable the URL is marked done in the
+  // crawl state with this item and the validators below.
+  bool mark_done = false;
+  frontier::UrlItem item;
+  std::string etag;
+  std::string last_modified;
 };
 
 class PageProcessor {

@@ -31,6 +31,7 @@ void Crawler::Impl::Progress(bool final_line) {
   stats_.near_duplicates = sink_->near_duplicates();
   stats_.warc_bytes = sink_->bytes_written();
   stats_.outcomes = outcomes_.count();
+  stats_.output_paused = sink_->paused();
   stats_.elapsed_s = std::chrono::duration<double>(now - started_).count();
   {
     std::lock_guard lock(stats_mu_);
@@ -47,12 +48,13 @@ void Crawler::Impl::Progress(bool final_line) {
   }
   std::fprintf(stderr,
                "\r\033[K[%6.1fs] pages %llu (%.0f/s)  queued %zu  hosts %zu (ready %zu)  "
-               "in flight %zu  errors %llu  stored %s",
+               "in flight %zu  errors %llu  stored %s%s",
                stats_.elapsed_s, static_cast<unsigned long long>(stats_.pages), rate,
-               frontier_.queued(), frontier_.hosts(), frontier_.hosts_ready(),
+               frontier_->queued(), frontier_->hosts(), frontier_->hosts_ready(),
                fetcher_->in_flight(),
                static_cast<unsigned long long>(stats_.fetch_errors + stats_.http_5xx),
-               HumanBytes(stats_.warc_bytes).c_str());
+               HumanBytes(stats_.warc_bytes).c_str(),
+               stats_.output_paused ? "  PAUSED (output error, see log)" : "");
   std::fflush(stderr);
   progress_shown_ = true;
 }
@@ -72,6 +74,12 @@ std::string FormatSummary(const CrawlStats& s) {
                       : s.interrupted ? "interrupted"
                                       : "stopped";
   out << "crawl " << state << " in " << s.elapsed_s << " s\n";
+  if (s.resumed) {
+    out << "  resumed: " << u(s.resumed_queued) << " URLs were queued or in flight, "
+        << u(s.resumed_seen) << " seen (Bloom filter restored in " << s.bloom_restore_s
+        << " s); WARC recovery cut " << u(s.recovered_bytes_cut) << " bytes, indexed "
+        << u(s.recovered_cdxj_lines) << " records\n";
+  }
   out << "  seeds " << u(s.seeds) << ", admitted " << u(s.admitted) << ", links refused "
       << u(s.rejected) << "\n";
   out << "  requests " << u(s.fetches) << " (robots.txt " << u(s.robots_fetches) << ", pages "
@@ -87,6 +95,10 @@ std::string FormatSummary(const CrawlStats& s) {
       << " revisits (duplicate payloads), " << u(s.near_duplicates) << " near-duplicates\n";
   out << "  downloaded " << HumanBytes(s.bytes_downloaded) << ", WARC " << HumanBytes(s.warc_bytes)
       << ", outcomes " << u(s.outcomes) << "\n";
+  if (s.still_queued > 0) {
+    out << "  " << u(s.still_queued)
+        << " URLs still queued: run the same command again to resume the crawl\n";
+  }
   return out.str();
 }
 

@@ -3,34 +3,65 @@
 // (identical-payload-digest) after that — records the URL's outcome, notes near-duplicates by
 // SimHash, and flushes in groups (one fsync covers many pages).
 //
-// Thread-safety: Submit() from any thread; everything else is internal to the writer thread.
+// Commit protocol (DESIGN §1.3): a page is reported durable (TakeDurable) only after the
+// flush that fsynced its records; the I/O thread then marks it done in the crawl state.
+// Payload digests go to the state database as soon as their response is written, so a
+// re-fetch after a crash finds them and becomes a revisit.
+//
+// Output errors (disk full, I/O error): the writer pauses — it keeps the capture, logs what
+// failed and retries every `retry_interval` — so the bounded queues fill and the crawl stops
+// taking new work until space returns. Nothing unwritten is reported durable. Abandon()
+// (a stop request) ends the waiting: what cannot be written is recorded `not-stored` and
+// stays queued in the crawl state for the next run.
+//
+// Thread-safety: Submit(), TakeDurable(), Abandon() from any thread; the rest is internal.
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
-#include <unordered_map>
+#include <vector>
 
 #include "base/clock.h"
 #include "crawl/outcome_log.h"
 #include "crawl/page_processor.h"
 #include "crawl/work_queue.h"
 #include "dedup/dedup.h"
+#include "state/state.h"
 #include "store/store.h"
 
 namespace harvest::crawl {
 
+// A page whose WARC records are durable.
+struct DurablePage {
+  frontier::UrlItem item;
+  state::SeenRecord record;
+};
+
 class WarcSink {
  public:
-  WarcSink(std::unique_ptr<store::WarcWriter> writer, OutcomeLog* outcomes,
-           std::chrono::milliseconds flush_interval, size_t queue_capacity);
+  struct Options {
+    std::chrono::milliseconds flush_interval{1000};
+    std::chrono::milliseconds retry_interval{5000};
+    size_t queue_capacity = 4096;
+  };
+  // `db` must outlive the sink; `wake` is called (writer thread) when pages became durable
+  // or the writer paused/resumed.
+  WarcSink(std::unique_ptr<store::WarcWriter> writer, OutcomeLog* outcomes, state::StateDb* db,
+           Options options, std::function<void()> wake);
   ~WarcSink();
 
   void Start();
   // Blocks while the queue is full (back-pressure).
   void Submit(StoreTask task);
-  // Drains the queue, flushes and closes the WARC writer. Returns the first write error.
+  // Pages made durable since the last call.
+  std::vector<DurablePage> TakeDurable();
+  // Stop waiting for a failed output to recover (see above).
+  void Abandon();
+  // Drains the queue, flushes and closes the WARC writer. Returns the first write error
+  // that was not recovered from.
   Status Finish();
 
   uint64_t responses() const { return responses_.load(); }
@@ -38,31 +69,36 @@ class WarcSink {
   uint64_t near_duplicates() const { return near_duplicates_.load(); }
   uint64_t bytes_written() const { return bytes_written_.load(); }
   size_t backlog() const { return queue_.size(); }
-  // The first error the writer met (ok while none).
+  bool paused() const { return paused_.load(); }
+  // The error that made the writer give up (ok while none).
   Status error() const;
 
  private:
   void Loop();
   void Write(StoreTask& task);
-  void FlushAll();
+  bool FlushAll();  // false: not durable (error logged)
+  // Waits retry_interval (or until Abandon); false when abandoned.
+  bool PauseAfter(const Status& s);
+  void Resumed();
   void SetError(const Status& s);
 
   std::unique_ptr<store::WarcWriter> writer_;
   OutcomeLog* outcomes_;
-  std::chrono::milliseconds flush_interval_;
+  state::StateDb* db_;
+  Options options_;
+  std::function<void()> wake_;
   WorkQueue<StoreTask> queue_;
   std::thread thread_;
 
   // Writer-thread state.
-  struct Original {
-    std::string uri;
-    int64_t date_us;
-    std::string record_id;
-  };
-  std::unordered_map<std::string, Original> digests_;
   dedup::SimHashIndex simhashes_;
   uint64_t next_page_id_ = 0;
+  std::vector<DurablePage> written_;  // since the last successful flush
 
+  std::mutex durable_mu_;
+  std::vector<DurablePage> durable_;  // guarded by durable_mu_
+  std::atomic<bool> abandon_{false};
+  std::atomic<bool> paused_{false};
   std::atomic<uint64_t> responses_{0}, revisits_{0}, near_duplicates_{0}, bytes_written_{0};
   mutable std::mutex error_mu_;
   Status error_;

@@ -1,0 +1,159 @@
+// Crawl state: opening, resuming after a stop or a kill -9, and what the I/O thread persists
+// (DESIGN §1.3; docs/recovery.md).
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "crawl/crawler_impl.h"
+
+namespace harvest::crawl {
+namespace {
+
+bool IsWarcFile(const std::filesystem::path& p) {
+  const std::string name = p.filename().string();
+  return name.ends_with(".warc.gz") || name.ends_with(".warc");
+}
+
+// WARC files that a crash may have left torn or unindexed: the writer appends to one file
+// at a time, so only the newest (and the one it may have been rotating away from) qualify.
+constexpr size_t kWarcsToRecover = 2;
+
+}  // namespace
+
+Status Crawler::Impl::CheckOutDir() const {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path& out = opts_.out_dir;
+  if (!fs::exists(out, ec)) return Status::Ok();
+  if (!fs::is_directory(out, ec)) {
+    return Status::InvalidArgument(out.string() + " exists and is not a directory");
+  }
+  const bool has_state = fs::exists(out / "state" / "CURRENT", ec);
+  if (opts_.fresh) {
+    return Status::InvalidArgument(
+        out.string() + " already exists" +
+        (has_state ? " and holds a crawl; run without --fresh to resume it" : "") +
+        " (--fresh refuses an existing directory: choose a new --out)");
+  }
+  if (!has_state && !fs::is_empty(out, ec)) {
+    return Status::InvalidArgument(out.string() +
+                                   " is not empty and holds no crawl state (state/): choose a "
+                                   "new or empty --out directory");
+  }
+  return Status::Ok();
+}
+
+Status Crawler::Impl::OpenState() {
+  opts_.state.dir = opts_.out_dir / "state";
+  Result<std::unique_ptr<state::StateDb>> db = state::StateDb::Open(opts_.state);
+  if (!db.ok()) return db.status();
+  db_ = std::move(*db);
+  resumed_ = !db_->created();
+  seen_ = std::make_unique<dedup::SeenSet>(opts_.seen, db_->seen());
+  admission_ = std::make_unique<frontier::Admission>(opts_.scope, opts_.traps, seen_.get(), clock_);
+  frontier_ = std::make_unique<frontier::Frontier>(
+      opts_.politeness, clock_, db_->NewQueueStore(opts_.politeness.priority_classes));
+  return db_->status();
+}
+
+void Crawler::Impl::RecoverWarcs() {
+  std::vector<std::filesystem::path> warcs;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(opts_.out_dir, ec)) {
+    if (e.is_regular_file() && IsWarcFile(e.path())) warcs.push_back(e.path());
+  }
+  std::sort(warcs.begin(), warcs.end());  // names carry a timestamp and serial
+  const size_t first = warcs.size() > kWarcsToRecover ? warcs.size() - kWarcsToRecover : 0;
+  for (size_t i = first; i < warcs.size(); ++i) {
+    Result<store::RecoveryReport> r = store::RecoverWarc(warcs[i]);
+    if (!r.ok()) {
+      spdlog::error("recovery: {}: {} (left as is)", warcs[i].string(), r.status().ToString());
+      continue;
+    }
+    stats_.recovered_bytes_cut += r->bytes_cut;
+    stats_.recovered_cdxj_lines += r->cdxj_lines_added;
+    uint64_t digests = 0;
+    // Responses written but not yet flushed when the process died: their payloads count as
+    // stored, so a re-fetch becomes a revisit.
+    for (const store::RecoveredRecord& rec : r->unindexed) {
+      if (rec.type != "response" || rec.payload_digest.empty()) continue;
+      if (db_->FindDigest(rec.payload_digest)) continue;
+      (void)db_->PutDigest(rec.payload_digest, {rec.target_uri, rec.date_us, rec.record_id});
+      ++digests;
+    }
+    if (r->bytes_cut > 0 || r->cdxj_lines_added > 0 || digests > 0) {
+      spdlog::warn("recovery: {}: cut a torn tail of {} bytes, indexed {} records, restored {} "
+                   "payload digests",
+                   warcs[i].filename().string(), r->bytes_cut, r->cdxj_lines_added, digests);
+    }
+  }
+}
+
+void Crawler::Impl::RestoreState() {
+  stats_.resumed = true;
+  auto t0 = std::chrono::steady_clock::now();
+  Status s = db_->ForEachSeen([this](uint64_t fp) {
+    seen_->Preload(fp);
+    ++stats_.resumed_seen;
+  });
+  if (!s.ok()) spdlog::error("recovery: {}", s.ToString());
+  stats_.bloom_restore_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  started_ = clock_->Now();
+  db_->ForEachLoadedHost([this](const std::string& host, size_t n) {
+    frontier_->AdoptStoredHost(host);
+    EnsureHost(host);
+    stats_.resumed_queued += n;
+  });
+  spdlog::info("resuming the crawl in {}: {} URLs queued or in flight over {} hosts, {} URLs "
+               "seen (Bloom filter restored in {:.2f} s)",
+               opts_.out_dir.string(), stats_.resumed_queued, hosts_.size(), stats_.resumed_seen,
+               stats_.bloom_restore_s);
+}
+
+Clock::TimePoint Crawler::Impl::SteadyFromWall(int64_t wall_us) const {
+  return clock_->Now() + std::chrono::microseconds(wall_us - WallNow());
+}
+
+Crawler::Impl::HostState& Crawler::Impl::EnsureHost(const std::string& name) {
+  auto [it, inserted] = hosts_.try_emplace(name);
+  HostState& host = it->second;
+  if (!inserted || !resumed_) return host;
+  if (std::optional<state::RobotsRecord> r = db_->GetRobots(name)) {
+    host.rules = robots::FromFetch(r->status, r->body, r->redirects);
+    host.robots_expiry = SteadyFromWall(r->expiry_us);
+    host.robots_failures = r->failures;
+  }
+  std::optional<state::HostPoliteness> p = db_->GetPoliteness(name);
+  if (!p) return host;
+  host.dead_reason = p->dead_reason;
+  if (p->crawl_delay_ms >= 0) {
+    host.crawl_delay_ms = p->crawl_delay_ms;
+    frontier_->SetCrawlDelay(name, std::chrono::milliseconds(p->crawl_delay_ms));
+  }
+  // A request to this host may have been in flight when the last run died: its end is
+  // unknown but no later than now, so a full delay from the restart keeps it polite. The
+  // persisted time covers longer waits (Retry-After, a long Crawl-delay).
+  const Clock::TimePoint not_before =
+      std::max(SteadyFromWall(p->next_allowed_us),
+               started_ + std::chrono::duration_cast<Clock::Duration>(frontier_->HostDelay(name)));
+  frontier_->RestoreNextAllowed(name, not_before);
+  return host;
+}
+
+void Crawler::Impl::SavePoliteness(const std::string& name,
+                                   std::optional<std::chrono::milliseconds> retry_after) {
+  const HostState& host = hosts_[name];
+  std::chrono::microseconds delay = frontier_->HostDelay(name);
+  if (retry_after) delay = std::max<std::chrono::microseconds>(delay, *retry_after);
+  db_->PutPoliteness(name, {.next_allowed_us = WallNow() + delay.count(),
+                            .crawl_delay_ms = host.crawl_delay_ms,
+                            .dead_reason = host.dead_reason});
+}
+
+void Crawler::Impl::MarkDone(const frontier::UrlItem& item, int status) {
+  db_->MarkDone(item, {.state = state::SeenRecord::State::kDone, .status = status,
+                       .fetch_time_us = WallNow()});
+}
+
+}  // namespace harvest::crawl
