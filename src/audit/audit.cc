@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <istream>
+#include <optional>
 #include <unordered_map>
 
 #include "audit/interner.h"
@@ -49,7 +50,10 @@ bool IsFinal(int status) { return status >= 200 && status < 500 && status != 408
 
 class Auditor {
  public:
-  Auditor(const Manifest& manifest, const AuditOptions& options) : options_(options) {
+  Auditor(const Manifest& manifest, const AuditOptions& options)
+      : options_(options), restarts_(options.restarts_us) {
+    std::sort(restarts_.begin(), restarts_.end());
+    restarts_.erase(std::unique(restarts_.begin(), restarts_.end()), restarts_.end());
     for (const auto& h : manifest.hosts) {
       hosts_[HostIndex(h.host)].manifest = &h;
       if (options.check_must_not_fetch) {
@@ -86,9 +90,13 @@ class Auditor {
       return a.start_us != b.start_us ? a.start_us < b.start_us : a.line < b.line;
     });
     final_answer_.assign(identities_.size(), kNone);
+    if (!restarts_.empty()) latest_final_.assign(identities_.size(), kNone);
     for (uint32_t i = 0; i < records_.size(); ++i) Check(i);
     report_.requests = int64_t(records_.size());
     report_.min_coverage = options_.min_coverage;
+    report_.restarts = int64_t(restarts_.size());
+    int64_t window_ms = options_.restart_window.count();
+    report_.restart_window_us = window_ms > INT64_MAX / 1000 ? INT64_MAX : window_ms * 1000;
     std::stable_sort(report_.examples.begin(), report_.examples.end(),
                      [](const Violation& a, const Violation& b) { return a.kind < b.kind; });
     BuildHosts();
@@ -211,10 +219,36 @@ class Auditor {
     uint32_t& first_final = final_answer_[r.identity];
     bool revalidated = r.cond && r.status == 304;
     if (first_final != kNone && !revalidated) {
-      ++h.counts.duplicate;
-      Keep({.kind = ViolationKind::kDuplicate, .request = Ref(i), .previous = Ref(first_final)});
+      uint32_t latest = restarts_.empty() ? kNone : latest_final_[r.identity];
+      if (std::optional<int64_t> restart = ExcusingRestart(latest, i)) {
+        ++h.counts.refetched_after_restart;
+        if (report_.refetches.size() < options_.max_examples)
+          report_.refetches.push_back({.request = Ref(i), .previous = Ref(latest),
+                                       .restart_us = *restart});
+      } else {
+        ++h.counts.duplicate;
+        Keep({.kind = ViolationKind::kDuplicate, .request = Ref(i),
+              .previous = Ref(first_final)});
+      }
     }
     if (first_final == kNone && IsFinal(r.status)) first_final = i;
+    if (!restarts_.empty() && IsFinal(r.status)) latest_final_[r.identity] = i;
+  }
+
+  // The restart that excuses re-fetch `i` of the page last answered by `earlier`, if any:
+  // the earliest restart after earlier's start suffices, since it is the one closest to
+  // earlier's end (options.restart_window).
+  std::optional<int64_t> ExcusingRestart(uint32_t earlier, uint32_t i) const {
+    if (earlier == kNone) return std::nullopt;
+    const Record& e = records_[earlier];
+    auto it = std::upper_bound(restarts_.begin(), restarts_.end(), e.start_us);
+    if (it == restarts_.end() || *it > records_[i].start_us) return std::nullopt;
+    // No overflow: *it > e.start_us >= 0 and e.end_us >= 0 (ParseLogLine), and the window
+    // saturates rather than wrapping.
+    int64_t window_ms = options_.restart_window.count();
+    bool unbounded = window_ms > INT64_MAX / 1000;
+    if (!unbounded && *it - e.end_us > window_ms * 1000) return std::nullopt;
+    return *it;
   }
 
   void BuildHosts() {
@@ -257,6 +291,8 @@ class Auditor {
   Interner identities_;  // page identities
   Interner must_fetch_;  // only with check_must_not_fetch
   std::vector<uint32_t> final_answer_;  // per identity: first record with a final answer
+  std::vector<int64_t> restarts_;       // sorted, distinct
+  std::vector<uint32_t> latest_final_;  // per identity: latest final answer (restarts only)
   std::array<size_t, kKinds> kept_{};
   std::string key_;
 };
@@ -272,12 +308,15 @@ void ViolationCounts::Add(const ViolationCounts& o) {
   robots += o.robots;
   must_not_fetch += o.must_not_fetch;
   duplicate += o.duplicate;
+  refetched_after_restart += o.refetched_after_restart;
 }
 
 Result<AuditReport> RunAudit(std::istream& log, const Manifest& manifest,
                              const AuditOptions& options) {
   if (!(options.min_coverage >= 0.0 && options.min_coverage <= 1.0))
     return Status::InvalidArgument("min_coverage must be within 0.0..1.0");
+  if (options.restart_window.count() < 0)
+    return Status::InvalidArgument("restart_window must be >= 0");
   Auditor auditor(manifest, options);
   if (Status s = auditor.Read(log); !s.ok()) return s;
   AuditReport report = auditor.Finish();

@@ -20,7 +20,9 @@
 //                robots (pattern syntax in docs/audit.md);
 //   duplicate    a request for a page identity that an earlier request already got a final
 //                answer for (final = status 200–499 except 408 and 429); a conditional
-//                request ("cond": true) answered 304 is never a duplicate;
+//                request ("cond": true) answered 304 is never a duplicate; a re-fetch just
+//                after a crawler restart (AuditOptions::restarts_us) is not a duplicate but a
+//                *refetch after restart*, counted apart and not a violation;
 //   coverage     fraction of manifest must_fetch identities requested at least once.
 // Malformed log lines are counted with their line number; any malformed line fails the audit.
 //
@@ -43,6 +45,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -69,6 +72,17 @@ struct AuditOptions {
   size_t max_missing = 20;
   // Malformed lines listed (all are counted). Default: 20.
   size_t max_malformed = 20;
+  // Times, in the log's microsecond clock, at which the crawler was killed and restarted
+  // (DESIGN §1.3: a page fetched but not yet durably committed is legitimately fetched
+  // again). Any order; duplicates are harmless. Default: none (every re-fetch of a settled
+  // page is a duplicate violation).
+  std::vector<int64_t> restarts_us;
+  // How long before a kill a final answer may have come and still not have been committed.
+  // A would-be duplicate D of the page's latest earlier final answer E is a refetch after
+  // restart, not a violation, iff some restart r has E.start_us < r <= D.start_us and
+  // r − E.end_us <= restart_window. Must be >= 0. Default: 10 000 ms (a generous bound on
+  // the crawler's group-commit interval). Concurrency, delay and robots are unaffected.
+  std::chrono::milliseconds restart_window{10000};
 };
 
 enum class ViolationKind { kConcurrency, kDelay, kRobots, kMustNotFetch, kDuplicate };
@@ -110,6 +124,9 @@ struct ViolationCounts {
   int64_t robots = 0;
   int64_t must_not_fetch = 0;
   int64_t duplicate = 0;
+  // Not a violation: would-be duplicates excused by a restart (AuditOptions::restarts_us).
+  // Excluded from Total() and so from Passed().
+  int64_t refetched_after_restart = 0;
   int64_t Total() const { return concurrency + delay + robots + must_not_fetch + duplicate; }
   void Add(const ViolationCounts& other);
 };
@@ -125,6 +142,13 @@ struct HostReport {
   double Coverage() const { return must_fetch == 0 ? 1.0 : double(covered) / double(must_fetch); }
 };
 
+// A request excused as a re-fetch after a crawler restart (not a violation).
+struct Refetch {
+  RequestRef request;   // the re-fetch
+  RequestRef previous;  // the page's latest earlier final answer, lost with the restart
+  int64_t restart_us = 0;  // the earliest restart r with previous.start_us < r
+};
+
 struct MalformedLine {
   int64_t line = 0;
   std::string reason;
@@ -137,6 +161,9 @@ struct AuditReport {
   std::vector<MalformedLine> malformed;  // first max_malformed
   ViolationCounts totals;
   std::vector<Violation> examples;  // per kind the earliest max_examples, sorted by kind, start
+  std::vector<Refetch> refetches;   // the earliest max_examples refetches after restart
+  int64_t restarts = 0;             // distinct restart times given (AuditOptions::restarts_us)
+  int64_t restart_window_us = 0;    // copied from the options
   std::vector<HostReport> hosts;    // every host of the log or manifest, sorted by name
   int64_t must_fetch = 0;
   int64_t covered = 0;
@@ -177,8 +204,15 @@ Result<AuditReport> RunAudit(std::istream& log, const nlohmann::json& manifest,
 Result<AuditReport> RunAudit(std::istream& log, const Manifest& manifest,
                              const AuditOptions& options = {});
 
+// Parses a restart-times file: one integer (microseconds, the log's clock) per line; blank
+// lines and '#' comments (whole-line or trailing) are ignored, surrounding whitespace too.
+// InvalidArgument names the first bad line: "line 3: 'abc' is not an integer microsecond
+// time", or with a non-empty `source` (a file name) "restarts.txt:3: 'abc' is ...".
+Result<std::vector<int64_t>> ParseRestartTimes(std::istream& in, std::string_view source = {});
+
 // Human-readable report: verdict and totals, worst hosts (at most `max_hosts`), malformed
-// lines, examples of each violation, missing pages, hosts not in the manifest.
+// lines, examples of each violation, refetches after restart (only when restarts were given),
+// missing pages, hosts not in the manifest.
 std::string FormatText(const AuditReport& report, size_t max_hosts = 10);
 // Machine-readable report (schema in docs/audit.md).
 nlohmann::json ToJson(const AuditReport& report);

@@ -51,5 +51,22 @@ void BM_RunAudit(benchmark::State& state) {
 }
 BENCHMARK(BM_RunAudit)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 
+// The same clean log audited with 1000 restart times given: the cost of tracking each page's
+// latest final answer (no request is a re-fetch, so every restart is checked for nothing).
+void BM_RunAuditWithRestarts(benchmark::State& state) {
+  nlohmann::json manifest;
+  std::string log = MakeLog(int(state.range(0)), 1000, &manifest);
+  AuditOptions options;
+  for (int i = 0; i < 1000; ++i) options.restarts_us.push_back(1700000000000000 + i * 997'000);
+  for (auto _ : state) {
+    std::istringstream in(log);
+    Result<AuditReport> r = RunAudit(in, manifest, options);
+    if (!r.ok() || !r->Passed()) state.SkipWithError("audit of a clean log failed");
+    benchmark::DoNotOptimize(r);
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_RunAuditWithRestarts)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
+
 }  // namespace
 }  // namespace harvest::audit

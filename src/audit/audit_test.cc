@@ -406,5 +406,224 @@ TEST(AuditTest, RepeatedManifestHostsMerge) {
   EXPECT_EQ(m->hosts[0].must_fetch.size(), 2u);
 }
 
+
+// --- Refetches after a crawler restart (AuditOptions::restarts_us) -------------------------
+
+// A restart time in the log's clock, `ms` after kT0.
+int64_t At(int64_t ms) { return kT0 + ms * kMs; }
+
+AuditOptions WithRestarts(std::vector<int64_t> restarts, int64_t window_ms = 10000) {
+  AuditOptions o;
+  o.restarts_us = std::move(restarts);
+  o.restart_window = std::chrono::milliseconds(window_ms);
+  return o;
+}
+
+TEST(AuditRestartTest, RefetchJustAfterRestartWithinWindowIsCountedNotAViolation) {
+  std::string log = Log({{"a.test", "/p/1", 0, 10},
+                         {"a.test", "/p/1", 2000, 2010}});  // killed at 500 ms, restarted
+  json m = ManifestJson({Host("a.test", {"a.test/p/1"})});
+  ASSERT_EQ(Audit(log, m).totals.duplicate, 1);  // without the restart: a duplicate
+  AuditReport r = Audit(log, m, WithRestarts({At(500)}));
+  EXPECT_TRUE(r.Passed()) << FormatText(r);
+  EXPECT_EQ(r.totals.duplicate, 0);
+  EXPECT_EQ(r.totals.refetched_after_restart, 1);
+  EXPECT_EQ(r.totals.Total(), 0);
+  EXPECT_EQ(HostOf(r, "a.test").violations.refetched_after_restart, 1);
+  EXPECT_EQ(r.restarts, 1);
+  EXPECT_EQ(r.restart_window_us, 10000 * kMs);
+  ASSERT_EQ(r.refetches.size(), 1u);
+  EXPECT_EQ(r.refetches[0].request.line, 2);
+  EXPECT_EQ(r.refetches[0].previous.line, 1);
+  EXPECT_EQ(r.refetches[0].restart_us, At(500));
+  EXPECT_TRUE(r.examples.empty());
+  std::string text = FormatText(r);
+  EXPECT_NE(text.find("Refetched after restart: 1 (not violations; 1 restart(s), window "
+                      "10000.000 ms)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("1500.000 ms after the restart"), std::string::npos) << text;
+  EXPECT_NE(text.find("had ended 490.000 ms before it"), std::string::npos) << text;
+  json j = ToJson(r);
+  EXPECT_TRUE(j["passed"].get<bool>());
+  EXPECT_EQ(j["violations"]["refetched_after_restart"], 1);
+  EXPECT_EQ(j["violations"]["total"], 0);
+  EXPECT_EQ(j["hosts"][0]["violations"]["refetched_after_restart"], 1);
+  EXPECT_EQ(j["restarts"]["count"], 1);
+  EXPECT_EQ(j["restarts"]["refetched"], 1);
+  EXPECT_EQ(j["restarts"]["window_us"], 10000 * kMs);
+  EXPECT_EQ(j["restarts"]["refetches"][0]["request"]["line"], 2);
+  EXPECT_EQ(j["restarts"]["refetches"][0]["previous"]["line"], 1);
+  EXPECT_EQ(j["restarts"]["refetches"][0]["restart_us"], At(500));
+}
+
+TEST(AuditRestartTest, AnswerOlderThanTheWindowBeforeTheRestartIsADuplicate) {
+  // The first answer ended at 10 ms; a kill 20 s later had long since committed it.
+  std::string log = Log({{"a.test", "/p/1", 0, 10}, {"a.test", "/p/1", 21000, 21010}});
+  json m = ManifestJson({Host("a.test", {})});
+  AuditReport r = Audit(log, m, WithRestarts({At(20010)}));
+  EXPECT_EQ(r.totals.duplicate, 1);
+  EXPECT_EQ(r.totals.refetched_after_restart, 0);
+  EXPECT_FALSE(r.Passed());
+  ASSERT_EQ(r.examples.size(), 1u);
+  EXPECT_EQ(r.examples[0].kind, ViolationKind::kDuplicate);
+  // The window's bound is inclusive: restart − end == window is excused, one µs more is not.
+  EXPECT_EQ(Audit(log, m, WithRestarts({At(20010)}, 20000)).totals.refetched_after_restart, 1);
+  EXPECT_EQ(Audit(log, m, WithRestarts({At(20010) + 1}, 20000)).totals.duplicate, 1);
+  EXPECT_EQ(Audit(log, m, WithRestarts({At(20010)}, 19999)).totals.duplicate, 1);
+}
+
+TEST(AuditRestartTest, RefetchWithNoRestartInBetweenIsADuplicate) {
+  std::string log = Log({{"a.test", "/p/1", 1000, 1010}, {"a.test", "/p/1", 3000, 3010}});
+  json m = ManifestJson({Host("a.test", {})});
+  // Restarts before the first request or after the re-fetch excuse nothing.
+  AuditReport r = Audit(log, m, WithRestarts({At(0), At(500), At(3001), At(5000)}));
+  EXPECT_EQ(r.totals.duplicate, 1);
+  EXPECT_EQ(r.totals.refetched_after_restart, 0);
+  // The interval is (earlier start, re-fetch start]: open below, closed above.
+  EXPECT_EQ(Audit(log, m, WithRestarts({At(1000)})).totals.duplicate, 1);
+  EXPECT_EQ(Audit(log, m, WithRestarts({At(1000) + 1})).totals.refetched_after_restart, 1);
+  EXPECT_EQ(Audit(log, m, WithRestarts({At(3000)})).totals.refetched_after_restart, 1);
+}
+
+TEST(AuditRestartTest, OneRestartExcusesOneRefetchPerPage) {
+  // After the restart the page is fetched again, then once more: the second re-fetch
+  // happened with no restart after the answer it repeats.
+  std::string log = Log({{"a.test", "/p/1", 0, 10},
+                         {"a.test", "/p/1", 2000, 2010},
+                         {"a.test", "/p/1", 4000, 4010},
+                         {"a.test", "/p/2", 6000, 6010}});
+  AuditReport r = Audit(log, ManifestJson({Host("a.test", {})}), WithRestarts({At(500)}));
+  EXPECT_EQ(r.totals.refetched_after_restart, 1);
+  EXPECT_EQ(r.totals.duplicate, 1);
+  ASSERT_EQ(r.examples.size(), 1u);
+  EXPECT_EQ(r.examples[0].request.line, 3);
+}
+
+TEST(AuditRestartTest, TwoRestarts) {
+  std::string log = Log({{"a.test", "/p/1", 0, 10},
+                         {"b.test", "/p/1", 0, 10},
+                         {"a.test", "/p/1", 2000, 2010},    // after restart 1
+                         {"b.test", "/p/1", 2000, 2010},    // after restart 1
+                         {"a.test", "/p/1", 4000, 4010},    // after restart 2: lost again
+                         {"b.test", "/p/3", 10000, 10010},
+                         {"b.test", "/p/3", 40000, 40010}});  // restart 3 came 20 s later
+  json m = ManifestJson({Host("a.test", {}), Host("b.test", {})});
+  // Unsorted and repeated on purpose.
+  AuditReport r = Audit(log, m, WithRestarts({At(30000), At(2500), At(500), At(2500)}));
+  EXPECT_EQ(r.restarts, 3);
+  EXPECT_EQ(r.totals.refetched_after_restart, 3);
+  EXPECT_EQ(HostOf(r, "a.test").violations.refetched_after_restart, 2);
+  EXPECT_EQ(HostOf(r, "b.test").violations.refetched_after_restart, 1);
+  EXPECT_EQ(r.totals.duplicate, 1);
+  EXPECT_EQ(HostOf(r, "b.test").violations.duplicate, 1);
+  ASSERT_EQ(r.refetches.size(), 3u);
+  EXPECT_EQ(r.refetches[2].request.line, 5);
+  EXPECT_EQ(r.refetches[2].previous.line, 3);
+  EXPECT_EQ(r.refetches[2].restart_us, At(2500));
+  ASSERT_EQ(r.examples.size(), 1u);
+  EXPECT_EQ(r.examples[0].request.line, 7);
+}
+
+TEST(AuditRestartTest, RetriesAfterARestartRefetchAreRefetchesToo) {
+  // The re-fetch after the restart got a 503; the retry repeats no later final answer.
+  std::string log = Log({{"a.test", "/p/1", 0, 10},
+                         {"a.test", "/p/1", 2000, 2010, 503},
+                         {"a.test", "/p/1", 4000, 4010}});
+  AuditReport r = Audit(log, ManifestJson({Host("a.test", {})}), WithRestarts({At(500)}));
+  EXPECT_EQ(r.totals.refetched_after_restart, 2);
+  EXPECT_EQ(r.totals.duplicate, 0);
+}
+
+TEST(AuditRestartTest, PolitenessStaysStrictAcrossARestart) {
+  // Restarted at 300 ms, the crawler re-fetches /p/1 only 490 ms after the previous end.
+  std::string log = Log({{"a.test", "/p/1", 0, 10},
+                         {"a.test", "/p/1", 500, 510},
+                         // A request still being served when the crawler died (the server
+                         // finished it at 5 s) and the restarted crawler's overlapping one.
+                         {"b.test", "/slow", 0, 5000},
+                         {"b.test", "/slow", 1500, 1510},
+                         {"b.test", "/private", 3000, 3010, 200, {{"disallowed", true}}}});
+  AuditReport r = Audit(log, ManifestJson({Host("a.test", {}), Host("b.test", {})}),
+                        WithRestarts({At(300), At(1000)}));
+  EXPECT_EQ(r.totals.delay, 1);
+  EXPECT_EQ(HostOf(r, "a.test").violations.delay, 1);
+  EXPECT_EQ(r.totals.concurrency, 2);  // /slow again and /private both overlap the first /slow
+  EXPECT_EQ(r.totals.robots, 1);
+  EXPECT_EQ(r.totals.refetched_after_restart, 2);  // in flight at the kill: excused
+  EXPECT_EQ(r.totals.duplicate, 0);
+  EXPECT_EQ(r.totals.Total(), 4);
+  EXPECT_FALSE(r.Passed());
+}
+
+TEST(AuditRestartTest, WithoutRestartsTheReportIsUnchanged) {
+  auto reqs = CleanCrawl();
+  reqs.push_back({"a.test", "/p/1", 4100, 4110});  // duplicate
+  AuditReport r = Audit(Log(reqs), CleanManifest());
+  EXPECT_EQ(r.totals.duplicate, 1);
+  EXPECT_EQ(r.restarts, 0);
+  EXPECT_TRUE(r.refetches.empty());
+  EXPECT_EQ(FormatText(r).find("Refetched"), std::string::npos);
+  // Restarts given but nothing excused: the line appears with 0.
+  AuditReport clean = Audit(Log(CleanCrawl()), CleanManifest(), WithRestarts({At(1500)}));
+  EXPECT_TRUE(clean.Passed());
+  EXPECT_NE(FormatText(clean).find("Refetched after restart: 0"), std::string::npos);
+}
+
+TEST(AuditRestartTest, RejectsANegativeWindow) {
+  std::istringstream empty;
+  Result<AuditReport> r = RunAudit(empty, ManifestJson(json::array()), WithRestarts({1}, -1));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument);
+}
+
+TEST(AuditRestartTest, HugeWindowAndExtremeRestartTimesDoNotOverflow) {
+  std::string log = Log({{"a.test", "/p/1", 0, 10}, {"a.test", "/p/1", 2000, 2010}});
+  json m = ManifestJson({Host("a.test", {})});
+  AuditOptions o = WithRestarts({INT64_MIN, INT64_MAX, At(500)});
+  o.restart_window = std::chrono::milliseconds::max();
+  AuditReport r = Audit(log, m, o);
+  EXPECT_EQ(r.totals.refetched_after_restart, 1);
+  EXPECT_EQ(r.restart_window_us, INT64_MAX);
+  EXPECT_EQ(Audit(log, m, WithRestarts({INT64_MIN, INT64_MAX})).totals.duplicate, 1);
+}
+
+Result<std::vector<int64_t>> ParseRestarts(const std::string& text) {
+  std::istringstream in(text);
+  return ParseRestartTimes(in);
+}
+
+TEST(ParseRestartTimesTest, ReadsOneTimePerLineSkippingBlanksAndComments) {
+  Result<std::vector<int64_t>> r =
+      ParseRestarts("# kill times\n1700000000500000\n\n   \t\n  1700000002500000  # second\r\n"
+                    "-5\n9223372036854775807");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(*r, (std::vector<int64_t>{1700000000500000, 1700000002500000, -5, INT64_MAX}));
+  Result<std::vector<int64_t>> empty = ParseRestarts("");
+  ASSERT_TRUE(empty.ok());
+  EXPECT_TRUE(empty->empty());
+}
+
+TEST(ParseRestartTimesTest, BadLineIsAnErrorNamingTheLine) {
+  for (const char* bad : {"12abc", "1.5", "+3", "0x10", "1 2", "abc", "--1"}) {
+    Result<std::vector<int64_t>> r = ParseRestarts(std::string("# c\n10\n") + bad + "\n20\n");
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument) << bad;
+    EXPECT_NE(r.status().message().find("line 3: '"), std::string::npos)
+        << r.status().message();
+  }
+  Result<std::vector<int64_t>> big = ParseRestarts("99999999999999999999\n");
+  ASSERT_FALSE(big.ok());
+  EXPECT_NE(big.status().message().find("line 1"), std::string::npos);
+  EXPECT_NE(big.status().message().find("out of range"), std::string::npos);
+  std::istringstream named("1\n\nx\n");
+  Result<std::vector<int64_t>> with_source = ParseRestartTimes(named, "kills.txt");
+  ASSERT_FALSE(with_source.ok());
+  EXPECT_EQ(with_source.status().message(), "kills.txt:3: 'x' is not an integer microsecond time");
+  Result<std::vector<int64_t>> long_line = ParseRestarts(std::string(1000, 'x'));
+  ASSERT_FALSE(long_line.ok());
+  EXPECT_LT(long_line.status().message().size(), 120u);
+}
+
 }  // namespace
 }  // namespace harvest::audit

@@ -88,6 +88,13 @@ std::string DescribeViolation(const Violation& v) {
   return out;
 }
 
+std::string DescribeRefetch(const Refetch& f) {
+  return Describe(f.request) + " started at " + Seconds(f.request.start_us) + ", " +
+         Millis(f.request.start_us - f.restart_us) + " after the restart at " +
+         Seconds(f.restart_us) + "; " + Describe(f.previous) + " had ended " +
+         Millis(f.restart_us - f.previous.end_us) + " before it";
+}
+
 std::string Percent(double f) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2f%%", f * 100);
@@ -151,6 +158,23 @@ int64_t CountOf(const ViolationCounts& c, ViolationKind kind) {
   return 0;
 }
 
+// Shown only when restarts were given (or, defensively, counted), so that a report without
+// restarts reads exactly as it did before restarts existed.
+void AppendRestarts(const AuditReport& report, std::string* out) {
+  if (report.restarts == 0 && report.totals.refetched_after_restart == 0) return;
+  *out += "Refetched after restart: " + std::to_string(report.totals.refetched_after_restart) +
+          " (not violations; " + std::to_string(report.restarts) + " restart(s), window " +
+          Millis(report.restart_window_us) + ")\n";
+}
+
+void AppendRefetches(const AuditReport& report, std::string* out) {
+  if (report.refetches.empty()) return;
+  *out += "\nRefetched after restart (first " + std::to_string(report.refetches.size()) +
+          " of " + std::to_string(report.totals.refetched_after_restart) +
+          "; not violations):\n";
+  for (const auto& f : report.refetches) *out += "  " + DescribeRefetch(f) + "\n";
+}
+
 void AppendExamples(const AuditReport& report, std::string* out) {
   for (ViolationKind kind : {ViolationKind::kConcurrency, ViolationKind::kDelay,
                              ViolationKind::kRobots, ViolationKind::kMustNotFetch,
@@ -178,6 +202,7 @@ nlohmann::json CountsJson(const ViolationCounts& c) {
           {"robots", c.robots},
           {"must_not_fetch", c.must_not_fetch},
           {"duplicate", c.duplicate},
+          {"refetched_after_restart", c.refetched_after_restart},
           {"total", c.Total()}};
 }
 
@@ -212,6 +237,7 @@ std::string FormatText(const AuditReport& report, size_t max_hosts) {
          Percent(report.min_coverage) + ")\n";
   out += "Violations: " + std::to_string(report.totals.Total()) + "\n";
   AppendCounts(report.totals, &out);
+  AppendRestarts(report, &out);
   AppendWorstHosts(report, max_hosts, &out);
   if (report.malformed_count > 0) {
     out += "\nMalformed lines (first " + std::to_string(report.malformed.size()) + " of " +
@@ -220,6 +246,7 @@ std::string FormatText(const AuditReport& report, size_t max_hosts) {
       out += "  line " + std::to_string(m.line) + ": " + m.reason + "\n";
   }
   AppendExamples(report, &out);
+  AppendRefetches(report, &out);
   if (!report.missing.empty()) {
     out += "\nMissing must_fetch (first " + std::to_string(report.missing.size()) + " of " +
            std::to_string(report.must_fetch - report.covered) + "):\n";
@@ -240,6 +267,12 @@ nlohmann::json ToJson(const AuditReport& report) {
   for (const auto& m : report.malformed) malformed.push_back({{"line", m.line}, {"reason", m.reason}});
   nlohmann::json examples = nlohmann::json::array();
   for (const auto& v : report.examples) examples.push_back(ViolationJson(v));
+  nlohmann::json refetches = nlohmann::json::array();
+  for (const auto& f : report.refetches) {
+    refetches.push_back({{"request", RefJson(f.request)},
+                         {"previous", RefJson(f.previous)},
+                         {"restart_us", f.restart_us}});
+  }
   nlohmann::json hosts = nlohmann::json::array();
   nlohmann::json unknown = nlohmann::json::array();
   for (const auto& h : report.hosts) {
@@ -267,6 +300,11 @@ nlohmann::json ToJson(const AuditReport& report) {
             {"missing", report.missing}}},
           {"unknown_hosts", unknown},
           {"examples", examples},
+          {"restarts",
+           {{"count", report.restarts},
+            {"window_us", report.restart_window_us},
+            {"refetched", report.totals.refetched_after_restart},
+            {"refetches", refetches}}},
           {"hosts", hosts}};
 }
 

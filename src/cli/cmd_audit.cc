@@ -1,7 +1,7 @@
 // `harvest audit`: checks a crawl against the test web's request log and manifest
 // (src/audit/audit.h, docs/audit.md). Exit 0: passed; 1: violations, malformed log lines or
 // coverage below the minimum; 2: the audit could not run (usage error, a missing, unreadable
-// or invalid manifest, a missing or unreadable log).
+// or invalid manifest, a missing or unreadable log, a missing or bad --restarts file).
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -25,6 +25,8 @@ struct AuditCmdOptions {
   size_t max_hosts = 10;
   bool json = false;
   bool check_prefixes = false;
+  std::string restarts;  // file of restart times; "" = none
+  int64_t restart_window_ms = 10000;
 };
 
 // An ifstream opens a directory without complaint; reading it then fails.
@@ -33,9 +35,20 @@ bool IsDirectory(const std::string& path) {
   return std::filesystem::is_directory(path, ec);
 }
 
+// Reads --restarts FILE into `*out`; a usage error (exit 2) names the file and the bad line.
+int ReadRestarts(const std::string& path, std::vector<int64_t>* out) {
+  std::ifstream file(path);
+  if (!file || IsDirectory(path))
+    return UsageError("audit", "cannot open restarts file '" + path + "'");
+  Result<std::vector<int64_t>> times = audit::ParseRestartTimes(file, path);
+  if (!times.ok()) return UsageError("audit", "bad restarts file: " + times.status().message());
+  *out = std::move(times).value();
+  return kExitOk;
+}
+
 int Run(const AuditCmdOptions& o) {
-  if (o.delay_ms < 0 || o.tolerance_ms < 0)
-    return UsageError("audit", "--delay-ms and --tolerance-ms must be >= 0");
+  if (o.delay_ms < 0 || o.tolerance_ms < 0 || o.restart_window_ms < 0)
+    return UsageError("audit", "--delay-ms, --tolerance-ms and --restart-window-ms must be >= 0");
   if (!(o.min_coverage >= 0.0 && o.min_coverage <= 1.0))
     return UsageError("audit", "--min-coverage must be within 0.0..1.0");
 
@@ -63,6 +76,10 @@ int Run(const AuditCmdOptions& o) {
   options.max_examples = o.max_examples;
   options.max_missing = o.max_examples;
   options.max_malformed = o.max_examples;
+  options.restart_window = std::chrono::milliseconds(o.restart_window_ms);
+  if (!o.restarts.empty()) {
+    if (int rc = ReadRestarts(o.restarts, &options.restarts_us); rc != kExitOk) return rc;
+  }
   Result<audit::AuditReport> report = audit::RunAudit(*log, manifest, options);
   if (!report.ok()) {
     if (report.status().code() == Status::Code::kInvalidArgument)
@@ -107,6 +124,13 @@ CommandRegistration reg(
       sub->add_flag("--check-prefixes", o->check_prefixes,
                     "Also fail requests matching the manifest's must_not_fetch_prefixes "
                     "(approximate; off by default)");
+      sub->add_option("--restarts", o->restarts,
+                      "File of crawler restart times, one integer microsecond time (the log's "
+                      "clock) per line; '#' comments. A re-fetch just after a restart is "
+                      "counted apart, not as a duplicate");
+      sub->add_option("--restart-window-ms", o->restart_window_ms,
+                      "A re-fetch is excused only if the earlier answer ended at most this long "
+                      "before the restart (default 10000)");
       return [o]() -> int { return Run(*o); };
     });
 

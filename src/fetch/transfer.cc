@@ -121,7 +121,11 @@ Status Transfer::Configure(const ResolvedOptions& r, int64_t start_wall_us) {
   Set(easy_, CURLOPT_HTTP_TRANSFER_DECODING, 1L);
   Set(easy_, CURLOPT_HTTP_VERSION,
       o.http2 ? static_cast<long>(CURL_HTTP_VERSION_2TLS) : static_cast<long>(CURL_HTTP_VERSION_1_1));
-  if (o.http2) Set(easy_, CURLOPT_PIPEWAIT, 1L);
+  // PIPEWAIT only where multiplexing is possible (h2 over TLS). On plain http it made every
+  // new transfer wait for a still-unconfirmed connection of the same connection bundle —
+  // with --connect-to routing all hosts to one address, a single slow response held up
+  // every host (seen after a crawl restart whose first request was a slow page).
+  if (o.http2 && request_.url.starts_with("https:")) Set(easy_, CURLOPT_PIPEWAIT, 1L);
   Set(easy_, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(o.connect_timeout.count()));
   Set(easy_, CURLOPT_TIMEOUT_MS, static_cast<long>(o.total_timeout.count()));
   Set(easy_, CURLOPT_LOW_SPEED_LIMIT, o.low_speed_limit_bytes);
