@@ -120,20 +120,25 @@ int RunCat(const WarcOpts& o) {
   return kExitOk;
 }
 
+// Crash recovery of each WARC (RecoverWarc): cut a torn tail, index the complete records
+// that have no CDXJ line. One line per file: bytes cut and CDXJ lines added.
 int RunRepair(const WarcOpts& o) {
   std::error_code ec;
   if (!std::filesystem::exists(o.path, ec)) {
     return Fail("repair", o.path + ": no such file or directory");
   }
+  store::RecoverOptions options;
+  options.force = o.force;
   int rc = kExitOk;
   for (const auto& file : WarcFiles(o.path)) {
-    auto cut = store::RepairWarcTail(file, o.force);
-    if (!cut.ok()) {
-      rc = Fail("repair", cut.status().message());
-    } else if (*cut > 0) {
-      std::printf("%s: cut %llu bytes of torn tail\n", file.c_str(),
-                  static_cast<unsigned long long>(*cut));
+    auto report = store::RecoverWarc(file, options);
+    if (!report.ok()) {
+      rc = Fail("repair", report.status().message());
+      continue;
     }
+    std::printf("%s: cut %llu bytes of torn tail, added %llu CDXJ lines\n", file.c_str(),
+                static_cast<unsigned long long>(report->bytes_cut),
+                static_cast<unsigned long long>(report->cdxj_lines_added));
   }
   return rc;
 }
@@ -152,7 +157,8 @@ CommandRegistration reg("warc", "Inspect WARC files: list records, get a page, p
   auto cat = app->add_subcommand("cat", "Print the record at FILE:OFFSET (WARC headers + block)");
   cat->add_option("LOCATION", o->location, "FILE:OFFSET, e.g. out/x.warc.gz:1234")->required();
   auto repair = app->add_subcommand(
-      "repair", "Cut a torn record (crash during append) off the end of each WARC");
+      "repair",
+      "Crash recovery: cut a torn record off the end of each WARC and index its unindexed records");
   repair->add_option("DIR", o->path, "Output directory (or one WARC file)")->required();
   repair->add_flag("--force", o->force, "Also cut after corruption far from the end");
   return [o, ls, get, cat, repair]() -> int {
@@ -160,7 +166,7 @@ CommandRegistration reg("warc", "Inspect WARC files: list records, get a page, p
     if (repair->parsed()) return RunRepair(*o);
     if (get->parsed()) return RunGet(*o);
     if (cat->parsed()) return RunCat(*o);
-    return UsageError("warc", "expected a subcommand: ls, get or cat");
+    return UsageError("warc", "expected a subcommand: ls, get, cat or repair");
   };
 });
 

@@ -106,6 +106,53 @@ std::string FormatCdxjLine(const CdxjEntry& e) {
          j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
+std::string_view HttpHeadOf(std::string_view block) {
+  size_t crlf = block.find("\r\n\r\n");
+  size_t lf = block.find("\n\n");
+  if (crlf == std::string_view::npos && lf == std::string_view::npos) return block;
+  if (lf == std::string_view::npos || (crlf != std::string_view::npos && crlf < lf)) {
+    return block.substr(0, crlf + 4);
+  }
+  return block.substr(0, lf + 2);
+}
+
+std::string MimeFromHead(std::string_view head) {
+  head = HttpHeadOf(head);
+  size_t eol = head.find('\n');
+  if (eol == std::string_view::npos) return {};
+  std::vector<std::pair<std::string, std::string>> headers;
+  ParseHeaderLines(head.substr(eol + 1), &headers);
+  for (const auto& [k, v] : headers) {
+    if (!EqualsIgnoreCase(k, "content-type")) continue;
+    std::string_view m = std::string_view(v).substr(0, v.find(';'));
+    while (!m.empty() && (m.back() == ' ' || m.back() == '\t')) m.remove_suffix(1);
+    while (!m.empty() && (m.front() == ' ' || m.front() == '\t')) m.remove_prefix(1);
+    return Lower(m);
+  }
+  return {};
+}
+
+std::string CdxjLineFor(const CdxjSource& s) {
+  CdxjEntry e;
+  e.surt = s.surt.empty() ? SurtKey(s.target_uri) : std::string(s.surt);
+  e.timestamp = Timestamp14FromWarcDate(s.warc_date);
+  e.url = std::string(s.target_uri);
+  if (s.revisit) {
+    e.mime = "warc/revisit";
+  } else if (!s.mime.empty()) {
+    e.mime = std::string(s.mime);
+  } else {
+    e.mime = MimeFromHead(s.response_head);
+  }
+  if (e.mime.empty()) e.mime = "unk";
+  if (s.status > 0) e.status = std::to_string(s.status);
+  e.digest = std::string(s.payload_digest);
+  e.length = s.length;
+  e.offset = s.offset;
+  e.filename = std::string(s.filename);
+  return FormatCdxjLine(e);
+}
+
 Result<CdxjEntry> ParseCdxjLine(std::string_view line) {
   size_t sp1 = line.find(' ');
   size_t sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);

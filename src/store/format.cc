@@ -119,6 +119,47 @@ std::string Timestamp14FromWarcDate(std::string_view d) {
   return out.size() == 14 ? out : std::string();
 }
 
+std::optional<int64_t> ParseWarcDate(std::string_view d) {
+  // YYYY-MM-DDThh:mm:ss[.f{1,9}]Z (WARC/1.1 §5.4: W3C-ISO8601 in UTC).
+  auto digits = [&d](size_t pos, size_t n, int* out) {
+    if (pos + n > d.size()) return false;
+    int v = 0;
+    for (size_t i = pos; i < pos + n; ++i) {
+      if (d[i] < '0' || d[i] > '9') return false;
+      v = v * 10 + (d[i] - '0');
+    }
+    *out = v;
+    return true;
+  };
+  int y = 0, mo = 0, da = 0, h = 0, mi = 0, s = 0;
+  if (d.size() < 20 || !digits(0, 4, &y) || d[4] != '-' || !digits(5, 2, &mo) || d[7] != '-' ||
+      !digits(8, 2, &da) || d[10] != 'T' || !digits(11, 2, &h) || d[13] != ':' ||
+      !digits(14, 2, &mi) || d[16] != ':' || !digits(17, 2, &s)) {
+    return std::nullopt;
+  }
+  if (mo < 1 || mo > 12 || da < 1 || da > 31 || h > 23 || mi > 59 || s > 60) return std::nullopt;
+  size_t pos = 19;
+  int64_t frac = 0;
+  if (d[pos] == '.') {
+    size_t n = 0;
+    for (++pos; pos < d.size() && d[pos] >= '0' && d[pos] <= '9'; ++pos, ++n) {
+      if (n < 6) frac = frac * 10 + (d[pos] - '0');
+    }
+    if (n == 0 || n > 9) return std::nullopt;
+    for (; n < 6; ++n) frac *= 10;
+  }
+  if (pos + 1 != d.size() || d[pos] != 'Z') return std::nullopt;
+  // Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil).
+  int64_t yy = y - (mo <= 2 ? 1 : 0);
+  int64_t era = (yy >= 0 ? yy : yy - 399) / 400;
+  int64_t yoe = yy - era * 400;
+  int64_t doy = (153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 + da - 1;
+  int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  int64_t days = era * 146097 + doe - 719468;
+  int64_t secs = days * 86400 + h * 3600 + mi * 60 + s;
+  return secs * 1'000'000 + frac;
+}
+
 }  // namespace internal
 
 std::string WarcRecord::header(std::string_view name) const {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -74,6 +75,39 @@ struct CdxjEntry {
   std::string filename;
 };
 std::string FormatCdxjLine(const CdxjEntry& e);
+
+// What the index says about one response or revisit record. WarcWriter fills it from the
+// Capture, RecoverWarc from the record read back, and both format it with CdxjLineFor(), so
+// a recovered line is byte-identical to the one the writer would have written (as long as
+// the writer's caller passed no `surt`/`mime`/`status` that disagrees with the record).
+struct CdxjSource {
+  std::string_view target_uri;      // as written in WARC-Target-URI
+  std::string_view surt;            // "" = SurtKey(target_uri)
+  std::string_view warc_date;       // WARC-Date as written
+  bool revisit = false;             // mime is then "warc/revisit"
+  std::string_view mime;            // "" = MimeFromHead(response_head), else "unk"
+  std::string_view response_head;   // the HTTP response head (status line + headers)
+  int status = 0;                   // HTTP status code; <= 0 = omitted
+  std::string_view payload_digest;  // WARC-Payload-Digest
+  uint64_t offset = 0;              // of the record's gzip member
+  uint64_t length = 0;              // of the record's gzip member
+  std::string_view filename;        // base name of the WARC file
+};
+// The CDXJ line (without the trailing newline) for `s`.
+std::string CdxjLineFor(const CdxjSource& s);
+
+// Content-Type of an HTTP response head without parameters, lower case, optional
+// whitespace trimmed ("" when absent). `head` may continue with the body: only the lines up
+// to the first empty line are read.
+std::string MimeFromHead(std::string_view head);
+
+// The HTTP head at the start of a response block, through its empty line (CRLF CRLF or
+// LF LF); the whole block when it has no empty line.
+std::string_view HttpHeadOf(std::string_view block);
+
+// Microseconds since the epoch of a WARC-Date ("2026-11-26T03:20:01.123456Z", fraction
+// optional, 1-9 digits, truncated to microseconds); std::nullopt when malformed.
+std::optional<int64_t> ParseWarcDate(std::string_view warc_date);
 // Parses one line; InvalidArgument when it is not CDXJ.
 Result<CdxjEntry> ParseCdxjLine(std::string_view line);
 

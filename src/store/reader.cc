@@ -274,7 +274,10 @@ Result<std::optional<WarcRecord>> ReadOne(WarcReader::Source* src, uint64_t offs
 }  // namespace
 
 WarcReader::WarcReader(std::unique_ptr<Source> source, std::string name, WarcReaderOptions options)
-    : source_(std::move(source)), name_(std::move(name)), options_(options) {}
+    : source_(std::move(source)),
+      name_(std::move(name)),
+      options_(options),
+      offset_(options.start_offset) {}
 WarcReader::~WarcReader() = default;
 
 Result<std::unique_ptr<WarcReader>> WarcReader::Open(const std::filesystem::path& file,

@@ -1,5 +1,14 @@
-// RepairWarcTail: cut a torn record off the end of a WARC after a crash.
+// Crash recovery: RepairWarcTail cuts a torn record off the end of a WARC; RecoverWarc also
+// indexes the complete records whose CDXJ lines were not yet written when the process died.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <fstream>
+#include <functional>
+#include <iterator>
+#include <system_error>
 
 #include "store/internal.h"
 #include "store/store.h"
@@ -11,37 +20,215 @@ namespace {
 // after the last good record suggests mid-file corruption rather than a torn append.
 constexpr uint64_t kMaxTornTailBytes = 64ull << 20;
 
-Status FilterCdxj(const std::filesystem::path& cdxj, uint64_t end) {
-  std::error_code ec;
-  if (!std::filesystem::exists(cdxj, ec)) return Status::Ok();
-  std::ifstream in(cdxj);
-  std::string line;
-  std::string kept;
-  while (std::getline(in, line)) {
-    Result<internal::CdxjEntry> e = internal::ParseCdxjLine(line);
-    if (e.ok() && e->offset + e->length > end) continue;
-    kept += line;
-    kept += '\n';
+std::string ErrnoText(int err) { return std::system_category().message(err); }
+
+// "<stem>.cdxj" beside "<stem>.warc.gz" or "<stem>.warc"; empty for other names.
+std::filesystem::path CdxjPathFor(const std::filesystem::path& warc) {
+  std::string name = warc.filename().string();
+  size_t cut = 0;
+  if (name.size() > 8 && name.ends_with(".warc.gz")) {
+    cut = 8;
+  } else if (name.size() > 5 && name.ends_with(".warc")) {
+    cut = 5;
   }
-  in.close();
-  std::filesystem::path tmp = cdxj;
-  tmp += ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << kept;
-    if (!out.flush()) return Status::IOError(tmp.string() + ": write failed");
+  if (cut == 0) return {};
+  return warc.parent_path() / (name.substr(0, name.size() - cut) + ".cdxj");
+}
+
+Status WriteAll(int fd, std::string_view data, const std::filesystem::path& path) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Status::IOError(path.string() + ": write: " + ErrnoText(errno));
+    }
+    data.remove_prefix(static_cast<size_t>(n));
   }
-  std::filesystem::rename(tmp, cdxj, ec);
-  if (ec) return Status::IOError(cdxj.string() + ": " + ec.message());
   return Status::Ok();
 }
 
-}  // namespace
+Status SyncPath(const std::filesystem::path& path, int flags) {
+  int fd = ::open(path.c_str(), flags | O_CLOEXEC);
+  if (fd < 0) return Status::IOError(path.string() + ": open: " + ErrnoText(errno));
+  Status s;
+  if (::fsync(fd) != 0) s = Status::IOError(path.string() + ": fsync: " + ErrnoText(errno));
+  ::close(fd);
+  return s;
+}
 
-Result<uint64_t> RepairWarcTail(const std::filesystem::path& file, bool force) {
-  Result<std::unique_ptr<WarcReader>> reader = WarcReader::Open(file);
+std::filesystem::path DirOf(const std::filesystem::path& file) {
+  return file.parent_path().empty() ? std::filesystem::path(".") : file.parent_path();
+}
+
+// Replaces `path` by `text` so that a crash leaves either the old or the new content:
+// temporary file, fsync, rename, fsync of the directory.
+Status ReplaceFile(const std::filesystem::path& path, std::string_view text) {
+  std::filesystem::path tmp = path;
+  tmp += ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::IOError(tmp.string() + ": open: " + ErrnoText(errno));
+  Status s = WriteAll(fd, text, tmp);
+  if (s.ok() && ::fsync(fd) != 0) {
+    s = Status::IOError(tmp.string() + ": fsync: " + ErrnoText(errno));
+  }
+  if (::close(fd) != 0 && s.ok()) {
+    s = Status::IOError(tmp.string() + ": close: " + ErrnoText(errno));
+  }
+  if (s.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) {
+    s = Status::IOError(path.string() + ": rename: " + ErrnoText(errno));
+  }
+  if (!s.ok()) {
+    ::unlink(tmp.c_str());
+    return s;
+  }
+  return SyncPath(DirOf(path), O_RDONLY | O_DIRECTORY);
+}
+
+// Appends `text` to the existing file `path` with one write(2), then fsyncs it.
+Status AppendToFile(const std::filesystem::path& path, std::string_view text) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd < 0) return Status::IOError(path.string() + ": open: " + ErrnoText(errno));
+  Status s = WriteAll(fd, text, path);
+  if (s.ok() && ::fsync(fd) != 0) {
+    s = Status::IOError(path.string() + ": fsync: " + ErrnoText(errno));
+  }
+  if (::close(fd) != 0 && s.ok()) {
+    s = Status::IOError(path.string() + ": close: " + ErrnoText(errno));
+  }
+  return s;
+}
+
+// The CDXJ of one WARC, cleaned for reconciliation with it.
+struct CdxjFile {
+  bool exists = false;
+  std::string text;          // the kept lines, each ending in '\n'
+  bool changed = false;      // `text` differs from the file's content
+  uint64_t indexed_end = 0;  // largest offset + length over the kept lines naming the WARC
+  uint64_t last_offset = 0;  // offset of the record ending at indexed_end
+};
+
+// Loads `path`, dropping an unterminated last line (torn by a crash while the writer
+// appended index lines) and lines naming `warc_name` whose record ends past `warc_size`.
+// Other lines (other files, unparsable ones) are kept as they are.
+Result<CdxjFile> LoadCdxj(const std::filesystem::path& path, std::string_view warc_name,
+                          uint64_t warc_size) {
+  CdxjFile f;
+  std::error_code ec;
+  f.exists = std::filesystem::exists(path, ec);
+  if (ec) return Status::IOError(path.string() + ": " + ec.message());
+  if (!f.exists) return f;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::IOError(path.string() + ": cannot open");
+  std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) return Status::IOError(path.string() + ": read failed");
+  size_t last_nl = raw.rfind('\n');
+  size_t complete = last_nl == std::string::npos ? 0 : last_nl + 1;
+  f.changed = complete != raw.size();
+  std::string_view rest = std::string_view(raw).substr(0, complete);
+  f.text.reserve(complete);
+  while (!rest.empty()) {
+    size_t eol = rest.find('\n');
+    std::string_view line = rest.substr(0, eol + 1);
+    rest.remove_prefix(eol + 1);
+    Result<internal::CdxjEntry> e = internal::ParseCdxjLine(line.substr(0, line.size() - 1));
+    if (e.ok() && e->filename == warc_name) {
+      uint64_t end = e->offset + e->length;
+      if (end > warc_size || end < e->offset) {
+        f.changed = true;
+        continue;
+      }
+      if (end > f.indexed_end) {
+        f.indexed_end = end;
+        f.last_offset = e->offset;
+      }
+    }
+    f.text += line;
+  }
+  return f;
+}
+
+RecoveredRecord ToRecovered(const WarcRecord& rec) {
+  RecoveredRecord r;
+  r.type = rec.type;
+  r.target_uri = rec.target_uri;
+  r.date_us = internal::ParseWarcDate(rec.date).value_or(0);
+  r.record_id = rec.header("WARC-Record-ID");
+  r.payload_digest = rec.header("WARC-Payload-Digest");
+  r.offset = rec.offset;
+  r.length = rec.length;
+  return r;
+}
+
+// The CDXJ line WarcWriter writes for a response or revisit record, rebuilt from the record.
+std::string LineFor(const WarcRecord& rec, const std::string& filename,
+                    const RecoverOptions& options) {
+  std::string_view head = internal::HttpHeadOf(rec.block);
+  Result<HttpResponse> http = ParseHttpResponse(head);
+  std::string surt = options.surt_key ? options.surt_key(rec.target_uri) : std::string();
+  std::string digest = rec.header("WARC-Payload-Digest");
+  internal::CdxjSource src;
+  src.target_uri = rec.target_uri;
+  src.surt = surt;
+  src.warc_date = rec.date;
+  src.revisit = rec.type == "revisit";
+  src.response_head = head;
+  src.status = http.ok() ? http->status : 0;
+  src.payload_digest = digest;
+  src.offset = rec.offset;
+  src.length = rec.length;
+  src.filename = filename;
+  return internal::CdxjLineFor(src);
+}
+
+// What RecoverWarc learns from the records after the last indexed one.
+struct TailIndex {
+  std::vector<RecoveredRecord> records;  // all of them, in file order
+  std::string lines;                     // CDXJ lines of the responses and revisits
+  uint64_t line_count = 0;
+};
+
+void AddToTail(const WarcRecord& rec, const std::string& filename, const RecoverOptions& options,
+               TailIndex* tail) {
+  tail->records.push_back(ToRecovered(rec));
+  if (rec.type == "response" || rec.type == "revisit") {
+    tail->lines += LineFor(rec, filename, options);
+    tail->lines += '\n';
+    ++tail->line_count;
+  }
+}
+
+// Reads `warc` from `start` (the end of the last indexed record) to its end into `tail`.
+Status IndexTail(const std::filesystem::path& warc, uint64_t start, const RecoverOptions& options,
+                 TailIndex* tail) {
+  WarcReaderOptions ro;
+  ro.start_offset = start;
+  Result<std::unique_ptr<WarcReader>> reader = WarcReader::Open(warc, ro);
   if (!reader.ok()) return reader.status();
-  uint64_t good_end = 0;
+  std::string filename = warc.filename().string();
+  while (true) {
+    Result<std::optional<WarcRecord>> r = (*reader)->Next();
+    if (!r.ok()) {
+      if (r.status().code() != Status::Code::kCorruption) return r.status();
+      return Status::Corruption(r.status().message() + " (reading on from offset " +
+                                std::to_string(start) +
+                                ", the end of the last record its CDXJ indexes: the CDXJ does "
+                                "not match the WARC)");
+    }
+    if (!r->has_value()) return Status::Ok();
+    AddToTail(**r, filename, options, tail);
+  }
+}
+
+// RepairWarcTail reading from `start`, an offset known to be the end of a good record (0:
+// the whole file); only the part after it is read. `on_record` (if set) sees every complete
+// record read, i.e. every record from `start` to the end after the cut.
+Result<uint64_t> RepairTailFrom(const std::filesystem::path& file, uint64_t start, bool force,
+                                const std::function<void(const WarcRecord&)>& on_record) {
+  WarcReaderOptions ro;
+  ro.start_offset = start;
+  Result<std::unique_ptr<WarcReader>> reader = WarcReader::Open(file, ro);
+  if (!reader.ok()) return reader.status();
+  uint64_t good_end = start;
   Status error;
   while (true) {
     Result<std::optional<WarcRecord>> r = (*reader)->Next();
@@ -51,6 +238,7 @@ Result<uint64_t> RepairWarcTail(const std::filesystem::path& file, bool force) {
     }
     if (!r->has_value()) break;
     good_end = (*r)->offset + (*r)->length;
+    if (on_record) on_record(**r);
   }
   std::error_code ec;
   uint64_t size = std::filesystem::file_size(file, ec);
@@ -60,14 +248,98 @@ Result<uint64_t> RepairWarcTail(const std::filesystem::path& file, bool force) {
   if (!force && size - good_end > kMaxTornTailBytes) return error;
   std::filesystem::resize_file(file, good_end, ec);
   if (ec) return Status::IOError(file.string() + ": truncate: " + ec.message());
-  std::string name = file.filename().string();
-  size_t cut = name.size() >= 8 && name.ends_with(".warc.gz") ? 8 : (name.ends_with(".warc") ? 5 : 0);
-  if (cut > 0) {
-    Status s = FilterCdxj(file.parent_path() / (name.substr(0, name.size() - cut) + ".cdxj"),
-                          good_end);
-    if (!s.ok()) return s;
+  Status s = SyncPath(file, O_WRONLY);
+  if (!s.ok()) return s;
+  std::filesystem::path cdxj_path = CdxjPathFor(file);
+  if (!cdxj_path.empty()) {
+    Result<CdxjFile> cdxj = LoadCdxj(cdxj_path, file.filename().string(), good_end);
+    if (!cdxj.ok()) return cdxj.status();
+    if (cdxj->changed) {
+      s = ReplaceFile(cdxj_path, cdxj->text);
+      if (!s.ok()) return s;
+    }
   }
   return size - good_end;
+}
+
+// Whether the record the CDXJ indexes last really ends at cdxj.indexed_end (read back at
+// its offset: same offset and length). Only then may RecoverWarc read from there on; a wrong
+// index must not decide where the file is cut.
+bool IndexedEndIsRecordEnd(const std::filesystem::path& warc, const CdxjFile& cdxj) {
+  if (cdxj.indexed_end == 0) return false;
+  Result<WarcRecord> last = ReadRecordAt(warc, cdxj.last_offset);
+  return last.ok() && last->offset == cdxj.last_offset &&
+         last->offset + last->length == cdxj.indexed_end;
+}
+
+Result<uint64_t> FileSize(const std::filesystem::path& file) {
+  std::error_code ec;
+  uint64_t size = std::filesystem::file_size(file, ec);
+  if (!ec) return size;
+  std::string msg = file.string() + ": " + ec.message();
+  return ec == std::errc::no_such_file_or_directory ? Status::NotFound(msg) : Status::IOError(msg);
+}
+
+}  // namespace
+
+Result<uint64_t> RepairWarcTail(const std::filesystem::path& file, bool force) {
+  return RepairTailFrom(file, 0, force, nullptr);
+}
+
+Result<RecoveryReport> RecoverWarc(const std::filesystem::path& warc) {
+  return RecoverWarc(warc, RecoverOptions());
+}
+
+Result<RecoveryReport> RecoverWarc(const std::filesystem::path& warc,
+                                   const RecoverOptions& options) {
+  std::filesystem::path cdxj_path = CdxjPathFor(warc);
+  if (cdxj_path.empty()) {
+    return Status::InvalidArgument(warc.string() +
+                                   ": not a WARC file name (expected *.warc.gz or *.warc)");
+  }
+  // A crash inside ReplaceFile can leave its temporary file; it holds nothing we need.
+  std::filesystem::path tmp = cdxj_path;
+  tmp += ".tmp";
+  std::error_code ec;
+  std::filesystem::remove(tmp, ec);
+  std::string name = warc.filename().string();
+  Result<uint64_t> size = FileSize(warc);
+  if (!size.ok()) return size.status();
+  Result<CdxjFile> loaded = LoadCdxj(cdxj_path, name, *size);
+  if (!loaded.ok()) return loaded.status();
+  CdxjFile cdxj = std::move(loaded).value();
+  uint64_t start = IndexedEndIsRecordEnd(warc, cdxj) ? cdxj.indexed_end : 0;
+  // The records the torn-tail check reads are the unindexed ones (unless the cut drops index
+  // lines, see below): index them in the same pass.
+  TailIndex tail;
+  Result<uint64_t> cut = RepairTailFrom(
+      warc, start, options.force,
+      [&](const WarcRecord& rec) { AddToTail(rec, name, options, &tail); });
+  if (!cut.ok()) return cut.status();
+  RecoveryReport report;
+  report.bytes_cut = *cut;
+  if (*cut > 0) {  // the cut may have dropped index lines: load again
+    size = FileSize(warc);
+    if (!size.ok()) return size.status();
+    loaded = LoadCdxj(cdxj_path, name, *size);
+    if (!loaded.ok()) return loaded.status();
+    cdxj = std::move(loaded).value();
+  }
+  if (cdxj.indexed_end != start) {
+    tail = TailIndex();
+    Status s = IndexTail(warc, cdxj.indexed_end, options, &tail);
+    if (!s.ok()) return s;
+  }
+  report.cdxj_lines_added = tail.line_count;
+  report.unindexed = std::move(tail.records);
+  Status s;
+  if (cdxj.changed || (!cdxj.exists && !tail.lines.empty())) {
+    s = ReplaceFile(cdxj_path, cdxj.text + tail.lines);
+  } else if (!tail.lines.empty()) {
+    s = AppendToFile(cdxj_path, tail.lines);
+  }
+  if (!s.ok()) return s;
+  return report;
 }
 
 }  // namespace harvest::store

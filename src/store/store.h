@@ -17,15 +17,17 @@
 //    affects its own index. Sort with `LC_ALL=C sort` before handing to pywb.
 //
 // Entry points: WarcWriter (append), WarcReader / ReadRecordAt / ParseHttpResponse (read),
-// ListCaptures / GetLatestCapture (lookup by URL), RepairWarcTail (crash recovery).
+// ListCaptures / GetLatestCapture (lookup by URL), RepairWarcTail / RecoverWarc (crash
+// recovery: cut a torn tail, index complete records whose CDXJ lines were never written).
 //
 // Thread-safety: the free functions are thread-safe (they share no state; RepairWarcTail
-// must not run on a file a writer has open). A WarcWriter or WarcReader belongs to one
+// and RecoverWarc must not run on a file a writer has open). A WarcWriter or WarcReader belongs to one
 // thread at a time.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -150,6 +152,10 @@ struct WarcReaderOptions {
   // Largest decompressed record (headers + block) accepted; larger ones give
   // ResourceExhausted with the offset. Bounds memory on hostile input. Default 1 GiB.
   uint64_t max_record_bytes = 1ull << 30;
+  // Offset of the first record to read: must be where a record starts (or the end of one,
+  // e.g. a CDXJ line's offset + length), else Next() reports Corruption. Lets crash
+  // recovery read only the tail of a large file. Default 0 (the whole file).
+  uint64_t start_offset = 0;
 };
 
 // Iterates the records of a .warc.gz (record-at-a-time gzip) or plain .warc file; a file may
@@ -200,6 +206,66 @@ Result<HttpResponse> ParseHttpResponse(std::string_view block);
 // lost, so that is returned as the reader's Corruption status unless `force`.
 // REQUIRES: no writer has the file open.
 Result<uint64_t> RepairWarcTail(const std::filesystem::path& file, bool force = false);
+
+// One record found in a WARC by RecoverWarc beyond what its CDXJ index covered.
+struct RecoveredRecord {
+  std::string type;            // WARC-Type: "response", "revisit", "request", "metadata", ...
+  std::string target_uri;      // WARC-Target-URI
+  int64_t date_us = 0;         // WARC-Date parsed to microseconds since the epoch (0 if malformed)
+  std::string record_id;       // WARC-Record-ID, "<urn:uuid:...>"
+  std::string payload_digest;  // WARC-Payload-Digest ("" when absent)
+  uint64_t offset = 0, length = 0;
+};
+
+struct RecoveryReport {
+  uint64_t bytes_cut = 0;         // torn tail removed (RepairWarcTail)
+  uint64_t cdxj_lines_added = 0;  // index lines written for records that had none
+  // Every record (all types) after the last indexed one, in file order.
+  std::vector<RecoveredRecord> unindexed;
+};
+
+struct RecoverOptions {
+  // Passed to RepairWarcTail: also cut more than 64 MiB after the last readable record.
+  // Default false.
+  bool force = false;
+  // SURT key of a recovered record's WARC-Target-URI. WarcWriter uses Capture::surt when the
+  // caller gave one (the crawler passes its URL canonicalizer's SURT), which the record does
+  // not store; pass the same function here to get identical keys. Must not throw.
+  // nullptr = SurtKey().
+  std::function<std::string(std::string_view target_uri)> surt_key;
+};
+
+// Crash recovery of one WARC written by WarcWriter: RepairWarcTail, then reconcile its CDXJ
+// with the WARC: records after the end of the last record the CDXJ covers (the largest
+// offset + length of its lines naming this file) get their CDXJ lines appended (response and
+// revisit records, the line WarcWriter writes: same key, timestamp and JSON fields, built by
+// the same code), and are returned in `unindexed` (all record types, including the request
+// and metadata records around them) so the caller can restore state it derives from them
+// (payload digests). A `request` with no `response`/`revisit` after it is a fetch whose
+// main record was torn off: it was not stored.
+// The CDXJ is also cleaned: an unterminated last line (a crash while Flush() wrote the
+// index) and lines of this file pointing past its end are dropped (their records, when
+// complete, are re-indexed). A missing CDXJ file is created (unless the WARC has no record
+// to index). Idempotent: a second call cuts and adds nothing (its `unindexed` lists again
+// the records after the last indexed one, e.g. the metadata record of the last fetch).
+// Only the part after the last indexed record is read (the torn-tail check too) once that
+// record reads back at the offset and length its line gives; otherwise the whole file is
+// checked, so a wrong index never decides where the file is cut.
+// Lines are written with fsync; a rewrite goes through a temporary file and rename.
+//
+// Byte-identical lines, departures: the key is options.surt_key (default SurtKey()) of the
+// target URI, where the writer used Capture::surt when given; mime and status come from the
+// record's HTTP head (Content-Type without parameters; the status line), where the writer
+// used Capture::mime / Capture::status when given. Callers that fill those from the same
+// response (as the crawler does) get the same values; a key differs only where the
+// canonicalizer's SURT and SurtKey() disagree (see docs/warc.md).
+// Errors: NotFound (no WARC), InvalidArgument (name not *.warc.gz / *.warc), Corruption
+// (from RepairWarcTail, or when the CDXJ's last indexed end is not a record boundary),
+// IOError.
+// REQUIRES: no writer has the file (or its CDXJ) open.
+Result<RecoveryReport> RecoverWarc(const std::filesystem::path& warc);
+Result<RecoveryReport> RecoverWarc(const std::filesystem::path& warc,
+                                   const RecoverOptions& options);
 
 // ---- Lookup over an output directory (CLI `warc get`, replay) ----
 

@@ -15,8 +15,6 @@
 namespace harvest::store {
 namespace {
 
-using internal::CdxjEntry;
-
 constexpr std::string_view kRevisitProfile =
     "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
 constexpr std::string_view kConformsTo =
@@ -61,22 +59,6 @@ std::string HostName(const std::string& configured) {
   char buf[256] = {};
   if (gethostname(buf, sizeof(buf) - 1) != 0) return "localhost";
   return buf;
-}
-
-// Content-Type of a response head without parameters, lower case ("" when absent).
-std::string MimeFromHead(std::string_view head) {
-  std::vector<std::pair<std::string, std::string>> headers;
-  size_t eol = head.find('\n');
-  if (eol == std::string_view::npos) return {};
-  internal::ParseHeaderLines(head.substr(eol + 1), &headers);
-  for (const auto& [k, v] : headers) {
-    if (!internal::EqualsIgnoreCase(k, "content-type")) continue;
-    std::string m = v.substr(0, v.find(';'));
-    while (!m.empty() && m.back() == ' ') m.pop_back();
-    for (char& c : m) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return m;
-  }
-  return {};
 }
 
 // The response or revisit record of a fetch, before serialisation.
@@ -266,19 +248,22 @@ class WarcWriter::Impl {
     Status s = Append(all, members.size());
     if (!s.ok()) return s;
     if (opt_.write_cdxj) {
-      CdxjEntry e;
-      e.surt = c.surt.empty() ? SurtKey(c.target_uri) : c.surt;
-      e.timestamp = internal::Timestamp14FromWarcDate(date);
-      e.url = c.target_uri;
-      e.mime = is_revisit ? "warc/revisit" : c.mime;
-      if (e.mime.empty()) e.mime = MimeFromHead(c.response_header);
-      if (e.mime.empty()) e.mime = "unk";
-      if (c.status > 0) e.status = std::to_string(c.status);
-      e.digest = payload_digest;
-      e.length = loc.length;
-      e.offset = loc.offset;
-      e.filename = filename_;
-      cdxj_pending_ += internal::FormatCdxjLine(e);
+      // The URL as written in WARC-Target-URI (escaped), so that RecoverWarc, which only
+      // sees the record, produces the same line.
+      std::string uri = SafeValue(c.target_uri, true);
+      internal::CdxjSource src;
+      src.target_uri = uri;
+      src.surt = c.surt;
+      src.warc_date = date;
+      src.revisit = is_revisit;
+      src.mime = c.mime;
+      src.response_head = c.response_header;
+      src.status = c.status;
+      src.payload_digest = payload_digest;
+      src.offset = loc.offset;
+      src.length = loc.length;
+      src.filename = filename_;
+      cdxj_pending_ += internal::CdxjLineFor(src);
       cdxj_pending_ += '\n';
     }
     return loc;

@@ -41,7 +41,11 @@ crawl() {  # the same command every time: it resumes the crawl in $out/crawl
 now_us() { date +%s%6N; }
 
 : > "$out/restarts.txt"
+# restarts.txt: when each restarted process was launched (after the previous one died), so
+# every request the test web logs before it belongs to an earlier process — including the
+# ones a killed crawler had sent and the server only read after the kill.
 for i in $(seq 1 "$kills"); do
+  [ "$i" -gt 1 ] && now_us >> "$out/restarts.txt"
   crawl > "$out/run-$i.txt" 2>&1 &
   crawl_pid=$!
   # A random moment 1.5-4.5 s into the run (the crawl writes WARC records continuously).
@@ -51,13 +55,14 @@ for i in $(seq 1 "$kills"); do
     cat "$out/run-$i.txt"; exit 1
   fi
   kill -9 "$crawl_pid"
-  now_us >> "$out/restarts.txt"
   wait "$crawl_pid" 2>/dev/null || true
   crawl_pid=""
+  sleep 0.3  # let the test web read what the dead process had sent""
   echo "run $i: killed (SIGKILL) after $(grep -c . "$out/crawl/outcomes.jsonl" 2>/dev/null || echo 0) outcome lines"
 done
 
 echo "--- final run"
+now_us >> "$out/restarts.txt"
 rc=0
 (crawl --summary-json "$out/summary.json") > "$out/final.txt" 2>&1 || rc=$?
 if [ "$rc" != 0 ]; then echo "FAIL: final run exited $rc"; tail -30 "$out/final.txt"; exit 1; fi
