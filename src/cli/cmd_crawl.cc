@@ -61,6 +61,9 @@ int RunCrawl(const CrawlFlags& f) {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  // A file-size limit (ulimit -f) must fail the write with EFBIG, which pauses the crawl
+  // like a full disk, rather than kill the process.
+  std::signal(SIGXFSZ, SIG_IGN);
   spdlog::info("crawling {} seeds into {}", seeds->size(), f.out);
   Status s = crawler.Run(*seeds);
   g_crawler.store(nullptr);

@@ -109,7 +109,10 @@ Status Crawler::Impl::Run(const std::vector<std::string>& seeds) {
   AdmitSeeds(seeds);
   while (!Finished()) {
     ConsumeInbox();
-    if (!stop_.load() && !page_limit_reached_ && !sink_->paused()) FillLeases();
+    // Paused while the output cannot be written (disk full, I/O error): nothing new starts.
+    if (!stop_.load() && !page_limit_reached_ && !sink_->paused() && db_->status().ok()) {
+      FillLeases();
+    }
     (void)db_->Commit();  // errors are sticky in db_->status() and logged
     if (Finished()) break;
     fetcher_->Poll(PollTimeout());
@@ -124,6 +127,13 @@ Status Crawler::Impl::Run(const std::vector<std::string>& seeds) {
   ConsumeInbox();
   if (!stats_.complete) RecordUnreached();
   Status s = sink_->Finish();
+  if (!s.ok() && stop_.load()) {
+    // Stopped while paused on an output error: not fatal — what could not be written is
+    // recorded not-stored and stays queued in the crawl state for the next run.
+    spdlog::warn("stopped while the output was failing ({}); unwritten pages stay queued",
+                 s.ToString());
+    s = Status::Ok();
+  }
   ConsumeInbox();  // pages made durable by the last flush
   Status c = db_->Commit();
   if (c.ok()) c = db_->Sync();

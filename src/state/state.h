@@ -140,7 +140,8 @@ class StateDb {
   Status Commit();
   // Fsyncs the write-ahead log (any thread; options.sync = false: no-op).
   Status Sync();
-  // The first write error (ok while none). A crawl stops taking new work on error.
+  // The last write error, cleared by the next successful Commit (ok while none). A crawl
+  // takes no new work while it is set.
   Status status() const;
 
   // Writer thread: payload digests (written directly, not through the pending batch).

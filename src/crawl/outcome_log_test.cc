@@ -1,0 +1,64 @@
+#include "crawl/outcome_log.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace harvest::crawl {
+namespace {
+
+std::string ReadAll(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(OutcomeLog, EachRecordIsInTheFileAtOnce) {
+  auto path = std::filesystem::temp_directory_path() /
+              ("outcomes_test_" + std::to_string(::getpid()) + ".jsonl");
+  std::filesystem::remove(path);
+  OutcomeLog log;
+  ASSERT_TRUE(log.Open(path).ok());
+  log.Record("http://a.test/", "fetched", 200, "", 5);
+  // No Flush: a kill -9 now must not lose the line.
+  EXPECT_EQ(ReadAll(path),
+            "{\"url\":\"http://a.test/\",\"outcome\":\"fetched\",\"status\":200,\"time_us\":5}\n");
+  EXPECT_EQ(log.count(), 1u);
+  std::filesystem::remove(path);
+}
+
+TEST(OutcomeLog, OpenCutsATornLastLineAndAppends) {
+  auto path = std::filesystem::temp_directory_path() /
+              ("outcomes_torn_" + std::to_string(::getpid()) + ".jsonl");
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << "{\"url\":\"http://a.test/\"}\n{\"url\":\"http://b.te";  // killed mid-line
+  }
+  {
+    OutcomeLog log;
+    ASSERT_TRUE(log.Open(path).ok());
+    log.Record("http://c.test/", "revisit", 200, "d", 7);
+    ASSERT_TRUE(log.Flush().ok());
+  }
+  EXPECT_EQ(ReadAll(path),
+            "{\"url\":\"http://a.test/\"}\n"
+            "{\"url\":\"http://c.test/\",\"outcome\":\"revisit\",\"status\":200,\"detail\":\"d\","
+            "\"time_us\":7}\n");
+  // A file without any complete line is emptied; an intact one is kept as is.
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << std::string(10000, 'x');
+  }
+  {
+    OutcomeLog log;
+    ASSERT_TRUE(log.Open(path).ok());
+  }
+  EXPECT_EQ(ReadAll(path), "");
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace harvest::crawl
