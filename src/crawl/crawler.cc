@@ -400,17 +400,14 @@ void Crawler::Impl::OnPageDone(InFlight flight, fetch::FetchResult&& r) {
   Dispatch(std::move(task));
 }
 
-// A crawl stopped early (page limit, signal) still gives every admitted URL an outcome for
-// this run: `not-crawled`. The URLs stay queued in the crawl state, so running the same
-// command again resumes them.
+// A crawl stopped early (page limit, signal): what is still queued stays queued in the crawl
+// state — it is not final, the next run of the same command crawls it — so it is counted
+// for the summary, not drained (a large crawl may hold millions of queued URLs on disk).
 void Crawler::Impl::RecordUnreached() {
-  const char* why = page_limit_reached_ ? "page limit reached; still queued"
-                                        : "crawl stopped; still queued";
-  for (const std::string& host : frontier_->HostsWithWork()) {
-    for (const frontier::UrlItem& item : frontier_->DrainHost(host)) {
-      Record(item.url, "not-crawled", 0, why);
-      ++stats_.still_queued;
-    }
+  stats_.still_queued = frontier_->queued() + frontier_->retries_pending();
+  if (stats_.still_queued > 0) {
+    spdlog::info("{} URLs still queued in {}; run the same command again to resume",
+                 stats_.still_queued, opts_.out_dir.string());
   }
 }
 
