@@ -161,7 +161,7 @@ AdmitVerdict Admission::Judge(const AdmitCandidate& c) {
   if (AdmitVerdict v = ShapeTrap(c); v != AdmitVerdict::kAccept) return v;
   if (seen_ != nullptr && seen_->Contains(c.fp)) return AdmitVerdict::kSeen;
 
-  HostCounters& h = hosts_[std::string(c.host)];
+  HostCounters& h = CountersFor(c.host);
   const int64_t day = clock_->WallMicros() / kMicrosPerDay;
   if (h.day != day) {
     h.day = day;
@@ -185,6 +185,12 @@ AdmitVerdict Admission::Admit(const AdmitCandidate& c) {
   return v;
 }
 
-void Admission::NoteFetched(std::string_view host) { ++hosts_[std::string(host)].fetched; }
+Admission::HostCounters& Admission::CountersFor(std::string_view host) {
+  auto it = hosts_.find(host);
+  if (it == hosts_.end()) it = hosts_.emplace(std::string(host), HostCounters{}).first;
+  return it->second;
+}
+
+void Admission::NoteFetched(std::string_view host) { ++CountersFor(host).fetched; }
 
 }  // namespace harvest::frontier

@@ -14,6 +14,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -122,7 +123,13 @@ class Admission {
   TrapOptions traps_;
   dedup::SeenSet* seen_;
   Clock* clock_;
-  std::unordered_map<std::string, HostCounters> hosts_;
+  // Transparent hash: Admit looks hosts up by string_view without building a string.
+  struct HostHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  HostCounters& CountersFor(std::string_view host);
+  std::unordered_map<std::string, HostCounters, HostHash, std::equal_to<>> hosts_;
   std::array<uint64_t, kAdmitVerdictCount> counts_{};
 };
 

@@ -12,20 +12,17 @@ namespace harvest::frontier {
 using std::chrono::microseconds;
 using std::chrono::milliseconds;
 
+namespace {
+// The breaker counters are 32-bit: a window beyond this (a misconfiguration; it would cost
+// as many bytes per host) is clamped.
+constexpr size_t kMaxBreakerWindow = size_t{1} << 20;
+}  // namespace
+
+// Per-host state. A crawl of millions of hosts keeps one of these per host, so the fields
+// most hosts never use (IP limit, Crawl-delay, overrides, adaptive timing, waiting retries,
+// an open breaker, a breaker window above 64) live in a lazily allocated Extra (~56 bytes
+// per host instead of ~300; docs/benchmarks.md, "Durable frontier at scale").
 struct Frontier::Host {
-  std::string name;
-  HostId id = 0;
-  bool busy = false;
-  uint64_t lease_id = 0;
-  std::string lease_ip;  // the IP charged for the outstanding lease
-  // Earliest start of the next request: end of the last request + its delay.
-  Clock::TimePoint next_allowed{};
-  std::optional<milliseconds> crawl_delay;
-  std::optional<milliseconds> override_delay;
-  microseconds last_response_time{0};
-  bool skipped = false;
-  size_t adopted = 0;  // items a persistent store held at start (AdoptStoredHost)
-  std::string ip;
   // Retries waiting for their backoff: a min-heap on (not_before, seq).
   struct Retry {
     Clock::TimePoint not_before;
@@ -35,19 +32,50 @@ struct Frontier::Host {
       return not_before != o.not_before ? not_before > o.not_before : seq > o.seq;
     }
   };
-  std::vector<Retry> retries;
-  uint64_t retry_seq = 0;
-  // Circuit breaker: ring of the last completions (1 = error).
-  std::vector<uint8_t> ring;
-  size_t ring_pos = 0;
-  size_t ring_count = 0;
-  size_t ring_errors = 0;
+  struct Extra {
+    std::string lease_ip;  // the IP charged for the outstanding lease
+    std::string ip;
+    std::optional<milliseconds> crawl_delay;
+    std::optional<milliseconds> override_delay;
+    microseconds last_response_time{0};  // kept only when adaptive_factor > 0
+    size_t adopted = 0;  // items a persistent store held at start (AdoptStoredHost)
+    std::vector<Retry> retries;
+    uint64_t retry_seq = 0;
+    Clock::TimePoint open_until{};  // breaker open: paused until then
+    std::vector<uint8_t> ring;      // breaker ring when the window exceeds 64
+  };
+  static const Extra kNoExtra;
+
+  const std::string* name_ptr = nullptr;  // the key in host_ids_ (node keys are stable)
+  HostId id = 0;
+  // Circuit breaker: ring of the last completions (1 = error): bits of ring_bits, or
+  // extra->ring when breaker_window > 64.
+  uint32_t ring_pos = 0;
+  uint32_t ring_count = 0;
+  uint32_t ring_errors = 0;
+  uint64_t ring_bits = 0;
+  bool busy = false;
+  bool skipped = false;
   bool breaker_open = false;  // paused until open_until; then the next completion decides
-  Clock::TimePoint open_until{};
+  uint64_t lease_id = 0;
+  // Earliest start of the next request: end of the last request + its delay.
+  Clock::TimePoint next_allowed{};
   // Bumped on every change of schedulability: heap and IP-waiter entries carrying an older
   // generation are stale.
   uint64_t generation = 0;
+  std::unique_ptr<Extra> extra;
+
+  const std::string& name() const { return *name_ptr; }
+  const Extra& x() const { return extra ? *extra : kNoExtra; }
+  Extra& mx() {
+    if (!extra) extra = std::make_unique<Extra>();
+    return *extra;
+  }
+  bool has_retries() const { return extra && !extra->retries.empty(); }
+  const std::string& ip() const { return x().ip; }
 };
+
+const Frontier::Host::Extra Frontier::Host::kNoExtra{};
 
 int PriorityFor(int depth, bool seed, bool sitemap_hint, int inlinks) {
   if (seed) return 0;
@@ -73,7 +101,7 @@ Frontier::Host& Frontier::HostFor(const std::string& name) {
   auto [it, inserted] = host_ids_.try_emplace(name, static_cast<HostId>(hosts_.size()));
   if (inserted) {
     auto h = std::make_unique<Host>();
-    h->name = name;
+    h->name_ptr = &it->first;
     h->id = it->second;
     store_->RegisterHost(h->id, name);
     hosts_.push_back(std::move(h));
@@ -90,10 +118,10 @@ std::optional<Clock::TimePoint> Frontier::ReadyTime(const Host& h) const {
   if (h.busy || h.skipped) return std::nullopt;
   Clock::TimePoint t = h.next_allowed;
   if (store_->Size(h.id) == 0) {
-    if (h.retries.empty()) return std::nullopt;
-    t = std::max(t, h.retries.front().not_before);
+    if (!h.has_retries()) return std::nullopt;
+    t = std::max(t, h.extra->retries.front().not_before);
   }
-  if (h.breaker_open) t = std::max(t, h.open_until);
+  if (h.breaker_open) t = std::max(t, h.x().open_until);
   return t;
 }
 
@@ -112,8 +140,8 @@ void Frontier::Reschedule(Host& h) {
 }
 
 bool Frontier::IpFull(const Host& h) const {
-  if (options_.per_ip_limit == 0 || h.ip.empty()) return false;
-  auto it = ip_in_flight_.find(h.ip);
+  if (options_.per_ip_limit == 0 || h.ip().empty()) return false;
+  auto it = ip_in_flight_.find(h.ip());
   return it != ip_in_flight_.end() && it->second >= options_.per_ip_limit;
 }
 
@@ -127,7 +155,7 @@ void Frontier::WakeIpWaiters(const std::string& ip) {
     const HostId id = waiters.front();
     waiters.pop_front();
     Host& h = *hosts_[id];
-    if (h.busy || h.ip != ip) continue;
+    if (h.busy || h.ip() != ip) continue;
     Reschedule(h);
     if (ReadyTime(h)) break;
   }
@@ -152,14 +180,15 @@ std::optional<Lease> Frontier::Next() {
     Host& h = *hosts_[e.id];
     if (e.generation != h.generation) continue;  // stale
     if (IpFull(h)) {
-      ip_waiters_[h.ip].push_back(h.id);
+      ip_waiters_[h.ip()].push_back(h.id);
       continue;
     }
     Lease lease;
-    if (!h.retries.empty() && h.retries.front().not_before <= now) {
-      std::pop_heap(h.retries.begin(), h.retries.end(), std::greater<>());
-      lease.item = std::move(h.retries.back().item);
-      h.retries.pop_back();
+    if (h.has_retries() && h.extra->retries.front().not_before <= now) {
+      auto& retries = h.extra->retries;
+      std::pop_heap(retries.begin(), retries.end(), std::greater<>());
+      lease.item = std::move(retries.back().item);
+      retries.pop_back();
       --retries_pending_;
     } else {
       auto item = store_->Pop(h.id);
@@ -170,8 +199,12 @@ std::optional<Lease> Frontier::Next() {
     h.busy = true;
     ++h.generation;
     h.lease_id = lease.id = next_lease_id_++;
-    h.lease_ip = options_.per_ip_limit > 0 ? h.ip : std::string();
-    if (!h.lease_ip.empty()) ++ip_in_flight_[h.lease_ip];
+    if (options_.per_ip_limit > 0 && !h.ip().empty()) {
+      h.extra->lease_ip = h.extra->ip;
+      ++ip_in_flight_[h.extra->lease_ip];
+    } else if (h.extra) {
+      h.extra->lease_ip.clear();
+    }
     ++in_flight_;
     return lease;
   }
@@ -193,12 +226,13 @@ std::optional<Clock::TimePoint> Frontier::NextWakeup() const {
 
 microseconds Frontier::DelayFor(const Host& h, std::optional<milliseconds> retry_after) const {
   microseconds d = options_.default_delay;
-  if (h.crawl_delay) d = std::max<microseconds>(d, *h.crawl_delay);
+  const Host::Extra& x = h.x();
+  if (x.crawl_delay) d = std::max<microseconds>(d, *x.crawl_delay);
   if (retry_after) d = std::max<microseconds>(d, *retry_after);
-  if (h.override_delay) d = std::max<microseconds>(d, *h.override_delay);
+  if (x.override_delay) d = std::max<microseconds>(d, *x.override_delay);
   if (options_.adaptive_factor > 0) {
     const auto adaptive = microseconds(static_cast<int64_t>(std::llround(
-        options_.adaptive_factor * static_cast<double>(h.last_response_time.count()))));
+        options_.adaptive_factor * static_cast<double>(x.last_response_time.count()))));
     d = std::max(d, adaptive);
   }
   return d;
@@ -208,33 +242,47 @@ void Frontier::RecordBreaker(Host& h, bool error, Clock::TimePoint now) {
   if (options_.breaker_window == 0) return;
   if (h.breaker_open) {  // this completion was the probe
     if (error) {
-      h.open_until = now + options_.breaker_cooldown;
-      spdlog::info("frontier: {} probe failed, paused for {} s", h.name,
+      h.mx().open_until = now + options_.breaker_cooldown;
+      spdlog::info("frontier: {} probe failed, paused for {} s", h.name(),
                    options_.breaker_cooldown.count());
     } else {
       h.breaker_open = false;
-      h.ring.clear();
+      h.ring_bits = 0;
+      if (h.extra) h.extra->ring.clear();
       h.ring_pos = h.ring_count = h.ring_errors = 0;
-      spdlog::info("frontier: {} probe succeeded, breaker closed", h.name);
+      spdlog::info("frontier: {} probe succeeded, breaker closed", h.name());
     }
     return;
   }
-  if (h.ring.empty()) h.ring.assign(options_.breaker_window, 0);
-  if (h.ring_count == h.ring.size()) {
-    h.ring_errors -= h.ring[h.ring_pos];
+  // The window is kept in ring_bits when it fits (every host has one), else in a vector.
+  const size_t window = std::min<size_t>(options_.breaker_window, kMaxBreakerWindow);
+  const bool bits = window <= 64;
+  if (!bits && h.mx().ring.empty()) h.extra->ring.assign(window, 0);
+  auto get = [&](size_t i) -> unsigned {
+    return bits ? static_cast<unsigned>((h.ring_bits >> i) & 1) : h.extra->ring[i];
+  };
+  auto set = [&](size_t i, unsigned v) {
+    if (bits) {
+      h.ring_bits = (h.ring_bits & ~(uint64_t{1} << i)) | (uint64_t{v} << i);
+    } else {
+      h.extra->ring[i] = static_cast<uint8_t>(v);
+    }
+  };
+  if (h.ring_count == window) {
+    h.ring_errors -= get(h.ring_pos);
   } else {
     ++h.ring_count;
   }
-  h.ring[h.ring_pos] = error ? 1 : 0;
-  h.ring_errors += h.ring[h.ring_pos];
-  h.ring_pos = (h.ring_pos + 1) % h.ring.size();
-  const size_t min_samples = std::min(kBreakerMinSamples, h.ring.size());
+  set(h.ring_pos, error ? 1 : 0);
+  h.ring_errors += get(h.ring_pos);
+  h.ring_pos = static_cast<uint32_t>((h.ring_pos + 1) % window);
+  const size_t min_samples = std::min(kBreakerMinSamples, window);
   if (h.ring_count >= min_samples &&
       static_cast<double>(h.ring_errors) > options_.breaker_error_rate * h.ring_count) {
     h.breaker_open = true;
-    h.open_until = now + options_.breaker_cooldown;
-    spdlog::warn("frontier: {} breaker open ({} errors in {} completions), paused for {} s", h.name,
-                 h.ring_errors, h.ring_count, options_.breaker_cooldown.count());
+    h.mx().open_until = now + options_.breaker_cooldown;
+    spdlog::warn("frontier: {} breaker open ({} errors in {} completions), paused for {} s",
+                 h.name(), h.ring_errors, h.ring_count, options_.breaker_cooldown.count());
   }
 }
 
@@ -250,13 +298,19 @@ GiveUp Frontier::Complete(const Lease& lease, const Completion& c) {
   const Clock::TimePoint now = clock_->Now();
   h.busy = false;
   --in_flight_;
-  const std::string ip = std::move(h.lease_ip);
-  h.lease_ip.clear();
+  std::string ip;
+  if (h.extra) {
+    ip = std::move(h.extra->lease_ip);
+    h.extra->lease_ip.clear();
+  }
   if (!ip.empty() && --ip_in_flight_[ip] == 0) ip_in_flight_.erase(ip);
 
   GiveUp give_up = GiveUp::kNo;
   if (c.kind != CompletionKind::kNoRequest) {
-    if (c.response_time.count() > 0) h.last_response_time = c.response_time;
+    // Only the adaptive delay reads it: other hosts need no Extra for it.
+    if (c.response_time.count() > 0 && options_.adaptive_factor > 0) {
+      h.mx().last_response_time = c.response_time;
+    }
     h.next_allowed = now + DelayFor(h, c.retry_after);
     RecordBreaker(h, c.error, now);
   }
@@ -272,8 +326,9 @@ GiveUp Frontier::Complete(const Lease& lease, const Completion& c) {
         wait = options_.backoff[n];
       }
       if (c.retry_after) wait = std::max<microseconds>(wait, *c.retry_after);
-      h.retries.push_back({now + wait, h.retry_seq++, std::move(item)});
-      std::push_heap(h.retries.begin(), h.retries.end(), std::greater<>());
+      Host::Extra& x = h.mx();
+      x.retries.push_back({now + wait, x.retry_seq++, std::move(item)});
+      std::push_heap(x.retries.begin(), x.retries.end(), std::greater<>());
       ++retries_pending_;
     }
   } else if (c.kind == CompletionKind::kRequeue) {
@@ -289,7 +344,7 @@ GiveUp Frontier::Complete(const Lease& lease, const Completion& c) {
 
 void Frontier::SetCrawlDelay(const std::string& host, milliseconds d) {
   Host& h = HostFor(host);
-  h.crawl_delay = d;
+  h.mx().crawl_delay = d;
   const bool skip = d > options_.max_crawl_delay;
   if (skip && !h.skipped) {
     spdlog::warn("frontier: {} asks for Crawl-delay {} ms > max {} ms: host skipped", host,
@@ -305,9 +360,9 @@ void Frontier::AdoptStoredHost(const std::string& host) {
   Host& h = HostFor(host);
   // Items already counted (adopted twice) are not counted again.
   const size_t stored = store_->Size(h.id);
-  if (stored > h.adopted) {
-    queued_ += stored - h.adopted;
-    h.adopted = stored;
+  if (stored > h.x().adopted) {
+    queued_ += stored - h.x().adopted;
+    h.mx().adopted = stored;
   }
   if (!h.busy) Reschedule(h);
 }
@@ -320,13 +375,14 @@ void Frontier::RestoreNextAllowed(const std::string& host, Clock::TimePoint t) {
 }
 
 void Frontier::SetDelayOverride(const std::string& host, std::optional<milliseconds> d) {
-  HostFor(host).override_delay = d;
+  Host& h = HostFor(host);
+  if (d || h.extra) h.mx().override_delay = d;
 }
 
 void Frontier::SetHostIp(const std::string& host, const std::string& ip) {
   Host& h = HostFor(host);
-  if (h.ip == ip) return;
-  h.ip = ip;
+  if (h.ip() == ip) return;
+  h.mx().ip = ip;
   if (!h.busy) Reschedule(h);
 }
 
@@ -341,11 +397,14 @@ std::vector<UrlItem> Frontier::DrainHost(const std::string& host) {
   Host& h = *hosts_[it->second];
   std::vector<UrlItem> items = store_->Drain(h.id);
   queued_ -= items.size();
-  std::sort(h.retries.begin(), h.retries.end(),
-            [](const Host::Retry& a, const Host::Retry& b) { return b > a; });
-  for (auto& r : h.retries) items.push_back(std::move(r.item));
-  retries_pending_ -= h.retries.size();
-  h.retries.clear();
+  if (h.extra) {
+    auto& retries = h.extra->retries;
+    std::sort(retries.begin(), retries.end(),
+              [](const Host::Retry& a, const Host::Retry& b) { return b > a; });
+    for (auto& r : retries) items.push_back(std::move(r.item));
+    retries_pending_ -= retries.size();
+    retries.clear();
+  }
   Reschedule(h);
   return items;
 }
@@ -359,7 +418,7 @@ microseconds Frontier::HostDelay(const std::string& host) const {
 std::vector<std::string> Frontier::HostsWithWork() const {
   std::vector<std::string> names;
   for (const auto& h : hosts_) {
-    if (store_->Size(h->id) > 0 || !h->retries.empty()) names.push_back(h->name);
+    if (store_->Size(h->id) > 0 || h->has_retries()) names.push_back(h->name());
   }
   return names;
 }
@@ -367,7 +426,7 @@ std::vector<std::string> Frontier::HostsWithWork() const {
 size_t Frontier::hosts() const {
   size_t n = 0;
   for (const auto& h : hosts_) {
-    n += h->busy || store_->Size(h->id) > 0 || !h->retries.empty();
+    n += h->busy || store_->Size(h->id) > 0 || h->has_retries();
   }
   return n;
 }
@@ -385,7 +444,7 @@ size_t Frontier::hosts_ready() const {
 size_t Frontier::hosts_paused() const {
   const Clock::TimePoint now = clock_->Now();
   size_t n = 0;
-  for (const auto& h : hosts_) n += h->breaker_open && h->open_until > now;
+  for (const auto& h : hosts_) n += h->breaker_open && h->x().open_until > now;
   return n;
 }
 

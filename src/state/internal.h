@@ -83,6 +83,15 @@ class StateDb::Impl {
   // I/O thread: the pending batch and what it inserted into the seen store (read-your-writes).
   rocksdb::WriteBatch batch;
   dedup::FingerprintSet pending_seen;
+  // Seen inserts (record kQueued) of the pending batch, kept out of `batch` and written
+  // first, in key order, by Commit(): sorted inserts continue from the previous insert's
+  // position in the memtable's skip list instead of descending from the top (measured:
+  // 11.3 -> 9.8 CPU-us per admission at 1 M URLs; see Commit).
+  std::vector<uint64_t> seen_inserts;
+  // New queue entries (QueueStore Push) in the pending batch: a disk read of a host queue
+  // must commit first only when some exist (during a drain there are none, and a write per
+  // refill would double its cost).
+  uint64_t queue_puts_pending = 0;
   uint32_t next_host_id = 1;
   QueueStoreImpl* queue_store = nullptr;  // owned by the frontier
   std::unique_ptr<dedup::SeenBackend> seen_backend;

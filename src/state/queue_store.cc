@@ -76,23 +76,27 @@ void QueueStoreImpl::RegisterHost(frontier::HostId id, std::string_view name) {
     return;
   }
   h.id = it->second.first;
-  h.disk_from.assign(classes_, 0);
-  h.disk_only.assign(classes_, 0);
+  h.spill = std::make_unique<Spill[]>(static_cast<size_t>(classes_));
   for (int c = 0; c < classes_; ++c) {
-    h.disk_only[c] = static_cast<uint32_t>(it->second.second[c]);
+    h.spill[c].only = static_cast<uint32_t>(it->second.second[c]);
     h.size += it->second.second[c];
   }
   loaded_.erase(it);
 }
 
 void QueueStoreImpl::CompactWindow(Host& h) {
-  if (h.window_head == h.window.size()) {
-    h.window.clear();
-    h.window_head = 0;
-    if (h.window.capacity() > per_host_cap_) h.window.shrink_to_fit();
-  } else if (h.window_head > 8 && h.window_head * 2 > h.window.size()) {
-    h.window.erase(h.window.begin(), h.window.begin() + static_cast<ptrdiff_t>(h.window_head));
-    h.window_head = 0;
+  Ram& r = *h.ram;
+  if (r.window_head == r.window.size()) {
+    if (r.front.empty()) {  // nothing left in RAM: give the memory back
+      h.ram.reset();
+      return;
+    }
+    r.window.clear();
+    r.window_head = 0;
+    if (r.window.capacity() > per_host_cap_) r.window.shrink_to_fit();
+  } else if (r.window_head > 8 && r.window_head * 2 > r.window.size()) {
+    r.window.erase(r.window.begin(), r.window.begin() + static_cast<ptrdiff_t>(r.window_head));
+    r.window_head = 0;
   }
 }
 
@@ -100,9 +104,12 @@ void QueueStoreImpl::InsertWindow(Host& h, frontier::UrlItem item) {
   auto before = [](const frontier::UrlItem& a, const frontier::UrlItem& b) {
     return a.priority != b.priority ? a.priority < b.priority : a.store_seq < b.store_seq;
   };
-  auto pos = std::upper_bound(h.window.begin() + static_cast<ptrdiff_t>(h.window_head),
-                              h.window.end(), item, before);
-  h.window.insert(pos, std::move(item));
+  // The host name is the same for every item of the host: Pop restores it.
+  std::string().swap(item.host);
+  Ram& r = h.MutableRam();
+  auto pos = std::upper_bound(r.window.begin() + static_cast<ptrdiff_t>(r.window_head),
+                              r.window.end(), item, before);
+  r.window.insert(pos, std::move(item));
   ++ram_items_;
 }
 
@@ -110,7 +117,7 @@ void QueueStoreImpl::Push(frontier::HostId id, frontier::UrlItem item, bool fron
   Host& h = hosts_[id];
   ++h.size;
   if (front) {  // a leased item put back: still persisted, keep it in RAM
-    h.front.push_back(std::move(item));
+    h.MutableRam().front.push_back(std::move(item));
     ++ram_items_;
     return;
   }
@@ -119,18 +126,16 @@ void QueueStoreImpl::Push(frontier::HostId id, frontier::UrlItem item, bool fron
   const int c = item.priority;
   db_->batch.Put(db_->queues, QueueKey(h.id, static_cast<uint8_t>(c), item.store_seq),
                  EncodeItem(item));
+  ++db_->queue_puts_pending;
   ++on_disk_;
-  const bool class_spilled = !h.disk_only.empty() && h.disk_only[c] > 0;
-  const bool room = ram_items_ < db_->options.queue_ram_items &&
-                    h.window.size() - h.window_head < per_host_cap_;
+  const bool class_spilled = h.spill && h.spill[c].only > 0;
+  const size_t in_window = h.ram ? h.ram->window.size() - h.ram->window_head : 0;
+  const bool room = ram_items_ < db_->options.queue_ram_items && in_window < per_host_cap_;
   if (!class_spilled && room) {
     InsertWindow(h, std::move(item));
   } else {
-    if (h.disk_only.empty()) {
-      h.disk_from.assign(classes_, 0);
-      h.disk_only.assign(classes_, 0);
-    }
-    if (h.disk_only[c]++ == 0) h.disk_from[c] = item.store_seq;
+    if (!h.spill) h.spill = std::make_unique<Spill[]>(static_cast<size_t>(classes_));
+    if (h.spill[c].only++ == 0) h.spill[c].from = item.store_seq;
   }
   db_->MaybeCommit();
 }
@@ -140,10 +145,14 @@ int QueueStoreImpl::LowestClass(const Host& h) const {
   auto consider = [&best](int c) {
     if (best < 0 || c < best) best = c;
   };
-  for (const auto& it : h.front) consider(it.priority);
-  if (h.window_head < h.window.size()) consider(h.window[h.window_head].priority);
-  for (int c = 0; c < static_cast<int>(h.disk_only.size()); ++c) {
-    if (h.disk_only[c] > 0) {
+  if (h.ram) {
+    for (const auto& it : h.ram->front) consider(it.priority);
+    if (h.ram->window_head < h.ram->window.size()) {
+      consider(h.ram->window[h.ram->window_head].priority);
+    }
+  }
+  for (int c = 0; h.spill && c < classes_; ++c) {
+    if (h.spill[c].only > 0) {
       consider(c);
       break;
     }
@@ -152,46 +161,47 @@ int QueueStoreImpl::LowestClass(const Host& h) const {
 }
 
 void QueueStoreImpl::Refill(Host& h, int cls, size_t max_items) {
-  // Disk-only items may still sit in the pending batch: write it first.
-  if (!db_->Commit().ok()) return;
+  // Disk-only items may still sit in the pending batch: write it first. (Entries the batch
+  // deletes or rewrites were popped already: they sort before spill.from and are not read.)
+  if (db_->queue_puts_pending > 0 && !db_->Commit().ok()) return;
   rocksdb::ReadOptions ro;
   ro.prefix_same_as_start = true;
   std::unique_ptr<rocksdb::Iterator> it(db_->db->NewIterator(ro, db_->queues));
   size_t got = 0;
-  for (it->Seek(QueueKey(h.id, static_cast<uint8_t>(cls), h.disk_from[cls]));
+  Spill& sp = h.spill[cls];
+  for (it->Seek(QueueKey(h.id, static_cast<uint8_t>(cls), sp.from));
        it->Valid() && got < max_items; it->Next()) {
     rocksdb::Slice k = it->key();
     if (k.size() != kQueueKeySize) continue;
     const std::string_view key(k.data(), k.size());
     if (ReadBigEndian(key, 4) != h.id || static_cast<uint8_t>(key[4]) != cls) break;
     const uint64_t seq = ReadBigEndian(key.substr(5), 8);
-    h.disk_from[cls] = seq + 1;
-    --h.disk_only[cls];
+    sp.from = seq + 1;
+    --sp.only;
     frontier::UrlItem item;
     if (!DecodeItem(std::string_view(it->value().data(), it->value().size()), &item)) {
       spdlog::error("state: unreadable queue entry of {} skipped", h.name);
       --h.size;
       continue;
     }
-    item.host = h.name;
-    item.store_host = h.id;
+    item.store_host = h.id;  // host: restored by Pop
     item.store_seq = seq;
     item.priority = cls;
     InsertWindow(h, std::move(item));
     ++got;
-    if (h.disk_only[cls] == 0) break;
+    if (sp.only == 0) break;
   }
   if (!it->status().ok()) {
     db_->SetError(FromRocks(it->status(), "state: reading host queue of " + h.name));
     return;
   }
-  if (got == 0 && h.disk_only[cls] > 0) {
+  if (got == 0 && sp.only > 0) {
     // The counters say more items exist than the database holds (a bug or corruption):
     // trust the database so the host does not spin.
     spdlog::error("state: host {} expected {} more queued items on disk, found none", h.name,
-                  h.disk_only[cls]);
-    h.size -= h.disk_only[cls];
-    h.disk_only[cls] = 0;
+                  sp.only);
+    h.size -= sp.only;
+    sp.only = 0;
   }
 }
 
@@ -201,30 +211,35 @@ std::optional<frontier::UrlItem> QueueStoreImpl::Pop(frontier::HostId id) {
   while (h.size > 0) {
     const int c = LowestClass(h);
     if (c < 0) return std::nullopt;
-    // Put-back items of the class first, most recent first.
-    for (size_t i = h.front.size(); i-- > 0;) {
-      if (h.front[i].priority == c) {
-        frontier::UrlItem item = std::move(h.front[i]);
-        h.front.erase(h.front.begin() + static_cast<ptrdiff_t>(i));
+    if (h.ram) {
+      Ram& r = *h.ram;
+      // Put-back items of the class first, most recent first.
+      for (size_t i = r.front.size(); i-- > 0;) {
+        if (r.front[i].priority == c) {
+          frontier::UrlItem item = std::move(r.front[i]);
+          r.front.erase(r.front.begin() + static_cast<ptrdiff_t>(i));
+          --ram_items_;
+          --h.size;
+          if (r.front.empty() && r.window_head == r.window.size()) h.ram.reset();
+          return item;
+        }
+      }
+      if (r.window_head < r.window.size() && r.window[r.window_head].priority == c) {
+        frontier::UrlItem item = std::move(r.window[r.window_head++]);
+        item.host = h.name;
         --ram_items_;
         --h.size;
+        CompactWindow(h);
         return item;
       }
-    }
-    if (h.window_head < h.window.size() && h.window[h.window_head].priority == c) {
-      frontier::UrlItem item = std::move(h.window[h.window_head++]);
-      --ram_items_;
-      --h.size;
-      CompactWindow(h);
-      return item;
     }
     // Class c is only on disk.
     const size_t budget = db_->options.queue_ram_items > ram_items_
                               ? db_->options.queue_ram_items - ram_items_
                               : 0;
-    const size_t before = h.disk_only[c];
+    const size_t before = h.spill[c].only;
     Refill(h, c, std::clamp<size_t>(budget, 1, db_->options.window_per_host));
-    if (h.disk_only[c] == before) return std::nullopt;  // read error (sticky in status())
+    if (h.spill[c].only == before) return std::nullopt;  // read error (sticky in status())
   }
   return std::nullopt;
 }

@@ -1,6 +1,8 @@
 // Private to src/state: the RocksDB-backed frontier::QueueStore.
 #pragma once
 
+#include <deque>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -30,18 +32,33 @@ class QueueStoreImpl final : public frontier::QueueStore {
  private:
   // Position in a host's key space: (class, seq).
   // Within a host: lowest class first; in a class, items put back first (most recent
-  // first), then FIFO by sequence. Per class, the items with seq < disk_from[c] are in RAM
-  // (or popped); the disk_only[c] items with seq >= disk_from[c] are only on disk.
+  // first), then FIFO by sequence. Per class c, the items with seq < spill[c].from are in
+  // RAM (or popped); the spill[c].only items with seq >= spill[c].from are only on disk.
+  // Memory: a crawl of millions of hosts keeps one Host per host, most with nothing in RAM
+  // and some items only on disk, so the RAM window and the per-class disk counters are
+  // allocated only while used (~100 bytes per host plus the name).
+  struct Ram {
+    std::vector<frontier::UrlItem> front;   // put back after a lease (already persisted)
+    std::vector<frontier::UrlItem> window;  // ascending (class, seq) from window_head
+    size_t window_head = 0;
+  };
+  struct Spill {          // per class
+    uint64_t from = 0;
+    uint32_t only = 0;
+  };
   struct Host {
     std::string name;
     uint32_t id = 0;  // persistent host id
     size_t size = 0;  // items not yet popped
-    std::vector<frontier::UrlItem> front;   // put back after a lease (already persisted)
-    std::vector<frontier::UrlItem> window;  // ascending (class, seq) from window_head
-    size_t window_head = 0;
-    std::vector<uint64_t> disk_from;   // per class; allocated on the first spill
-    std::vector<uint32_t> disk_only;   // per class
-    size_t InRam() const { return front.size() + window.size() - window_head; }
+    std::unique_ptr<Ram> ram;        // while items are in RAM
+    std::unique_ptr<Spill[]> spill;  // per class; allocated on the first spill
+    size_t InRam() const {
+      return ram ? ram->front.size() + ram->window.size() - ram->window_head : 0;
+    }
+    Ram& MutableRam() {
+      if (!ram) ram = std::make_unique<Ram>();
+      return *ram;
+    }
   };
   // Lowest class with anything to serve, or -1.
   int LowestClass(const Host& h) const;
@@ -51,7 +68,8 @@ class QueueStoreImpl final : public frontier::QueueStore {
 
   StateDb::Impl* db_;
   int classes_;
-  std::vector<Host> hosts_;  // by frontier host id
+  // By frontier host id; a deque grows without moving (no transient copy of 1 M hosts).
+  std::deque<Host> hosts_;
   uint64_t next_seq_ = 1;
   size_t ram_items_ = 0;
   int64_t on_disk_ = 0;

@@ -1,0 +1,461 @@
+// state_scale_bench: the issue-5 scale benchmark of the durable frontier. Admits N distinct
+// URLs over H hosts through the crawl's real admission path (url::ParseCanonical,
+// RegistrableDomain, Fingerprint64, frontier::Admission with a RocksDB-backed SeenSet,
+// Frontier::Add over the StateDb queue store, Commit every ~1000 admissions), drains D of
+// them (Next, Complete, MarkDone), then closes and reopens the database and times the
+// restart (queue store load + Bloom filter rebuild from the seen store).
+//
+// Goals (issue 5): 50 M URLs over 1 M hosts admitted at >= 300,000 admissions/s with a peak
+// RSS <= 1 GiB. Exit status: 0 when every distinct URL was accepted, no drained URL came out
+// twice and no database error occurred; 1 otherwise; 2 on bad flags.
+// Usage and figures: docs/benchmarks.md ("Durable frontier at scale"), scripts/bench-frontier.
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/clock.h"
+#include "dedup/dedup.h"
+#include "frontier/admission.h"
+#include "frontier/frontier.h"
+#include "state/state.h"
+#include "url/url.h"
+
+namespace harvest::state {
+namespace {
+
+namespace fs = std::filesystem;
+using SteadyClock = std::chrono::steady_clock;
+
+// A crawl commits once per I/O loop iteration; ~1000 admissions per iteration is a busy one.
+constexpr uint64_t kCommitEvery = 1000;
+// The writer thread fsyncs the WAL about once per flush interval; the benchmark does it
+// inline at this period so the cost is counted.
+constexpr auto kSyncInterval = std::chrono::seconds(1);
+constexpr uint64_t kProgressEvery = 5'000'000;
+// Links found on one page mostly point to the page's own host: a burst of 1..kMaxBurst
+// consecutive URLs of one host.
+constexpr uint64_t kMaxBurst = 16;
+
+struct Flags {
+  uint64_t urls = 50'000'000;
+  uint64_t hosts = 1'000'000;
+  uint64_t drain = 1'000'000;
+  std::string dir;
+  bool restart = true;
+  bool keep = false;
+  uint64_t seed = 42;
+  size_t queue_ram_items = StateOptions{}.queue_ram_items;
+};
+
+void Usage() {
+  std::fprintf(stderr,
+               "usage: state_scale_bench [--urls N (50000000)] [--hosts H (1000000)]\n"
+               "         [--drain D (1000000)] [--dir DIR (/tmp/harvest-scale-<pid>)]\n"
+               "         [--no-restart] [--keep] [--seed S] [--queue-ram-items N]\n"
+               "         [--small (200000 URLs, 20000 hosts, drain 20000)]\n");
+}
+
+bool ParseFlags(int argc, char** argv, Flags* f) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    auto number = [&](uint64_t* out) {
+      if (i + 1 >= argc) return false;
+      char* end = nullptr;
+      *out = std::strtoull(argv[++i], &end, 10);
+      return end != nullptr && *end == '\0';
+    };
+    uint64_t n = 0;
+    if (a == "--urls") {
+      if (!number(&f->urls)) return false;
+    } else if (a == "--hosts") {
+      if (!number(&f->hosts)) return false;
+    } else if (a == "--drain") {
+      if (!number(&f->drain)) return false;
+    } else if (a == "--seed") {
+      if (!number(&f->seed)) return false;
+    } else if (a == "--queue-ram-items") {
+      if (!number(&n)) return false;
+      f->queue_ram_items = n;
+    } else if (a == "--dir" && i + 1 < argc) {
+      f->dir = argv[++i];
+    } else if (a == "--no-restart") {
+      f->restart = false;
+    } else if (a == "--keep") {
+      f->keep = true;
+    } else if (a == "--small") {
+      f->urls = 200'000;
+      f->hosts = 20'000;
+      f->drain = 20'000;
+    } else {
+      return false;
+    }
+  }
+  return f->hosts > 0 && f->urls >= f->hosts && f->drain <= f->urls;
+}
+
+uint64_t SplitMix(uint64_t* state) {
+  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// Deterministic synthetic link stream: bursts of links of one host; new hosts are
+// discovered progressively (exactly H hosts by the end); URL k of host h is
+// http://h<h>.example<h%100>.com/section-<k%40>/page-<k>.html?id=<hash>, so every URL is
+// distinct. Lengths 58-70 characters.
+class UrlStream {
+ public:
+  UrlStream(uint64_t urls, uint64_t hosts, uint64_t seed)
+      : urls_(urls), hosts_(hosts), rng_(seed), next_page_(hosts, 0) {}
+
+  // Writes the next URL and its linking page (via) and returns false when done.
+  bool Next(std::string* url, std::string* via, int* depth) {
+    if (emitted_ == urls_) return false;
+    if (burst_left_ == 0) StartBurst();
+    --burst_left_;
+    ++emitted_;
+    const uint32_t k = next_page_[host_]++;
+    char buf[160];
+    int n = std::snprintf(buf, sizeof(buf),
+                          "http://h%06" PRIu64 ".example%02" PRIu64
+                          ".com/section-%u/page-%u.html?id=%08x",
+                          host_, host_ % 100, k % 40, k,
+                          static_cast<uint32_t>(dedup::Mix64(host_ << 32 | k)));
+    url->assign(buf, static_cast<size_t>(n));
+    n = std::snprintf(buf, sizeof(buf), "http://h%06" PRIu64 ".example%02" PRIu64 ".com/section-%u/",
+                      host_, host_ % 100, via_page_ % 40);
+    via->assign(buf, static_cast<size_t>(n));
+    *depth = depth_;
+    return true;
+  }
+  uint64_t hosts_seen() const { return hosts_seen_; }
+  size_t memory_bytes() const { return next_page_.capacity() * sizeof(uint32_t); }
+
+ private:
+  void StartBurst() {
+    const uint64_t left_urls = urls_ - emitted_;  // >= left_hosts (invariant)
+    const uint64_t left_hosts = hosts_ - hosts_seen_;
+    // A new host with the probability that spreads the remaining new hosts evenly over the
+    // remaining bursts (kAverageBurst URLs each); forced when every URL left must be new.
+    constexpr uint64_t kAverageBurstTimes2 = kMaxBurst + 1;
+    const bool fresh =
+        left_hosts > 0 && (hosts_seen_ == 0 || left_urls == left_hosts ||
+                           SplitMix(&rng_) % (2 * left_urls) < left_hosts * kAverageBurstTimes2);
+    host_ = fresh ? hosts_seen_++ : SplitMix(&rng_) % hosts_seen_;
+    burst_left_ = 1 + SplitMix(&rng_) % kMaxBurst;
+    // Leave one URL for each host not yet discovered.
+    burst_left_ = std::min(burst_left_, left_urls - left_hosts + (fresh ? 1 : 0));
+    via_page_ = next_page_[host_];
+    depth_ = 1 + static_cast<int>(SplitMix(&rng_) % 5);
+  }
+
+  uint64_t urls_, hosts_, rng_;
+  std::vector<uint32_t> next_page_;
+  uint64_t emitted_ = 0, hosts_seen_ = 0, host_ = 0, burst_left_ = 0;
+  uint32_t via_page_ = 0;
+  int depth_ = 1;
+};
+
+// kB from /proc/self/status ("VmRSS", "VmHWM").
+uint64_t ProcStatusKb(const char* field) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  const size_t len = std::strlen(field);
+  while (std::getline(in, line)) {
+    if (line.compare(0, len, field) == 0 && line.size() > len && line[len] == ':') {
+      return std::strtoull(line.c_str() + len + 1, nullptr, 10);
+    }
+  }
+  return 0;
+}
+double MiB(uint64_t kb) { return static_cast<double>(kb) / 1024.0; }
+
+double CpuSeconds() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  auto sec = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+  return sec(ru.ru_utime) + sec(ru.ru_stime);
+}
+
+double Seconds(SteadyClock::time_point since) {
+  return std::chrono::duration<double>(SteadyClock::now() - since).count();
+}
+
+uint64_t DirBytes(const fs::path& dir) {
+  uint64_t total = 0;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
+       it.increment(ec)) {
+    if (it->is_regular_file(ec)) total += it->file_size(ec);
+  }
+  return total;
+}
+
+StateOptions DbOptions(const Flags& f) {
+  StateOptions o;
+  o.dir = f.dir;
+  o.queue_ram_items = f.queue_ram_items;
+  return o;
+}
+
+struct Counters {
+  uint64_t refused = 0;      // distinct URLs not accepted (must stay 0)
+  uint64_t unparsable = 0;   // generated URLs the parser rejected (must stay 0)
+  uint64_t duplicates = 0;   // drained URLs that came out twice (must stay 0)
+  uint64_t drained = 0;
+};
+
+// Phase 1: admission. Returns false on a database error.
+bool Admit(const Flags& f, StateDb* db, dedup::SeenSet* seen, frontier::Admission* admission,
+           frontier::Frontier* frontier, Counters* c) {
+  UrlStream stream(f.urls, f.hosts, f.seed);
+  const url::CanonOptions& canon = url::DefaultCanonOptions();
+  std::string href, via;
+  int depth = 0;
+  const double cpu0 = CpuSeconds();
+  const auto t0 = SteadyClock::now();
+  auto last_sync = t0;
+  uint64_t n = 0;
+  // Where the time goes: phases timed on every kSampleEvery-th admission (timers cost ~25 ns
+  // each), commits always. Wall time of the I/O thread, in ns.
+  constexpr uint64_t kSampleEvery = 16;
+  double t_parse = 0, t_admit = 0, t_add = 0, t_commit = 0, t_gen = 0;
+  uint64_t samples = 0;
+  auto ns_since = [](SteadyClock::time_point t) {
+    return std::chrono::duration<double, std::nano>(SteadyClock::now() - t).count();
+  };
+  for (;;) {
+    const bool sample = n % kSampleEvery == 0;
+    SteadyClock::time_point ts;
+    if (sample) ts = SteadyClock::now();
+    if (!stream.Next(&href, &via, &depth)) break;
+    if (sample) {
+      t_gen += ns_since(ts);
+      ts = SteadyClock::now();
+    }
+    std::optional<url::Url> u = url::ParseCanonical(href, nullptr, canon);
+    if (!u) {
+      ++c->unparsable;
+      continue;
+    }
+    const std::string registrable = url::RegistrableDomain(u->host());
+    frontier::AdmitCandidate cand;
+    cand.canonical_url = u->href();
+    cand.host = u->host();
+    cand.path = u->path();
+    cand.query = u->query();
+    cand.registrable_domain = registrable;
+    cand.fp = url::Fingerprint64(u->href());
+    cand.depth = depth;
+    if (sample) {
+      t_parse += ns_since(ts);
+      ts = SteadyClock::now();
+    }
+    const frontier::AdmitVerdict verdict = admission->Admit(cand);
+    if (sample) {
+      t_admit += ns_since(ts);
+      ts = SteadyClock::now();
+    }
+    if (verdict != frontier::AdmitVerdict::kAccept) {
+      ++c->refused;
+    } else {
+      frontier::UrlItem item;
+      item.url = u->href();
+      item.host = std::string(u->host());
+      item.fp = cand.fp;
+      item.depth = depth;
+      item.priority = frontier::PriorityFor(depth, false, false, 0);
+      item.via = via;
+      frontier->Add(std::move(item));
+    }
+    if (sample) {
+      t_add += ns_since(ts);
+      ++samples;
+    }
+    if (++n % kCommitEvery == 0) {
+      const auto tc = SteadyClock::now();
+      (void)db->Commit();
+      t_commit += ns_since(tc);
+      if (SteadyClock::now() - last_sync >= kSyncInterval) {
+        (void)db->Sync();
+        last_sync = SteadyClock::now();
+      }
+    }
+    if (n % kProgressEvery == 0) {
+      std::printf("  %6.1f M admitted  %8.0f admissions/s  RSS %6.0f MiB  hosts %" PRIu64 "\n",
+                  static_cast<double>(n) / 1e6, static_cast<double>(n) / Seconds(t0),
+                  MiB(ProcStatusKb("VmRSS")), stream.hosts_seen());
+      std::fflush(stdout);
+    }
+  }
+  (void)db->Commit();
+  (void)db->Sync();
+  const double wall = Seconds(t0), cpu = CpuSeconds() - cpu0;
+  const StateStats st = db->stats();
+  std::printf("admitted %" PRIu64 " URLs over %" PRIu64 " hosts in %.1f s: %.0f admissions/s wall, "
+              "%.0f admissions/s CPU (%.2f CPU-us each)\n",
+              frontier->queued(), stream.hosts_seen(), wall, static_cast<double>(n) / wall,
+              static_cast<double>(n) / cpu, cpu * 1e6 / static_cast<double>(n));
+  if (samples > 0 && n > 0) {
+    const double per = 1e-3 / static_cast<double>(samples);
+    std::printf("  I/O thread wall us per admission: generate %.2f, parse+canonicalize+"
+                "registrable domain+fingerprint %.2f, Admission::Admit %.2f, Frontier::Add "
+                "%.2f, Commit %.2f\n",
+                t_gen * per, t_parse * per, t_admit * per, t_add * per,
+                t_commit * 1e-3 / static_cast<double>(n));
+  }
+  std::printf("  refused %" PRIu64 ", unparsable %" PRIu64 ", Bloom %.1f MiB (%" PRIu64
+              " false positives caught), queued in RAM %" PRIu64 ", generator %.1f MiB\n",
+              c->refused, c->unparsable, static_cast<double>(seen->memory_bytes()) / (1 << 20),
+              seen->false_positives(), st.queued_in_ram,
+              static_cast<double>(stream.memory_bytes()) / (1 << 20));
+  std::printf("  peak RSS %.0f MiB, RSS now %.0f MiB, DB on disk %.2f GiB\n",
+              MiB(ProcStatusKb("VmHWM")), MiB(ProcStatusKb("VmRSS")),
+              static_cast<double>(DirBytes(f.dir)) / (1u << 30));
+  std::fflush(stdout);
+  return db->status().ok();
+}
+
+// Phase 2: drain D URLs with delay 0 on a fake clock.
+bool Drain(const Flags& f, StateDb* db, frontier::Admission* admission,
+           frontier::Frontier* frontier, FakeClock* clock, Counters* c) {
+  dedup::FingerprintSet drained(f.drain);
+  const double cpu0 = CpuSeconds();
+  const auto t0 = SteadyClock::now();
+  while (c->drained < f.drain) {
+    std::optional<frontier::Lease> lease = frontier->Next();
+    if (!lease) {
+      std::printf("  frontier empty after %" PRIu64 " drains\n", c->drained);
+      break;
+    }
+    if (!drained.Insert(lease->item.fp)) ++c->duplicates;
+    admission->NoteFetched(lease->item.host);
+    (void)frontier->Complete(*lease, {});
+    SeenRecord done;
+    done.state = SeenRecord::State::kDone;
+    done.status = 200;
+    done.fetch_time_us = clock->WallMicros();
+    db->MarkDone(lease->item, done);
+    if (++c->drained % kCommitEvery == 0) (void)db->Commit();
+  }
+  (void)db->Commit();
+  (void)db->Sync();
+  const double wall = Seconds(t0), cpu = CpuSeconds() - cpu0;
+  std::printf("drained %" PRIu64 " URLs in %.1f s: %.0f drains/s wall, %.0f drains/s CPU; "
+              "duplicates %" PRIu64 "; peak RSS %.0f MiB\n",
+              c->drained, wall, static_cast<double>(c->drained) / wall,
+              static_cast<double>(c->drained) / cpu, c->duplicates, MiB(ProcStatusKb("VmHWM")));
+  std::fflush(stdout);
+  return db->status().ok();
+}
+
+// Phase 3: reopen and time what a restart does before crawling.
+bool Restart(const Flags& f, uint64_t expected_queued) {
+  const auto t0 = SteadyClock::now();
+  auto opened = StateDb::Open(DbOptions(f));
+  if (!opened.ok()) {
+    std::printf("reopen failed: %s\n", opened.status().ToString().c_str());
+    return false;
+  }
+  std::unique_ptr<StateDb> db = std::move(opened).value();
+  const double open_s = Seconds(t0);
+  FakeClock clock;
+  frontier::FrontierOptions fo;
+  fo.default_delay = std::chrono::milliseconds(0);
+  const auto t1 = SteadyClock::now();
+  frontier::Frontier frontier(fo, &clock, db->NewQueueStore(fo.priority_classes));
+  db->ForEachLoadedHost([&](const std::string& host, size_t) { frontier.AdoptStoredHost(host); });
+  const double load_s = Seconds(t1);
+  dedup::SeenSet seen(dedup::SeenSetOptions{.expected_urls = f.urls}, db->seen());
+  const auto t2 = SteadyClock::now();
+  uint64_t fps = 0;
+  Status s = db->ForEachSeen([&](uint64_t fp) {
+    seen.Preload(fp);
+    ++fps;
+  });
+  const double bloom_s = Seconds(t2);
+  std::printf("restart: open %.2f s; queue store load + adopt %" PRIu64 " hosts, %zu URLs: %.1f s; "
+              "Bloom rebuild from %" PRIu64 " seen fingerprints: %.1f s (%.2f s per 10 M); "
+              "peak RSS %.0f MiB\n",
+              open_s, db->stats().hosts, frontier.queued(), load_s, fps, bloom_s,
+              fps > 0 ? bloom_s * 1e7 / static_cast<double>(fps) : 0.0,
+              MiB(ProcStatusKb("VmHWM")));
+  bool ok = s.ok() && db->status().ok();
+  if (frontier.queued() != expected_queued || fps != f.urls) {
+    std::printf("restart MISMATCH: expected %" PRIu64 " queued and %" PRIu64 " seen\n",
+                expected_queued, f.urls);
+    ok = false;
+  }
+  return ok;
+}
+
+int Run(const Flags& f) {
+  std::error_code ec;
+  if (fs::exists(f.dir, ec) && !fs::is_empty(f.dir, ec) && !fs::exists(fs::path(f.dir) / "CURRENT")) {
+    std::fprintf(stderr, "%s exists and is not a state directory; refusing to delete it\n",
+                 f.dir.c_str());
+    return 2;
+  }
+  fs::remove_all(f.dir, ec);
+  std::printf("state_scale_bench: %" PRIu64 " URLs over %" PRIu64 " hosts, drain %" PRIu64
+              ", dir %s\n  traps: host_daily_quota and max_discovery_ratio unlimited (the "
+              "synthetic load would trip them); delay 0; commit every %" PRIu64
+              " admissions, WAL sync every 1 s\n",
+              f.urls, f.hosts, f.drain, f.dir.c_str(), kCommitEvery);
+  auto opened = StateDb::Open(DbOptions(f));
+  if (!opened.ok()) {
+    std::fprintf(stderr, "%s\n", opened.status().ToString().c_str());
+    return 1;
+  }
+  Counters c;
+  bool ok = true;
+  uint64_t left = 0;
+  {
+    std::unique_ptr<StateDb> db = std::move(opened).value();
+    FakeClock clock;
+    dedup::SeenSet seen(dedup::SeenSetOptions{.expected_urls = f.urls}, db->seen());
+    frontier::TrapOptions traps;
+    traps.host_daily_quota = UINT64_MAX;
+    traps.max_discovery_ratio = 1e18;
+    frontier::Admission admission({}, traps, &seen, nullptr);
+    frontier::FrontierOptions fo;
+    fo.default_delay = std::chrono::milliseconds(0);
+    frontier::Frontier frontier(fo, &clock, db->NewQueueStore(fo.priority_classes));
+    ok = Admit(f, db.get(), &seen, &admission, &frontier, &c) && ok;
+    ok = Drain(f, db.get(), &admission, &frontier, &clock, &c) && ok;
+    left = frontier.queued();
+  }
+  if (f.restart) ok = Restart(f, left) && ok;
+  ok = ok && c.refused == 0 && c.unparsable == 0 && c.duplicates == 0 && c.drained == f.drain;
+  std::printf("%s (peak RSS %.0f MiB)\n", ok ? "PASS" : "FAIL", MiB(ProcStatusKb("VmHWM")));
+  if (!f.keep) fs::remove_all(f.dir, ec);
+  return ok ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace harvest::state
+
+int main(int argc, char** argv) {
+  harvest::state::Flags flags;
+  if (!harvest::state::ParseFlags(argc, argv, &flags)) {
+    harvest::state::Usage();
+    return 2;
+  }
+  if (flags.dir.empty()) {
+    flags.dir = "/tmp/harvest-scale-" + std::to_string(getpid());
+  }
+  return harvest::state::Run(flags);
+}
