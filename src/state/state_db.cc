@@ -134,6 +134,13 @@ Status StateDb::Impl::Commit() {
   queue_puts_pending = 0;
   pending_seen = dedup::FingerprintSet(1024);  // sized for a loop iteration: no regrowth
   ++commits;
+  {
+    std::lock_guard lock(error_mu);
+    if (!error.ok()) {
+      spdlog::warn("state: writable again after: {}", error.ToString());
+      error = Status::Ok();
+    }
+  }
   return s;
 }
 
