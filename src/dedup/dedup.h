@@ -96,6 +96,8 @@ class FingerprintSet {
   size_t size() const { return size_; }
   size_t capacity() const { return slots_.size(); }
   size_t memory_bytes() const { return slots_.size() * sizeof(uint64_t); }
+  // Every key, ascending.
+  std::vector<uint64_t> SortedKeys() const;
 
  private:
   size_t SlotFor(uint64_t key) const;

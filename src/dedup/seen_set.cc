@@ -1,4 +1,5 @@
 // FingerprintSet (exact open-addressing set) and SeenSet (Bloom filter + exact set).
+#include <algorithm>
 #include <bit>
 
 #include "dedup/dedup.h"
@@ -44,6 +45,17 @@ bool FingerprintSet::Insert(uint64_t key) {
   slots_[i] = key;
   ++size_;
   return true;
+}
+
+std::vector<uint64_t> FingerprintSet::SortedKeys() const {
+  std::vector<uint64_t> keys;
+  keys.reserve(size_);
+  if (has_zero_) keys.push_back(0);
+  for (uint64_t key : slots_) {
+    if (key != 0) keys.push_back(key);
+  }
+  std::sort(keys.begin(), keys.end());
+  return keys;
 }
 
 void FingerprintSet::Grow() {

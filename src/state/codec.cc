@@ -1,4 +1,7 @@
 // Key layouts and record codecs of the state database.
+#include <algorithm>
+#include <utility>
+
 #include "state/internal.h"
 
 namespace harvest::state {
@@ -61,6 +64,13 @@ bool Reader::Int(int* v) {
   return true;
 }
 
+bool Reader::Fixed(size_t n, std::string* s) {
+  if (n > data_.size()) return false;
+  s->assign(data_.substr(0, n));
+  data_.remove_prefix(n);
+  return true;
+}
+
 bool Reader::Bytes(std::string* s) {
   uint64_t n = 0;
   if (!Varint(&n) || n > data_.size()) return false;
@@ -69,19 +79,23 @@ bool Reader::Bytes(std::string* s) {
   return true;
 }
 
-std::string QueueKey(uint32_t host, uint8_t cls, uint64_t seq) {
+std::string QueueKey(int bits, uint32_t host, uint8_t cls, uint64_t seq) {
   std::string k;
   k.reserve(kQueueKeySize);
+  PutBigEndian(&k, EpochOf(bits, seq), 4);
   PutBigEndian(&k, host, 4);
   k.push_back(static_cast<char>(cls));
   PutBigEndian(&k, seq, 8);
   return k;
 }
 
-std::string QueuePrefix(uint32_t host) {
-  std::string k;
-  PutBigEndian(&k, host, 4);
-  return k;
+bool ParseQueueKey(int bits, std::string_view key, uint32_t* host, uint8_t* cls,
+                   uint64_t* seq) {
+  if (key.size() != kQueueKeySize) return false;
+  *host = static_cast<uint32_t>(ReadBigEndian(key.substr(4), 4));
+  *cls = static_cast<uint8_t>(key[8]);
+  *seq = ReadBigEndian(key.substr(9), 8);
+  return EpochOf(bits, *seq) == ReadBigEndian(key, 4);
 }
 
 std::string SeenKey(uint64_t fp) {
@@ -102,29 +116,85 @@ std::string HostIdKey(uint32_t id) {
   return k;
 }
 
+namespace {
+
+// Queue entries are most of what admission writes (WAL, memtable, every compaction): the
+// URL's "scheme://host" (its politeness key, known from the entry's host id) and the part
+// of `via` it shares with the URL are left out.
+constexpr uint8_t kSitemapFlag = 1;
+constexpr uint8_t kUrlFull = 0, kUrlHttpHost = 1, kUrlHttpsHost = 2;
+
+uint8_t UrlForm(const frontier::UrlItem& item, size_t* skip) {
+  const std::string_view url = item.url;
+  for (auto [form, scheme] : {std::pair{kUrlHttpHost, std::string_view("http://")},
+                              std::pair{kUrlHttpsHost, std::string_view("https://")}}) {
+    if (!item.host.empty() && url.size() > scheme.size() + item.host.size() &&
+        url.substr(0, scheme.size()) == scheme &&
+        url.substr(scheme.size(), item.host.size()) == item.host &&
+        url[scheme.size() + item.host.size()] == '/') {
+      *skip = scheme.size() + item.host.size();
+      return form;
+    }
+  }
+  *skip = 0;
+  return kUrlFull;
+}
+
+}  // namespace
+
 std::string EncodeItem(const frontier::UrlItem& item) {
+  size_t skip = 0;
+  const uint8_t form = UrlForm(item, &skip);
+  size_t shared = 0;
+  const size_t max_shared = std::min(item.url.size(), item.via.size());
+  while (shared < max_shared && item.url[shared] == item.via[shared]) ++shared;
   std::string v;
-  v.reserve(item.url.size() + item.via.size() + 24);
-  PutBytes(&v, item.url);
-  PutVarint(&v, item.fp);
+  v.reserve(item.url.size() - skip + item.via.size() - shared + 24);
+  v.push_back(static_cast<char>((form << 1) | (item.sitemap ? kSitemapFlag : 0)));
+  PutBytes(&v, std::string_view(item.url).substr(skip));
+  for (int i = 0; i < 8; ++i) v.push_back(static_cast<char>((item.fp >> (8 * i)) & 0xff));
   PutSignedVarint(&v, item.depth);
   PutSignedVarint(&v, item.priority);
   PutSignedVarint(&v, item.attempts);
-  PutBytes(&v, item.via);
   PutSignedVarint(&v, item.hops);
-  PutVarint(&v, item.sitemap ? 1 : 0);
+  PutVarint(&v, shared);
+  PutBytes(&v, std::string_view(item.via).substr(shared));
   return v;
 }
 
 bool DecodeItem(std::string_view value, frontier::UrlItem* item) {
-  Reader r(value);
-  uint64_t sitemap = 0;
-  if (!r.Bytes(&item->url) || !r.Varint(&item->fp) || !r.Int(&item->depth) ||
-      !r.Int(&item->priority) || !r.Int(&item->attempts) || !r.Bytes(&item->via) ||
-      !r.Int(&item->hops) || !r.Varint(&sitemap)) {
+  if (value.empty()) return false;
+  const auto flags = static_cast<uint8_t>(value[0]);
+  const uint8_t form = flags >> 1;
+  if (form > kUrlHttpsHost || (form != kUrlFull && item->host.empty())) return false;
+  Reader r(value.substr(1));
+  std::string rest;
+  if (!r.Bytes(&rest)) return false;
+  item->url = form == kUrlFull ? std::string() : (form == kUrlHttpHost ? "http://" : "https://");
+  if (form != kUrlFull) item->url += item->host;
+  item->url += rest;
+  item->sitemap = (flags & kSitemapFlag) != 0;
+  std::string fp;
+  uint64_t shared = 0;
+  if (!r.Fixed(8, &fp) || !r.Int(&item->depth) || !r.Int(&item->priority) ||
+      !r.Int(&item->attempts) || !r.Int(&item->hops) || !r.Varint(&shared) ||
+      shared > item->url.size() || !r.Bytes(&rest)) {
     return false;
   }
-  item->sitemap = sitemap != 0;
+  item->fp = 0;
+  for (int i = 7; i >= 0; --i) item->fp = (item->fp << 8) | static_cast<uint8_t>(fp[i]);
+  item->via.assign(item->url, 0, shared);
+  item->via += rest;
+  return true;
+}
+
+bool ItemFingerprint(std::string_view value, uint64_t* fp) {
+  if (value.empty()) return false;
+  Reader r(value.substr(1));
+  std::string rest, bytes;
+  if (!r.Bytes(&rest) || !r.Fixed(8, &bytes)) return false;
+  *fp = 0;
+  for (int i = 7; i >= 0; --i) *fp = (*fp << 8) | static_cast<uint8_t>(bytes[i]);
   return true;
 }
 

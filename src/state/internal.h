@@ -19,7 +19,7 @@
 namespace harvest::state {
 
 // Bumped when a key or value layout changes incompatibly.
-inline constexpr std::string_view kFormatVersion = "1";
+inline constexpr std::string_view kFormatVersion = "2";
 
 // ---- byte codecs (little-endian varints; keys big-endian so they sort numerically) ----
 void PutVarint(std::string* out, uint64_t v);
@@ -35,6 +35,7 @@ class Reader {
   bool SignedVarint(int64_t* v);
   bool Int(int* v);
   bool Bytes(std::string* s);
+  bool Fixed(size_t n, std::string* s);
   bool done() const { return data_.empty(); }
 
  private:
@@ -43,11 +44,20 @@ class Reader {
 uint64_t ReadBigEndian(std::string_view s, int bytes);
 
 // ---- keys ----
-// queues: host id (4) | priority class (1) | sequence (8).
-inline constexpr size_t kQueueKeySize = 13;
-std::string QueueKey(uint32_t host, uint8_t cls, uint64_t seq);
-std::string QueuePrefix(uint32_t host);
-// seen: fingerprint (8).
+// queues: epoch (4) | host id (4) | priority class (1) | sequence (8), where the epoch is
+// the sequence >> kEpochBits. Admissions arrive in random host order; with the epoch first,
+// a compaction merges only entries of the same epoch (about 1 M admissions), and files of
+// finished epochs never overlap new ones, so they are not rewritten again (RocksDB moves
+// them down whole). A host's queue is read epoch by epoch.
+// The epoch size is fixed when the database is created (StateOptions::queue_epoch_bits).
+inline constexpr size_t kQueueKeySize = 17;
+inline constexpr size_t kQueuePrefixSize = 8;  // epoch and host id
+inline uint64_t EpochOf(int bits, uint64_t seq) { return seq >> bits; }
+std::string QueueKey(int bits, uint32_t host, uint8_t cls, uint64_t seq);
+// Parses a queue key; false if it is not one.
+bool ParseQueueKey(int bits, std::string_view key, uint32_t* host, uint8_t* cls,
+                   uint64_t* seq);
+// seen, admitted: fingerprint (8).
 std::string SeenKey(uint64_t fp);
 // hosts: 'i' name -> id; 'n' id -> name; 'p' name -> politeness; 'r' name -> robots.
 std::string HostKey(char kind, std::string_view name);
@@ -55,8 +65,11 @@ std::string HostIdKey(uint32_t id);
 
 // ---- values ----
 std::string EncodeItem(const frontier::UrlItem& item);
-// host, store_host and store_seq are not part of the value: the caller fills them.
+// store_host and store_seq are not part of the value, and neither is the host: the caller
+// sets item->host before decoding (the URL may be stored without "scheme://host").
 bool DecodeItem(std::string_view value, frontier::UrlItem* item);
+// Only the fingerprint of an encoded item.
+bool ItemFingerprint(std::string_view value, uint64_t* fp);
 std::string EncodeSeen(const SeenRecord& r);
 bool DecodeSeen(std::string_view value, SeenRecord* r);
 std::string EncodePoliteness(const HostPoliteness& p);
@@ -75,19 +88,24 @@ class StateDb::Impl {
   std::vector<rocksdb::ColumnFamilyHandle*> handles;  // owned; destroyed before db
   rocksdb::ColumnFamilyHandle* queues = nullptr;
   rocksdb::ColumnFamilyHandle* seen = nullptr;
+  rocksdb::ColumnFamilyHandle* admitted = nullptr;
   rocksdb::ColumnFamilyHandle* hosts = nullptr;
   rocksdb::ColumnFamilyHandle* digests = nullptr;
   rocksdb::ColumnFamilyHandle* meta = nullptr;
   bool created = false;
 
-  // I/O thread: the pending batch and what it inserted into the seen store (read-your-writes).
+  // I/O thread: the pending batch.
   rocksdb::WriteBatch batch;
-  dedup::FingerprintSet pending_seen;
-  // Seen inserts (record kQueued) of the pending batch, kept out of `batch` and written
-  // first, in key order, by Commit(): sorted inserts continue from the previous insert's
-  // position in the memtable's skip list instead of descending from the top (measured:
-  // 11.3 -> 9.8 CPU-us per admission at 1 M URLs; see Commit).
-  std::vector<uint64_t> seen_inserts;
+  // Admitted fingerprints not yet in the `admitted` column family (Ingest() moves them there
+  // as one sorted table file). They are durable through their queue entries: every queue
+  // entry with a sequence above `admitted_through` has its fingerprint re-added here when
+  // the queue store loads (after a crash; a clean close ingests first).
+  dedup::FingerprintSet recent;
+  uint64_t admitted_through = 0;  // meta "admitted_through"
+  uint64_t last_queue_seq = 0;    // highest queue entry sequence given so far
+  int epoch_bits = 20;            // meta "epoch_bits" (queue key epochs)
+  size_t next_ingest_at = 0;      // recent.size() that triggers Ingest()
+  rocksdb::Options admitted_options;  // for the table file writer
   // New queue entries (QueueStore Push) in the pending batch: a disk read of a host queue
   // must commit first only when some exist (during a drain there are none, and a write per
   // refill would double its cost).
@@ -96,13 +114,16 @@ class StateDb::Impl {
   QueueStoreImpl* queue_store = nullptr;  // owned by the frontier
   std::unique_ptr<dedup::SeenBackend> seen_backend;
 
-  std::atomic<uint64_t> commits{0}, syncs{0}, digest_hits{0};
+  std::atomic<uint64_t> commits{0}, syncs{0}, digest_hits{0}, ingests{0};
   mutable std::mutex error_mu;
   Status error;  // guarded by error_mu
 
   ~Impl();
   Status Commit();
   void MaybeCommit();
+  // Writes `recent` as a table file into the admitted column family and records the
+  // watermark (in the pending batch). Errors are sticky; `recent` is kept for a retry.
+  Status Ingest();
   void SetError(const Status& s);
   Status GetValue(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std::string* value) const;
   // Host id of `name`, assigned (and persisted in the batch) when new.

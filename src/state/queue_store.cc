@@ -20,7 +20,12 @@ QueueStoreImpl::~QueueStoreImpl() {
 }
 
 Status QueueStoreImpl::Load() {
-  std::unordered_map<uint32_t, std::vector<size_t>> counts;
+  struct Found {
+    std::vector<size_t> n;
+    std::vector<uint64_t> first;  // lowest sequence per class
+  };
+  std::unordered_map<uint32_t, Found> found;
+  uint64_t readmitted = 0;
   rocksdb::ReadOptions ro;
   ro.fill_cache = false;
   ro.readahead_size = 2u << 20;
@@ -28,27 +33,45 @@ Status QueueStoreImpl::Load() {
   std::unique_ptr<rocksdb::Iterator> it(db_->db->NewIterator(ro, db_->queues));
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     rocksdb::Slice k = it->key();
-    if (k.size() != kQueueKeySize) continue;
-    const std::string_view key(k.data(), k.size());
-    const auto cls = static_cast<uint8_t>(key[4]);
+    uint32_t host = 0;
+    uint8_t cls = 0;
+    uint64_t seq = 0;
+    if (!ParseQueueKey(db_->epoch_bits, std::string_view(k.data(), k.size()), &host, &cls, &seq)) continue;
     if (cls >= classes_) {
       spdlog::error("state: queue entry of class {} >= {} classes ignored", cls, classes_);
       continue;
     }
-    auto& per_class = counts[static_cast<uint32_t>(ReadBigEndian(key, 4))];
-    if (per_class.empty()) per_class.assign(classes_, 0);
-    ++per_class[cls];
-    next_seq_ = std::max(next_seq_, ReadBigEndian(key.substr(5), 8) + 1);
+    Found& f = found[host];
+    if (f.n.empty()) {
+      f.n.assign(classes_, 0);
+      f.first.assign(classes_, UINT64_MAX);
+    }
+    ++f.n[cls];
+    f.first[cls] = std::min(f.first[cls], seq);
+    next_seq_ = std::max(next_seq_, seq + 1);
     ++on_disk_;
+    if (seq > db_->admitted_through) {
+      // Admitted after the last ingest of the admitted set (the process died before the
+      // next): the entry is what makes the admission durable. Back into `recent`.
+      uint64_t fp = 0;
+      if (ItemFingerprint(std::string_view(it->value().data(), it->value().size()), &fp)) {
+        db_->recent.Insert(fp);
+        ++readmitted;
+      }
+    }
   }
   if (Status s = FromRocks(it->status(), "state: loading host queues"); !s.ok()) return s;
-  for (auto& [id, n] : counts) {
+  db_->last_queue_seq = std::max(db_->last_queue_seq, next_seq_ - 1);
+  if (readmitted > 0) {
+    spdlog::info("state: {} admitted URLs restored from their queue entries", readmitted);
+  }
+  for (auto& [id, f] : found) {
     std::string name;
     if (!db_->GetValue(db_->hosts, HostIdKey(id), &name).ok()) {
       spdlog::error("state: queued items of unknown host id {} ignored", id);
       continue;
     }
-    loaded_.emplace(std::move(name), std::make_pair(id, std::move(n)));
+    loaded_.emplace(std::move(name), Loaded{id, std::move(f.n), std::move(f.first)});
   }
   return Status::Ok();
 }
@@ -59,7 +82,7 @@ void QueueStoreImpl::ForEachLoadedHost(
   snapshot.reserve(loaded_.size());
   for (const auto& [name, entry] : loaded_) {
     size_t n = 0;
-    for (size_t c : entry.second) n += c;
+    for (size_t c : entry.n) n += c;
     snapshot.emplace_back(name, n);
   }
   std::sort(snapshot.begin(), snapshot.end());
@@ -75,11 +98,13 @@ void QueueStoreImpl::RegisterHost(frontier::HostId id, std::string_view name) {
     h.id = db_->HostId(name);
     return;
   }
-  h.id = it->second.first;
+  const Loaded& l = it->second;
+  h.id = l.id;
   h.spill = std::make_unique<Spill[]>(static_cast<size_t>(classes_));
   for (int c = 0; c < classes_; ++c) {
-    h.spill[c].only = static_cast<uint32_t>(it->second.second[c]);
-    h.size += it->second.second[c];
+    h.spill[c].only = static_cast<uint32_t>(l.n[c]);
+    h.spill[c].from = l.n[c] > 0 ? l.first[c] : 0;
+    h.size += l.n[c];
   }
   loaded_.erase(it);
 }
@@ -123,8 +148,9 @@ void QueueStoreImpl::Push(frontier::HostId id, frontier::UrlItem item, bool fron
   }
   item.store_host = h.id;
   item.store_seq = next_seq_++;
+  db_->last_queue_seq = item.store_seq;
   const int c = item.priority;
-  db_->batch.Put(db_->queues, QueueKey(h.id, static_cast<uint8_t>(c), item.store_seq),
+  db_->batch.Put(db_->queues, QueueKey(db_->epoch_bits, h.id, static_cast<uint8_t>(c), item.store_seq),
                  EncodeItem(item));
   ++db_->queue_puts_pending;
   ++on_disk_;
@@ -169,27 +195,41 @@ void QueueStoreImpl::Refill(Host& h, int cls, size_t max_items) {
   std::unique_ptr<rocksdb::Iterator> it(db_->db->NewIterator(ro, db_->queues));
   size_t got = 0;
   Spill& sp = h.spill[cls];
-  for (it->Seek(QueueKey(h.id, static_cast<uint8_t>(cls), sp.from));
-       it->Valid() && got < max_items; it->Next()) {
-    rocksdb::Slice k = it->key();
-    if (k.size() != kQueueKeySize) continue;
-    const std::string_view key(k.data(), k.size());
-    if (ReadBigEndian(key, 4) != h.id || static_cast<uint8_t>(key[4]) != cls) break;
-    const uint64_t seq = ReadBigEndian(key.substr(5), 8);
-    sp.from = seq + 1;
-    --sp.only;
-    frontier::UrlItem item;
-    if (!DecodeItem(std::string_view(it->value().data(), it->value().size()), &item)) {
-      spdlog::error("state: unreadable queue entry of {} skipped", h.name);
-      --h.size;
-      continue;
+  // Epoch by epoch from the first unread item; an epoch without more items of this host
+  // and class moves `from` to the next one.
+  const int bits = db_->epoch_bits;
+  const uint64_t last_epoch = EpochOf(bits, db_->last_queue_seq);
+  while (got < max_items && sp.only > 0 && EpochOf(bits, sp.from) <= last_epoch) {
+    const uint64_t epoch = EpochOf(bits, sp.from);
+    for (it->Seek(QueueKey(bits, h.id, static_cast<uint8_t>(cls), sp.from));
+         it->Valid() && got < max_items && sp.only > 0; it->Next()) {
+      uint32_t host = 0;
+      uint8_t key_cls = 0;
+      uint64_t seq = 0;
+      if (!ParseQueueKey(bits, std::string_view(it->key().data(), it->key().size()), &host,
+                         &key_cls, &seq)) {
+        continue;
+      }
+      if (host != h.id || key_cls != cls || EpochOf(bits, seq) != epoch) break;
+      sp.from = seq + 1;
+      --sp.only;
+      frontier::UrlItem item;
+      item.host = h.name;
+      if (!DecodeItem(std::string_view(it->value().data(), it->value().size()), &item)) {
+        spdlog::error("state: unreadable queue entry of {} skipped", h.name);
+        --h.size;
+        continue;
+      }
+      item.store_host = h.id;  // host: restored by Pop
+      item.store_seq = seq;
+      item.priority = cls;
+      InsertWindow(h, std::move(item));
+      ++got;
     }
-    item.store_host = h.id;  // host: restored by Pop
-    item.store_seq = seq;
-    item.priority = cls;
-    InsertWindow(h, std::move(item));
-    ++got;
-    if (sp.only == 0) break;
+    if (!it->status().ok()) break;
+    if (got < max_items && sp.only > 0 && EpochOf(bits, sp.from) == epoch) {
+      sp.from = (epoch + 1) << bits;  // nothing more of this host and class in it
+    }
   }
   if (!it->status().ok()) {
     db_->SetError(FromRocks(it->status(), "state: reading host queue of " + h.name));

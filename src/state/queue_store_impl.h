@@ -74,8 +74,14 @@ class QueueStoreImpl final : public frontier::QueueStore {
   size_t ram_items_ = 0;
   int64_t on_disk_ = 0;
   size_t per_host_cap_;
-  // Loaded at start and not yet registered: name -> (persistent id, entries).
-  std::unordered_map<std::string, std::pair<uint32_t, std::vector<size_t>>> loaded_;
+  // Loaded at start and not yet registered: name -> persistent id, entries and lowest
+  // sequence per class.
+  struct Loaded {
+    uint32_t id = 0;
+    std::vector<size_t> n;
+    std::vector<uint64_t> first;
+  };
+  std::unordered_map<std::string, Loaded> loaded_;
 };
 
 }  // namespace harvest::state

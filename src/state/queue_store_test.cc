@@ -10,12 +10,18 @@
 namespace harvest::state {
 namespace {
 
-std::filesystem::path FreshDir(const char* name) {
-  auto p = std::filesystem::temp_directory_path() /
-           (std::string("harvest_qs_") + name + "_" + std::to_string(::getpid()));
-  std::filesystem::remove_all(p);
-  return p;
-}
+// A fresh directory, removed when the test ends (after the databases in it are closed:
+// declare it first).
+struct FreshDir {
+  explicit FreshDir(const char* name)
+      : path(std::filesystem::temp_directory_path() /
+             (std::string("harvest_qs_") + name + "_" + std::to_string(::getpid()))) {
+    std::filesystem::remove_all(path);
+  }
+  ~FreshDir() { std::filesystem::remove_all(path); }
+  operator const std::filesystem::path&() const { return path; }  // NOLINT: test helper
+  std::filesystem::path path;
+};
 
 frontier::UrlItem Item(const std::string& host, int n, int priority = 1) {
   frontier::UrlItem it;
@@ -30,10 +36,15 @@ frontier::UrlItem Item(const std::string& host, int n, int priority = 1) {
 std::string PathOf(const frontier::UrlItem& it) { return it.url.substr(it.url.find("/p/") + 3); }
 
 // The same operations against the memory store and the RocksDB store with a tiny RAM budget
-// (so most items spill) must pop the same sequence.
-TEST(RocksQueueStore, MatchesTheMemoryStoreWhileSpilling) {
-  auto dir = FreshDir("match");
-  auto db = StateDb::Open({.dir = dir, .queue_ram_items = 7, .window_per_host = 3});
+// (so most items spill) must pop the same sequence; with one epoch for everything and with
+// epochs of 2 and 16 items (a host's queue read back across many epochs).
+class RocksQueueStoreEpochs : public ::testing::TestWithParam<int> {};
+INSTANTIATE_TEST_SUITE_P(EpochBits, RocksQueueStoreEpochs, ::testing::Values(20, 1, 4));
+
+TEST_P(RocksQueueStoreEpochs, MatchesTheMemoryStoreWhileSpilling) {
+  FreshDir dir("match");
+  auto db = StateDb::Open(
+      {.dir = dir, .queue_ram_items = 7, .window_per_host = 3, .queue_epoch_bits = GetParam()});
   ASSERT_TRUE(db.ok()) << db.status().ToString();
   auto disk = (*db)->NewQueueStore(4);
   auto mem = frontier::NewMemoryQueueStore(4);
@@ -77,16 +88,15 @@ TEST(RocksQueueStore, MatchesTheMemoryStoreWhileSpilling) {
     ASSERT_EQ(a.size(), b.size());
     for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].url, b[i].url);
   }
-  std::filesystem::remove_all(dir);
 }
 
 // Everything pushed and not marked done is served again after a restart, in key order;
 // done items are gone.
 TEST(RocksQueueStore, RestartServesEveryItemNotDone) {
-  auto dir = FreshDir("restart");
+  FreshDir dir("restart");
   std::set<std::string> expected;
   {
-    auto db = StateDb::Open({.dir = dir, .queue_ram_items = 10});
+    auto db = StateDb::Open({.dir = dir, .queue_ram_items = 10, .queue_epoch_bits = 3});
     ASSERT_TRUE(db.ok());
     auto store = (*db)->NewQueueStore(4);
     store->RegisterHost(0, "a.test");
@@ -133,20 +143,19 @@ TEST(RocksQueueStore, RestartServesEveryItemNotDone) {
   // New items get sequence numbers after the old ones.
   store->Push(1, Item("a.test", 1000), false);
   EXPECT_EQ(PathOf(*store->Pop(1)), "1000");
-  std::filesystem::remove_all(dir);
 }
 
 // The frontier over the RocksDB store with a restart in the middle: every URL is leased
 // exactly once to completion, and the restart re-serves the leases that were outstanding.
 TEST(RocksQueueStore, FrontierResumesAfterRestart) {
-  auto dir = FreshDir("frontier");
+  FreshDir dir("frontier");
   FakeClock clock;
   frontier::FrontierOptions fo;
   fo.default_delay = std::chrono::milliseconds(0);
   std::set<std::string> done;
   std::set<std::string> outstanding;
   {
-    auto db = StateDb::Open({.dir = dir, .queue_ram_items = 50});
+    auto db = StateDb::Open({.dir = dir, .queue_ram_items = 50, .queue_epoch_bits = 5});
     ASSERT_TRUE(db.ok());
     frontier::Frontier f(fo, &clock, (*db)->NewQueueStore(fo.priority_classes));
     for (int h = 0; h < 100; ++h) {
@@ -179,7 +188,6 @@ TEST(RocksQueueStore, FrontierResumesAfterRestart) {
   EXPECT_TRUE(f.Idle());
   EXPECT_EQ(second.size() + done.size(), 600u);
   for (const auto& u : outstanding) EXPECT_EQ(second.count(u), 1u) << u;
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -5,8 +5,12 @@
 //            not yet done has an entry; an entry is deleted only when the URL is done (its
 //            WARC records durable, or a final outcome recorded), so a URL that was leased,
 //            in flight or waiting for a retry when the process died is served again.
-//   seen     URL fingerprint -> seen record (queued | done, status, fetch time, ETag,
-//            Last-Modified, next due): the exact seen store behind the Bloom filter.
+//   admitted URL fingerprint -> nothing: every admitted URL (the exact set behind the Bloom
+//            filter), written in sorted table files of ~1 M fingerprints (ingest_every);
+//            those not yet written are kept in RAM and are durable through their queue
+//            entries (re-added from them after a crash).
+//   seen     URL fingerprint -> seen record of a done URL (status, fetch time, ETag,
+//            Last-Modified, next due).
 //   hosts    per host: id, politeness (next-allowed time, Crawl-delay, dead reason) and the
 //            robots.txt as fetched (status, body, expiry) — a restart neither re-fetches
 //            robots.txt early nor breaks the host's delay.
@@ -14,8 +18,8 @@
 //   meta     format version, id counters.
 //
 // Commit protocol. The I/O thread's writes (admissions, done marks, host state) accumulate
-// in one pending WriteBatch that Commit() writes atomically; the seen insert of a URL and
-// its queue entry therefore land together, and a page's done mark lands after the queue
+// in one pending WriteBatch that Commit() writes atomically; an admitted URL is durable by
+// its queue entry (which carries its fingerprint), and a page's done mark lands after the queue
 // entries of the links found on it (WAL order). Sync() fsyncs the write-ahead log (group
 // commit: once per flush interval). Writes reach the OS at Commit(), so a kill -9 loses only
 // what was not yet committed — and nothing that was committed depends on it.
@@ -55,6 +59,12 @@ struct StateOptions {
   size_t block_cache_bytes = 64u << 20;
   // RocksDB memtable size per column family (two may exist at once). Default 32 MiB.
   size_t write_buffer_bytes = 32u << 20;
+  // Admitted fingerprints collected in RAM (8-16 bytes each) before they are written to
+  // the admitted set as one sorted table file. Default 1 M.
+  size_t ingest_every = 1'000'000;
+  // Queue entries are grouped in epochs of 2^bits admissions (see src/state/internal.h);
+  // fixed when the database is created. Default 20 (tests use small epochs).
+  int queue_epoch_bits = 20;
   // Commit() writes the pending batch once it holds this many bytes, even mid-loop.
   size_t max_batch_bytes = 4u << 20;
   // Sync() fsyncs the write-ahead log. Default true (false: only the OS cache; survives
@@ -98,6 +108,7 @@ struct StateStats {
   uint64_t hosts = 0;           // hosts with a persistent id
   uint64_t commits = 0;
   uint64_t syncs = 0;
+  uint64_t ingests = 0;  // admitted-set table files written
 };
 
 class StateDb {
@@ -120,7 +131,7 @@ class StateDb {
   // REQUIRES: NewQueueStore() was called.
   void ForEachLoadedHost(const std::function<void(const std::string& host, size_t n)>& fn) const;
 
-  // The exact seen store for dedup::SeenSet (inserts record kQueued).
+  // The exact seen store for dedup::SeenSet (admitted or done).
   dedup::SeenBackend* seen();
   // Every fingerprint of the seen store (Bloom filter rebuild at start).
   Status ForEachSeen(const std::function<void(uint64_t fp)>& fn) const;
@@ -136,7 +147,10 @@ class StateDb {
   void PutRobots(std::string_view host, const RobotsRecord& r);
   std::optional<RobotsRecord> GetRobots(std::string_view host) const;
 
-  // Writes the pending batch (not fsynced). Errors are sticky (see status()).
+  // Writes the pending batch (not fsynced). Errors are sticky (see status()). Call it
+  // between admissions (not between a URL's seen insert and its frontier Add): once
+  // `ingest_every` admissions have accumulated it also syncs the WAL and writes them to the
+  // admitted set.
   Status Commit();
   // Fsyncs the write-ahead log (any thread; options.sync = false: no-op).
   Status Sync();
@@ -150,6 +164,10 @@ class StateDb {
   uint64_t digests_found() const;  // FindDigest hits
 
   StateStats stats() const;
+
+  // Testing: closes the database as a killed process leaves it (the pending batch and the
+  // admissions not yet ingested are not written). Nothing else may be called afterwards.
+  void AbandonForTesting();
 
   class Impl;
 

@@ -3,6 +3,7 @@
 #include <rocksdb/convenience.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/slice_transform.h>
+#include <rocksdb/sst_file_writer.h>
 #include <rocksdb/table.h>
 #include <spdlog/spdlog.h>
 
@@ -14,7 +15,8 @@
 namespace harvest::state {
 namespace {
 
-constexpr const char* kColumnFamilies[] = {"queues", "seen", "hosts", "digests", "meta"};
+constexpr const char* kColumnFamilies[] = {"queues", "seen", "hosts", "digests", "meta",
+                                           "admitted"};
 
 rocksdb::CompressionType BestCompression() {
   for (rocksdb::CompressionType t : rocksdb::GetSupportedCompressions()) {
@@ -29,44 +31,20 @@ rocksdb::CompressionType BestCompression() {
 class SeenStore final : public dedup::SeenBackend {
  public:
   explicit SeenStore(StateDb::Impl* db) : db_(db) {}
+  // Admitted: recent, or ingested; done: in the seen column family (a done URL whose
+  // admission was not yet ingested when the process died is only there).
   bool Contains(uint64_t fp) const override {
-    if (db_->pending_seen.Contains(fp)) return true;
+    if (db_->recent.Contains(fp)) return true;
     std::string value;
-    return db_->GetValue(db_->seen, SeenKey(fp), &value).ok();
+    const std::string key = SeenKey(fp);
+    return db_->GetValue(db_->admitted, key, &value).ok() ||
+           db_->GetValue(db_->seen, key, &value).ok();
   }
-  void Insert(uint64_t fp) override {
-    db_->seen_inserts.push_back(fp);
-    db_->pending_seen.Insert(fp);
-    db_->MaybeCommit();
-  }
+  // Ingested by StateDb::Commit() once the queue entries are written (see there).
+  void Insert(uint64_t fp) override { db_->recent.Insert(fp); }
 
  private:
   StateDb::Impl* db_;
-};
-
-// Replays a WriteBatch's puts and deletes into another one (Commit's merge).
-class Replay final : public rocksdb::WriteBatch::Handler {
- public:
-  Replay(StateDb::Impl* db, rocksdb::WriteBatch* out) : db_(db), out_(out) {}
-  rocksdb::Status PutCF(uint32_t cf, const rocksdb::Slice& key,
-                        const rocksdb::Slice& value) override {
-    rocksdb::ColumnFamilyHandle* h = Handle(cf);
-    return h != nullptr ? out_->Put(h, key, value) : rocksdb::Status::Corruption("column family");
-  }
-  rocksdb::Status DeleteCF(uint32_t cf, const rocksdb::Slice& key) override {
-    rocksdb::ColumnFamilyHandle* h = Handle(cf);
-    return h != nullptr ? out_->Delete(h, key) : rocksdb::Status::Corruption("column family");
-  }
-
- private:
-  rocksdb::ColumnFamilyHandle* Handle(uint32_t id) const {
-    for (rocksdb::ColumnFamilyHandle* h : db_->handles) {
-      if (h->GetID() == id) return h;
-    }
-    return nullptr;
-  }
-  StateDb::Impl* db_;
-  rocksdb::WriteBatch* out_;
 };
 
 }  // namespace
@@ -97,31 +75,9 @@ void StateDb::Impl::SetError(const Status& s) {
 }
 
 Status StateDb::Impl::Commit() {
-  if (batch.Count() == 0 && seen_inserts.empty()) return Status::Ok();
-  // The seen inserts go first, sorted: random 64-bit keys cost a full skip-list descent
-  // each (the largest share of admission time at scale), sorted ones mostly continue from
-  // the previous insert's position (memtable insert hint, see Open). Putting them before
-  // the rest of the batch keeps every key's write order: a URL's seen insert precedes any
-  // other write of its seen record (MarkDone comes after its admission).
-  rocksdb::WriteBatch merged;
-  rocksdb::WriteBatch* out = &batch;
-  if (!seen_inserts.empty()) {
-    static const std::string kQueuedValue = EncodeSeen(SeenRecord{});
-    std::sort(seen_inserts.begin(), seen_inserts.end());
-    std::string key;
-    for (uint64_t fp : seen_inserts) {
-      key.clear();
-      PutBigEndian(&key, fp, 8);
-      if (rocksdb::Status rs = merged.Put(seen, key, kQueuedValue); !rs.ok()) {
-        return FromRocks(rs, "state: batch");
-      }
-    }
-    Replay replay(this, &merged);
-    if (rocksdb::Status rs = batch.Iterate(&replay); !rs.ok()) return FromRocks(rs, "state: batch");
-    out = &merged;
-  }
+  if (batch.Count() == 0) return Status::Ok();
   rocksdb::WriteOptions wo;
-  Status s = FromRocks(db->Write(wo, out), "state: write");
+  Status s = FromRocks(db->Write(wo, &batch), "state: write");
   if (!s.ok()) {
     // The batch is kept: a later Commit retries it (e.g. once disk space returns). RocksDB
     // refuses writes after a failed one until resumed.
@@ -130,9 +86,7 @@ Status StateDb::Impl::Commit() {
     return s;
   }
   batch.Clear();
-  seen_inserts.clear();
   queue_puts_pending = 0;
-  pending_seen = dedup::FingerprintSet(1024);  // sized for a loop iteration: no regrowth
   ++commits;
   {
     std::lock_guard lock(error_mu);
@@ -145,8 +99,57 @@ Status StateDb::Impl::Commit() {
 }
 
 void StateDb::Impl::MaybeCommit() {
-  // A seen insert takes ~20 bytes in a batch (8-byte key, 2-byte value, framing).
-  if (batch.GetDataSize() + 20 * seen_inserts.size() >= options.max_batch_bytes) (void)Commit();
+  if (batch.GetDataSize() >= options.max_batch_bytes) (void)Commit();
+}
+
+Status StateDb::Impl::Ingest() {
+  // Admissions used to be one seen-store insert each: a random 64-bit key into a skip list
+  // and then through every compaction level, the largest cost of admission at scale
+  // (docs/benchmarks.md, "Durable frontier at scale"). A sorted table file of the
+  // admissions since the last ingest costs a fraction of that.
+  next_ingest_at = recent.size() + std::max<size_t>(options.ingest_every / 4, 1);
+  // Every queue entry up to `through` has its fingerprint in `recent` or ingested already.
+  const uint64_t through = last_queue_seq;
+  auto advance_watermark = [&] {
+    if (through <= admitted_through) return;
+    admitted_through = through;
+    std::string v;
+    PutBigEndian(&v, through, 8);
+    batch.Put(meta, "admitted_through", v);
+  };
+  if (recent.size() == 0) {
+    advance_watermark();
+    return Status::Ok();
+  }
+  const std::filesystem::path file = options.dir / "admitted-ingest.sst";
+  std::error_code ec;
+  std::filesystem::remove(file, ec);
+  rocksdb::SstFileWriter writer(rocksdb::EnvOptions(), admitted_options, admitted);
+  rocksdb::Status rs = writer.Open(file.string());
+  std::string key;
+  for (uint64_t fp : recent.SortedKeys()) {
+    if (!rs.ok()) break;
+    key.clear();
+    PutBigEndian(&key, fp, 8);
+    rs = writer.Put(key, rocksdb::Slice());
+  }
+  if (rs.ok()) rs = writer.Finish();
+  if (rs.ok()) {
+    rocksdb::IngestExternalFileOptions io;
+    io.move_files = true;
+    rs = db->IngestExternalFile(admitted, {file.string()}, io);
+  }
+  std::filesystem::remove(file, ec);
+  Status s = FromRocks(rs, "state: ingesting admitted URLs");
+  if (!s.ok()) {
+    SetError(s);
+    return s;
+  }
+  recent = dedup::FingerprintSet(options.ingest_every);
+  next_ingest_at = std::max<size_t>(options.ingest_every, 1);
+  ++ingests;
+  advance_watermark();
+  return Status::Ok();
 }
 
 Status StateDb::Impl::GetValue(rocksdb::ColumnFamilyHandle* cf, std::string_view key,
@@ -178,7 +181,11 @@ uint32_t StateDb::Impl::HostId(std::string_view name) {
 StateDb::StateDb(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 StateDb::~StateDb() {
   if (impl_ && impl_->db) {
+    // A clean close ingests every admission: nothing to re-add at the next open.
     Status s = impl_->Commit();
+    if (s.ok()) s = Sync();
+    if (s.ok()) s = impl_->Ingest();
+    if (s.ok()) s = impl_->Commit();
     if (s.ok()) s = Sync();
     if (!s.ok()) spdlog::error("state: closing: {}", s.ToString());
   }
@@ -205,52 +212,64 @@ Result<std::unique_ptr<StateDb>> StateDb::Open(StateOptions options) {
   db_options.max_open_files = 1000;
 
   auto cache = rocksdb::NewLRUCache(options.block_cache_bytes);
-  auto cf_options = [&](bool prefix_by_host, size_t buffer, int hint_prefix) {
+  enum class Kind { kPlain, kQueues, kAdmitted };
+  auto cf_options = [&](Kind kind, size_t buffer) {
     rocksdb::ColumnFamilyOptions cf;
     rocksdb::BlockBasedTableOptions table;
     table.block_cache = cache;
     table.cache_index_and_filter_blocks = true;
     table.pin_l0_filter_and_index_blocks_in_cache = true;
-    if (prefix_by_host) {
+    if (kind != Kind::kPlain) {
       // A host queue refill seeks once per host. Whole-file index and filter blocks of a
       // large queue store (tens of MB) do not fit the block cache and were re-read and
       // decompressed per seek (6.5 k refills/s at 5 M URLs); partitioned ones load 4 KiB
-      // pieces (41 k/s). docs/benchmarks.md, "Durable frontier at scale".
+      // pieces (41 k/s). docs/benchmarks.md, "Durable frontier at scale". The admitted
+      // set is as large and is probed by fingerprint (whole-key filters).
       table.index_type = rocksdb::BlockBasedTableOptions::kTwoLevelIndexSearch;
       table.partition_filters = true;
       table.metadata_block_size = 4096;
       table.pin_top_level_index_and_filter = true;
       table.enable_index_compression = false;
       table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
-      table.whole_key_filtering = false;
-      cf.prefix_extractor.reset(rocksdb::NewFixedPrefixTransform(4));
     }
-    // Memtable insert hints: the skip list remembers where the last insert with the same
-    // prefix went. queues: a host's items arrive in sequence order (prefix = host id);
-    // seen: Commit writes the inserts sorted (one hint for the whole key space).
-    if (hint_prefix >= 0) {
+    if (kind == Kind::kQueues) {
+      table.whole_key_filtering = false;
+      cf.prefix_extractor.reset(rocksdb::NewFixedPrefixTransform(kQueuePrefixSize));
+      // Memtable insert hints: the skip list remembers where the last insert with the same
+      // prefix went; a host's items arrive in sequence order (prefix = epoch and host id).
       cf.memtable_insert_with_hint_prefix_extractor.reset(
-          rocksdb::NewFixedPrefixTransform(static_cast<size_t>(hint_prefix)));
+          rocksdb::NewFixedPrefixTransform(kQueuePrefixSize));
     }
     cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
     cf.write_buffer_size = buffer;
     cf.max_write_buffer_number = 3;
-    cf.compression = BestCompression();
+    // Admitted keys are random fingerprints with empty values: nothing to compress.
+    cf.compression = kind == Kind::kAdmitted ? rocksdb::kNoCompression : BestCompression();
     cf.level_compaction_dynamic_level_bytes = true;
     cf.target_file_size_base = 64u << 20;
     cf.max_bytes_for_level_base = 256u << 20;
+    if (kind == Kind::kQueues) {
+      // Entries are written once, read once and deleted once, and with the epoch key
+      // prefix most of them are compacted once or twice; the compact item encoding leaves
+      // little for LZ4, whose cost was a fifth of the compaction CPU.
+      cf.compression = rocksdb::kNoCompression;
+    }
     return cf;
   };
   std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
-  descriptors.emplace_back(rocksdb::kDefaultColumnFamilyName, cf_options(false, 1u << 20, -1));
+  descriptors.emplace_back(rocksdb::kDefaultColumnFamilyName,
+                           cf_options(Kind::kPlain, 1u << 20));
   for (const char* name : kColumnFamilies) {
-    const bool queues = std::string_view(name) == "queues";
-    const bool small = std::string_view(name) == "meta" || std::string_view(name) == "hosts";
-    const int hint = queues ? 4 : std::string_view(name) == "seen" ? 0 : -1;
-    const size_t buf = small ? options.write_buffer_bytes / 4 : options.write_buffer_bytes;
-    descriptors.emplace_back(
-        name, cf_options(queues, buf, hint));
+    const std::string_view n = name;
+    const Kind kind = n == "queues" ? Kind::kQueues : n == "admitted" ? Kind::kAdmitted
+                                                                      : Kind::kPlain;
+    // seen (done records), hosts and meta take far fewer writes than the queues.
+    const size_t buf = n == "queues" ? options.write_buffer_bytes
+                       : n == "admitted" ? 1u << 20
+                                         : options.write_buffer_bytes / 4;
+    descriptors.emplace_back(name, cf_options(kind, buf));
   }
+  impl->admitted_options = rocksdb::Options(db_options, descriptors.back().options);
   rocksdb::DB* raw = nullptr;
   rocksdb::Status rs =
       rocksdb::DB::Open(db_options, options.dir.string(), descriptors, &impl->handles, &raw);
@@ -267,6 +286,7 @@ Result<std::unique_ptr<StateDb>> StateDb::Open(StateOptions options) {
   impl->hosts = impl->handles[3];
   impl->digests = impl->handles[4];
   impl->meta = impl->handles[5];
+  impl->admitted = impl->handles[6];
   impl->options = options;
 
   std::string version;
@@ -289,6 +309,22 @@ Result<std::unique_ptr<StateDb>> StateDb::Open(StateOptions options) {
   if (impl->GetValue(impl->meta, "next_host", &next).ok() && next.size() == 4) {
     impl->next_host_id = static_cast<uint32_t>(ReadBigEndian(next, 4));
   }
+  std::string bits;
+  if (impl->GetValue(impl->meta, "epoch_bits", &bits).ok() && bits.size() == 1) {
+    impl->epoch_bits = static_cast<uint8_t>(bits[0]);
+  } else {
+    impl->epoch_bits = std::clamp(options.queue_epoch_bits, 1, 40);
+    Status ws = FromRocks(impl->db->Put(rocksdb::WriteOptions(), impl->meta, "epoch_bits",
+                                        std::string(1, static_cast<char>(impl->epoch_bits))),
+                          "state: write");
+    if (!ws.ok()) return ws;
+  }
+  std::string through;
+  if (impl->GetValue(impl->meta, "admitted_through", &through).ok() && through.size() == 8) {
+    impl->admitted_through = ReadBigEndian(through, 8);
+  }
+  impl->recent = dedup::FingerprintSet(options.ingest_every);
+  impl->next_ingest_at = std::max<size_t>(options.ingest_every, 1);
   impl->seen_backend = std::make_unique<SeenStore>(impl.get());
   return std::unique_ptr<StateDb>(new StateDb(std::move(impl)));
 }
@@ -298,29 +334,67 @@ bool StateDb::created() const { return impl_->created; }
 dedup::SeenBackend* StateDb::seen() { return impl_->seen_backend.get(); }
 
 Status StateDb::ForEachSeen(const std::function<void(uint64_t fp)>& fn) const {
+  // Each fingerprint once: the admitted and seen column families merged in key order (a done
+  // URL is in both unless its admission was not ingested yet), then `recent`.
   rocksdb::ReadOptions ro;
   ro.fill_cache = false;
   ro.readahead_size = 2u << 20;
-  std::unique_ptr<rocksdb::Iterator> it(impl_->db->NewIterator(ro, impl_->seen));
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    rocksdb::Slice k = it->key();
-    if (k.size() == 8) fn(ReadBigEndian(std::string_view(k.data(), 8), 8));
+  std::unique_ptr<rocksdb::Iterator> a(impl_->db->NewIterator(ro, impl_->admitted));
+  std::unique_ptr<rocksdb::Iterator> d(impl_->db->NewIterator(ro, impl_->seen));
+  auto fp_of = [](const rocksdb::Iterator& it, uint64_t* fp) {
+    rocksdb::Slice k = it.key();
+    if (k.size() != 8) return false;
+    *fp = ReadBigEndian(std::string_view(k.data(), 8), 8);
+    return true;
+  };
+  a->SeekToFirst();
+  d->SeekToFirst();
+  uint64_t fa = 0, fd = 0;
+  while (a->Valid() || d->Valid()) {
+    if (a->Valid() && !fp_of(*a, &fa)) {
+      a->Next();
+      continue;
+    }
+    if (d->Valid() && !fp_of(*d, &fd)) {
+      d->Next();
+      continue;
+    }
+    uint64_t fp = 0;
+    if (a->Valid() && (!d->Valid() || fa <= fd)) {
+      fp = fa;
+      if (d->Valid() && fd == fa) d->Next();
+      a->Next();
+    } else {
+      fp = fd;
+      d->Next();
+    }
+    if (!impl_->recent.Contains(fp)) fn(fp);
   }
-  return FromRocks(it->status(), "state: reading the seen store");
+  if (Status s = FromRocks(a->status(), "state: reading the admitted set"); !s.ok()) return s;
+  if (Status s = FromRocks(d->status(), "state: reading the seen store"); !s.ok()) return s;
+  for (uint64_t fp : impl_->recent.SortedKeys()) fn(fp);
+  return Status::Ok();
 }
 
 std::optional<SeenRecord> StateDb::GetSeen(uint64_t fp) const {
   std::string value;
-  if (!impl_->GetValue(impl_->seen, SeenKey(fp), &value).ok()) return std::nullopt;
-  SeenRecord r;
-  if (!DecodeSeen(value, &r)) return std::nullopt;
-  return r;
+  const std::string key = SeenKey(fp);
+  if (impl_->GetValue(impl_->seen, key, &value).ok()) {
+    SeenRecord r;
+    if (!DecodeSeen(value, &r)) return std::nullopt;
+    return r;
+  }
+  if (impl_->recent.Contains(fp) || impl_->GetValue(impl_->admitted, key, &value).ok()) {
+    return SeenRecord{};  // admitted, not done
+  }
+  return std::nullopt;
 }
 
 void StateDb::MarkDone(const frontier::UrlItem& item, const SeenRecord& record) {
   if (item.store_seq != 0) {
     impl_->batch.Delete(impl_->queues,
-                        QueueKey(item.store_host, static_cast<uint8_t>(item.priority), item.store_seq));
+                        QueueKey(impl_->epoch_bits, item.store_host, static_cast<uint8_t>(item.priority),
+                            item.store_seq));
     if (impl_->queue_store != nullptr) impl_->queue_store->OnDone();
   }
   impl_->batch.Put(impl_->seen, SeenKey(item.fp), EncodeSeen(record));
@@ -330,7 +404,8 @@ void StateDb::MarkDone(const frontier::UrlItem& item, const SeenRecord& record) 
 void StateDb::UpdateQueued(const frontier::UrlItem& item) {
   if (item.store_seq == 0) return;
   impl_->batch.Put(impl_->queues,
-                   QueueKey(item.store_host, static_cast<uint8_t>(item.priority), item.store_seq),
+                   QueueKey(impl_->epoch_bits, item.store_host, static_cast<uint8_t>(item.priority),
+                            item.store_seq),
                    EncodeItem(item));
   impl_->MaybeCommit();
 }
@@ -367,7 +442,25 @@ std::optional<RobotsRecord> StateDb::GetRobots(std::string_view host) const {
   return r;
 }
 
-Status StateDb::Commit() { return impl_->Commit(); }
+Status StateDb::Commit() {
+  Status s = impl_->Commit();
+  if (!s.ok() || impl_->recent.size() < impl_->next_ingest_at) return s;
+  // Fingerprints go to the admitted set only after their queue entries are durable: an
+  // admitted fingerprint without its entry would be a URL refused as seen and never
+  // fetched. Commit() runs between admissions (an admission's seen insert and its queue
+  // entry are made in one step of the I/O thread), so every entry is in the batch just
+  // written; the WAL is synced first because the ingested file is.
+  if (impl_->options.sync) {
+    s = FromRocks(impl_->db->SyncWAL(), "state: sync");
+    if (!s.ok()) {
+      impl_->SetError(s);
+      return s;
+    }
+  }
+  return impl_->Ingest();
+}
+
+void StateDb::AbandonForTesting() { impl_.reset(); }
 
 Status StateDb::Sync() {
   if (!impl_->options.sync) return Status::Ok();
@@ -410,6 +503,7 @@ StateStats StateDb::stats() const {
   st.hosts = impl_->next_host_id - 1;
   st.commits = impl_->commits.load();
   st.syncs = impl_->syncs.load();
+  st.ingests = impl_->ingests.load();
   return st;
 }
 

@@ -1,9 +1,13 @@
 #include "state/state.h"
 
 #include <gtest/gtest.h>
+
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <random>
+#include <set>
 
 #include "state/internal.h"
 
@@ -77,6 +81,69 @@ TEST(StateDb, SeenStoreIsExactReadsItsOwnPendingWritesAndPersists) {
   EXPECT_EQ(r->state, SeenRecord::State::kQueued);
 }
 
+// Admissions since the last ingest of the admitted set live in RAM; after a crash they come
+// back from their queue entries, so the exact seen store still knows every admitted URL.
+TEST(StateDb, AdmissionsSurviveACrashBetweenIngests) {
+  TempDir dir;
+  constexpr uint64_t kUrls = 350;
+  std::set<uint64_t> done;
+  {
+    auto opened = StateDb::Open({.dir = dir.path(), .ingest_every = 100});
+    ASSERT_TRUE(opened.ok());
+    std::unique_ptr<StateDb> db = std::move(*opened);
+    auto store = db->NewQueueStore(4);
+    store->RegisterHost(0, "a.test");
+    for (uint64_t i = 0; i < kUrls; ++i) {
+      frontier::UrlItem item;
+      item.host = "a.test";
+      item.url = "http://a.test/" + std::to_string(i);
+      item.fp = 1000 + i;
+      db->seen()->Insert(item.fp);  // as SeenSet does, before the frontier's Add
+      store->Push(0, item, false);
+      if (i % 10 == 9) {
+        ASSERT_TRUE(db->Commit().ok());  // the crawl: once per loop iteration
+      }
+    }
+    for (int k = 0; k < 10; ++k) {
+      std::optional<frontier::UrlItem> it = store->Pop(0);
+      ASSERT_TRUE(it);
+      db->MarkDone(*it, {.state = SeenRecord::State::kDone, .status = 200});
+      done.insert(it->fp);
+    }
+    ASSERT_TRUE(db->Commit().ok());
+    ASSERT_TRUE(db->Sync().ok());
+    EXPECT_EQ(db->stats().ingests, 3u);  // at 100, 200 and 300: 50 only in RAM
+    store.reset();
+    db->AbandonForTesting();
+  }
+  auto db = OpenDb(dir.path());
+  ASSERT_TRUE(db);
+  auto store = db->NewQueueStore(4);
+  std::vector<uint64_t> all;
+  ASSERT_TRUE(db->ForEachSeen([&](uint64_t fp) { all.push_back(fp); }).ok());
+  std::sort(all.begin(), all.end());
+  ASSERT_EQ(all.size(), kUrls);  // each once
+  for (uint64_t i = 0; i < kUrls; ++i) {
+    EXPECT_EQ(all[i], 1000 + i);
+    EXPECT_TRUE(db->seen()->Contains(1000 + i)) << i;
+    std::optional<SeenRecord> r = db->GetSeen(1000 + i);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->state, done.count(1000 + i) ? SeenRecord::State::kDone
+                                              : SeenRecord::State::kQueued);
+  }
+  EXPECT_FALSE(db->seen()->Contains(999));
+  EXPECT_FALSE(db->seen()->Contains(1000 + kUrls));
+  // A clean close ingests the rest: the next open re-adds nothing and still knows them all.
+  store.reset();
+  db.reset();
+  db = OpenDb(dir.path());
+  ASSERT_TRUE(db);
+  all.clear();
+  ASSERT_TRUE(db->ForEachSeen([&](uint64_t fp) { all.push_back(fp); }).ok());
+  EXPECT_EQ(all.size(), kUrls);
+  EXPECT_TRUE(db->seen()->Contains(1000 + kUrls - 1));
+}
+
 TEST(StateDb, MarkDoneRecordsTheFetch) {
   TempDir dir;
   auto db = OpenDb(dir.path());
@@ -137,30 +204,58 @@ TEST(StateDb, DigestsAreWrittenDirectly) {
 }
 
 TEST(StateCodec, ItemRoundTripsAndRejectsEveryTruncation) {
-  frontier::UrlItem item;
-  item.url = "http://a.test/p?q=1";
-  item.fp = 0xfedcba9876543210ull;
-  item.depth = 3;
-  item.priority = 2;
-  item.attempts = 1;
-  item.via = "http://a.test/";
-  item.hops = 2;
-  item.sitemap = true;
-  const std::string v = EncodeItem(item);
-  frontier::UrlItem back;
-  ASSERT_TRUE(DecodeItem(v, &back));
-  EXPECT_EQ(back.url, item.url);
-  EXPECT_EQ(back.fp, item.fp);
-  EXPECT_EQ(back.depth, 3);
-  EXPECT_EQ(back.priority, 2);
-  EXPECT_EQ(back.attempts, 1);
-  EXPECT_EQ(back.via, item.via);
-  EXPECT_EQ(back.hops, 2);
-  EXPECT_TRUE(back.sitemap);
-  for (size_t n = 0; n < v.size(); ++n) {
-    frontier::UrlItem cut;
-    EXPECT_FALSE(DecodeItem(std::string_view(v).substr(0, n), &cut)) << n;
+  // url, host, via: the URL is stored without "scheme://host" when it starts with it, and
+  // via without the prefix it shares with the URL.
+  const std::vector<std::array<std::string, 3>> cases = {
+      {"http://a.test/p?q=1", "a.test", "http://a.test/"},
+      {"https://a.test/x", "a.test", "https://a.test/x/y"},
+      {"http://a.test:8080/", "a.test:8080", "http://b.test/"},
+      {"http://a.test:8080/", "a.test", ""},                  // host is not followed by '/'
+      {"http://b.test/other-host", "a.test", "http://a.test/"},
+      {"ftp://a.test/", "a.test", "http://a.test/"},
+      {"", "", ""},
+  };
+  for (const auto& [url, host, via] : cases) {
+    frontier::UrlItem item;
+    item.url = url;
+    item.host = host;
+    item.fp = 0xfedcba9876543210ull;
+    item.depth = 3;
+    item.priority = 2;
+    item.attempts = 1;
+    item.via = via;
+    item.hops = 2;
+    item.sitemap = true;
+    const std::string v = EncodeItem(item);
+    frontier::UrlItem back;
+    back.host = host;
+    ASSERT_TRUE(DecodeItem(v, &back)) << url;
+    EXPECT_EQ(back.url, item.url);
+    EXPECT_EQ(back.fp, item.fp);
+    EXPECT_EQ(back.depth, 3);
+    EXPECT_EQ(back.priority, 2);
+    EXPECT_EQ(back.attempts, 1);
+    EXPECT_EQ(back.via, item.via);
+    EXPECT_EQ(back.hops, 2);
+    EXPECT_TRUE(back.sitemap);
+    uint64_t fp = 0;
+    ASSERT_TRUE(ItemFingerprint(v, &fp));
+    EXPECT_EQ(fp, item.fp);
+    for (size_t n = 0; n < v.size(); ++n) {
+      frontier::UrlItem cut;
+      cut.host = host;
+      EXPECT_FALSE(DecodeItem(std::string_view(v).substr(0, n), &cut)) << url << " " << n;
+    }
   }
+  // Stored relative to its host: without the host it cannot be decoded.
+  frontier::UrlItem item;
+  item.url = "http://a.test/section-7/page-1234.html?id=1a2b3c4d";
+  item.host = "a.test";
+  item.via = "http://a.test/section-7/";
+  frontier::UrlItem back;
+  EXPECT_FALSE(DecodeItem(EncodeItem(item), &back));
+  // 8-byte fingerprint and 6 bytes of fields, 2 of lengths, "/section-7/page-...", "" of via.
+  EXPECT_EQ(EncodeItem(item).size(), 1 + 1 + item.url.size() - 13 + 8 + 4 + 1 + 1);
 }
 
 TEST(StateCodec, RandomBytesNeverCrashTheDecoders) {
@@ -174,6 +269,10 @@ TEST(StateCodec, RandomBytesNeverCrashTheDecoders) {
     RobotsRecord r;
     DigestRecord d;
     (void)DecodeItem(junk, &item);
+    item.host = "a.test";
+    (void)DecodeItem(junk, &item);
+    uint64_t fp = 0;
+    (void)ItemFingerprint(junk, &fp);
     (void)DecodeSeen(junk, &s);
     (void)DecodePoliteness(junk, &p);
     (void)DecodeRobots(junk, &r);
@@ -182,10 +281,26 @@ TEST(StateCodec, RandomBytesNeverCrashTheDecoders) {
 }
 
 TEST(StateCodec, QueueKeysSortByHostClassSequence) {
-  EXPECT_LT(QueueKey(1, 3, 999), QueueKey(2, 0, 1));
-  EXPECT_LT(QueueKey(1, 0, 999), QueueKey(1, 1, 1));
-  EXPECT_LT(QueueKey(1, 1, 255), QueueKey(1, 1, 256));
-  EXPECT_EQ(QueueKey(1, 1, 1).size(), kQueueKeySize);
+  // Within an epoch by host, class, sequence; epochs in order.
+  constexpr int kBits = 20;
+  constexpr uint64_t kNextEpoch = uint64_t{1} << kBits;
+  EXPECT_LT(QueueKey(kBits, 1, 3, 999), QueueKey(kBits, 2, 0, 1));
+  EXPECT_LT(QueueKey(kBits, 1, 0, 999), QueueKey(kBits, 1, 1, 1));
+  EXPECT_LT(QueueKey(kBits, 1, 1, 255), QueueKey(kBits, 1, 1, 256));
+  EXPECT_LT(QueueKey(kBits, 9, 0, kNextEpoch - 1), QueueKey(kBits, 1, 0, kNextEpoch));
+  EXPECT_EQ(QueueKey(kBits, 1, 1, 1).size(), kQueueKeySize);
+  uint32_t host = 0;
+  uint8_t cls = 0;
+  uint64_t seq = 0;
+  ASSERT_TRUE(
+      ParseQueueKey(kBits, QueueKey(kBits, 7, 2, 5 * kNextEpoch + 3), &host, &cls, &seq));
+  EXPECT_EQ(host, 7u);
+  EXPECT_EQ(cls, 2);
+  EXPECT_EQ(seq, 5 * kNextEpoch + 3);
+  std::string bad = QueueKey(kBits, 7, 2, 3);
+  bad[3] = 1;  // epoch does not match the sequence
+  EXPECT_FALSE(ParseQueueKey(kBits, bad, &host, &cls, &seq));
+  EXPECT_FALSE(ParseQueueKey(kBits, "short", &host, &cls, &seq));
 }
 
 }  // namespace

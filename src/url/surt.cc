@@ -70,12 +70,18 @@ std::string RegistrableDomain(std::string_view host) {
     return ctx != nullptr ? ctx : psl_latest(nullptr);
   }();
   if (kPsl == nullptr) return "";
+  // The links of a page mostly share its host: the last answer of this thread is reused
+  // (a public-suffix lookup costs ~0.5 us; docs/benchmarks.md, "Durable frontier at scale").
+  thread_local std::string last_host, last_domain;
+  if (host == last_host) return last_domain;
   std::string lower;
   lower.reserve(host.size());
   for (char c : host) lower.push_back(AsciiLower(c));
   while (!lower.empty() && lower.back() == '.') lower.pop_back();
   const char* rd = psl_registrable_domain(kPsl, lower.c_str());
-  return rd != nullptr ? std::string(rd) : "";
+  last_host.assign(host);
+  last_domain = rd != nullptr ? std::string(rd) : "";
+  return last_domain;
 }
 
 }  // namespace harvest::url

@@ -39,6 +39,13 @@ TEST(RegistrableDomain, PublicSuffixList) {
   EXPECT_EQ(RegistrableDomain("[::1]"), "");
   EXPECT_EQ(RegistrableDomain(""), "");
   EXPECT_EQ(RegistrableDomain("WWW.Example.COM"), "example.com");
+  // Repeated hosts (the last answer is cached per thread) and a suffix after a domain.
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(RegistrableDomain("a.b.example.co.uk"), "example.co.uk");
+    EXPECT_EQ(RegistrableDomain("a.b.example.co.uk"), "example.co.uk");
+    EXPECT_EQ(RegistrableDomain("co.uk"), "");
+    EXPECT_EQ(RegistrableDomain("co.uk"), "");
+  }
 }
 
 }  // namespace
