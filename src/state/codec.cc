@@ -79,14 +79,23 @@ bool Reader::Bytes(std::string* s) {
   return true;
 }
 
-std::string QueueKey(int bits, uint32_t host, uint8_t cls, uint64_t seq) {
-  std::string k;
-  k.reserve(kQueueKeySize);
-  PutBigEndian(&k, EpochOf(bits, seq), 4);
-  PutBigEndian(&k, host, 4);
-  k.push_back(static_cast<char>(cls));
-  PutBigEndian(&k, seq, 8);
+QueueKeyBytes MakeQueueKey(int bits, uint32_t host, uint8_t cls, uint64_t seq) {
+  QueueKeyBytes k;
+  auto put = [&k](size_t at, uint64_t v, int bytes) {
+    for (int i = bytes - 1; i >= 0; --i) {
+      k.data[at++] = static_cast<char>((v >> (8 * i)) & 0xff);
+    }
+  };
+  put(0, EpochOf(bits, seq), 4);
+  put(4, host, 4);
+  k.data[8] = static_cast<char>(cls);
+  put(9, seq, 8);
   return k;
+}
+
+std::string QueueKey(int bits, uint32_t host, uint8_t cls, uint64_t seq) {
+  const QueueKeyBytes k = MakeQueueKey(bits, host, cls, seq);
+  return std::string(k.data, kQueueKeySize);
 }
 
 bool ParseQueueKey(int bits, std::string_view key, uint32_t* host, uint8_t* cls,
@@ -143,12 +152,19 @@ uint8_t UrlForm(const frontier::UrlItem& item, size_t* skip) {
 }  // namespace
 
 std::string EncodeItem(const frontier::UrlItem& item) {
+  std::string v;
+  EncodeItemTo(item, &v);
+  return v;
+}
+
+void EncodeItemTo(const frontier::UrlItem& item, std::string* out) {
+  std::string& v = *out;
+  v.clear();
   size_t skip = 0;
   const uint8_t form = UrlForm(item, &skip);
   size_t shared = 0;
   const size_t max_shared = std::min(item.url.size(), item.via.size());
   while (shared < max_shared && item.url[shared] == item.via[shared]) ++shared;
-  std::string v;
   v.reserve(item.url.size() - skip + item.via.size() - shared + 24);
   v.push_back(static_cast<char>((form << 1) | (item.sitemap ? kSitemapFlag : 0)));
   PutBytes(&v, std::string_view(item.url).substr(skip));
@@ -159,7 +175,6 @@ std::string EncodeItem(const frontier::UrlItem& item) {
   PutSignedVarint(&v, item.hops);
   PutVarint(&v, shared);
   PutBytes(&v, std::string_view(item.via).substr(shared));
-  return v;
 }
 
 bool DecodeItem(std::string_view value, frontier::UrlItem* item) {

@@ -54,6 +54,12 @@ inline constexpr size_t kQueueKeySize = 17;
 inline constexpr size_t kQueuePrefixSize = 8;  // epoch and host id
 inline uint64_t EpochOf(int bits, uint64_t seq) { return seq >> bits; }
 std::string QueueKey(int bits, uint32_t host, uint8_t cls, uint64_t seq);
+// The same without an allocation (admission writes one per URL).
+struct QueueKeyBytes {
+  char data[kQueueKeySize];
+  rocksdb::Slice slice() const { return {data, kQueueKeySize}; }
+};
+QueueKeyBytes MakeQueueKey(int bits, uint32_t host, uint8_t cls, uint64_t seq);
 // Parses a queue key; false if it is not one.
 bool ParseQueueKey(int bits, std::string_view key, uint32_t* host, uint8_t* cls,
                    uint64_t* seq);
@@ -65,6 +71,7 @@ std::string HostIdKey(uint32_t id);
 
 // ---- values ----
 std::string EncodeItem(const frontier::UrlItem& item);
+void EncodeItemTo(const frontier::UrlItem& item, std::string* out);  // replaces *out
 // store_host and store_seq are not part of the value, and neither is the host: the caller
 // sets item->host before decoding (the URL may be stored without "scheme://host").
 bool DecodeItem(std::string_view value, frontier::UrlItem* item);
@@ -110,6 +117,7 @@ class StateDb::Impl {
   // must commit first only when some exist (during a drain there are none, and a write per
   // refill would double its cost).
   uint64_t queue_puts_pending = 0;
+  std::string scratch;  // encoding buffer of the I/O thread
   uint32_t next_host_id = 1;
   QueueStoreImpl* queue_store = nullptr;  // owned by the frontier
   std::unique_ptr<dedup::SeenBackend> seen_backend;

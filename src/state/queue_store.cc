@@ -36,7 +36,10 @@ Status QueueStoreImpl::Load() {
     uint32_t host = 0;
     uint8_t cls = 0;
     uint64_t seq = 0;
-    if (!ParseQueueKey(db_->epoch_bits, std::string_view(k.data(), k.size()), &host, &cls, &seq)) continue;
+    if (!ParseQueueKey(db_->epoch_bits, std::string_view(k.data(), k.size()), &host, &cls,
+                       &seq)) {
+      continue;
+    }
     if (cls >= classes_) {
       spdlog::error("state: queue entry of class {} >= {} classes ignored", cls, classes_);
       continue;
@@ -150,8 +153,11 @@ void QueueStoreImpl::Push(frontier::HostId id, frontier::UrlItem item, bool fron
   item.store_seq = next_seq_++;
   db_->last_queue_seq = item.store_seq;
   const int c = item.priority;
-  db_->batch.Put(db_->queues, QueueKey(db_->epoch_bits, h.id, static_cast<uint8_t>(c), item.store_seq),
-                 EncodeItem(item));
+  EncodeItemTo(item, &db_->scratch);
+  db_->batch.Put(db_->queues,
+                 MakeQueueKey(db_->epoch_bits, h.id, static_cast<uint8_t>(c), item.store_seq)
+                     .slice(),
+                 db_->scratch);
   ++db_->queue_puts_pending;
   ++on_disk_;
   const bool class_spilled = h.spill && h.spill[c].only > 0;

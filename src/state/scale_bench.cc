@@ -254,12 +254,28 @@ struct Counters {
   uint64_t drained = 0;
 };
 
-// A parsed link as the crawl's page processors hand it to the I/O thread (crawl::FoundLink
-// plus the linking page and depth).
-struct Link {
-  std::string url, host, path, query, registrable, via;
-  uint64_t fp = 0;
-  int depth = 0;
+// Parsed links as the crawl's page processors hand them to the I/O thread: serialized into
+// one buffer (in the crawl they cross a process boundary), read back as views.
+struct LinkBatch {
+  enum Field { kUrl, kHost, kPath, kQuery, kRegistrable, kVia, kFields };
+  struct Link {
+    uint32_t off[kFields];
+    uint32_t len[kFields];
+    uint64_t fp = 0;
+    int depth = 0;
+  };
+  std::string bytes;
+  std::vector<Link> links;
+
+  void Set(Link* l, Field f, std::string_view v) {
+    l->off[f] = static_cast<uint32_t>(bytes.size());
+    l->len[f] = static_cast<uint32_t>(v.size());
+    bytes.append(v);
+  }
+  std::string_view Get(const Link& l, Field f) const {
+    return std::string_view(bytes).substr(l.off[f], l.len[f]);
+  }
+  size_t size() const { return links.size(); }
 };
 
 // Batches of links from the producer thread to the I/O thread; at most kMaxBatches wait.
@@ -267,7 +283,7 @@ class LinkPipe {
  public:
   static constexpr size_t kBatch = 1024;
   static constexpr size_t kMaxBatches = 8;
-  void Put(std::vector<Link> batch) {
+  void Put(LinkBatch batch) {
     std::unique_lock lock(mu_);
     not_full_.wait(lock, [&] { return ready_.size() < kMaxBatches; });
     ready_.push_back(std::move(batch));
@@ -279,7 +295,7 @@ class LinkPipe {
     not_empty_.notify_one();
   }
   // False when closed and empty.
-  bool Take(std::vector<Link>* batch) {
+  bool Take(LinkBatch* batch) {
     std::unique_lock lock(mu_);
     not_empty_.wait(lock, [&] { return !ready_.empty() || closed_; });
     if (ready_.empty()) return false;
@@ -292,7 +308,7 @@ class LinkPipe {
  private:
   std::mutex mu_;
   std::condition_variable not_empty_, not_full_;
-  std::deque<std::vector<Link>> ready_;
+  std::deque<LinkBatch> ready_;
   bool closed_ = false;
 };
 
@@ -319,8 +335,8 @@ void Produce(const Flags& f, LinkPipe* pipe, ProducerResult* out) {
   const url::CanonOptions& canon = url::DefaultCanonOptions();
   std::string href, via;
   int depth = 0;
-  std::vector<Link> batch;
-  batch.reserve(LinkPipe::kBatch);
+  LinkBatch batch;
+  batch.links.reserve(LinkPipe::kBatch);
   constexpr uint64_t kSampleEvery = 16;
   uint64_t n = 0;
   auto ns_since = [](SteadyClock::time_point t) {
@@ -340,14 +356,14 @@ void Produce(const Flags& f, LinkPipe* pipe, ProducerResult* out) {
       ++out->unparsable;
       continue;
     }
-    Link& l = batch.emplace_back();
-    l.url = u->href();
-    l.host = u->host();
-    l.path = u->path();
-    l.query = u->query();
-    l.registrable = url::RegistrableDomain(u->host());
-    l.fp = url::Fingerprint64(l.url);
-    l.via = via;
+    LinkBatch::Link& l = batch.links.emplace_back();
+    batch.Set(&l, LinkBatch::kUrl, u->href());
+    batch.Set(&l, LinkBatch::kHost, u->host());
+    batch.Set(&l, LinkBatch::kPath, u->path());
+    batch.Set(&l, LinkBatch::kQuery, u->query());
+    batch.Set(&l, LinkBatch::kRegistrable, url::RegistrableDomain(u->host()));
+    batch.Set(&l, LinkBatch::kVia, via);
+    l.fp = url::Fingerprint64(u->href());
     l.depth = depth;
     if (sample) {
       out->parse_ns += ns_since(ts);
@@ -356,10 +372,10 @@ void Produce(const Flags& f, LinkPipe* pipe, ProducerResult* out) {
     if (batch.size() == LinkPipe::kBatch) {
       pipe->Put(std::move(batch));
       batch = {};
-      batch.reserve(LinkPipe::kBatch);
+      batch.links.reserve(LinkPipe::kBatch);
     }
   }
-  if (!batch.empty()) pipe->Put(std::move(batch));
+  if (batch.size() > 0) pipe->Put(std::move(batch));
   pipe->Close();
   out->hosts_seen = stream.hosts_seen();
   out->generator_bytes = stream.memory_bytes();
@@ -388,21 +404,21 @@ bool Admit(const Flags& f, StateDb* db, dedup::SeenSet* seen, frontier::Admissio
   auto ns_since = [](SteadyClock::time_point t) {
     return std::chrono::duration<double, std::nano>(SteadyClock::now() - t).count();
   };
-  std::vector<Link> batch;
+  LinkBatch batch;
   for (;;) {
     const auto tw = SteadyClock::now();
     if (!pipe.Take(&batch)) break;
     t_wait += ns_since(tw);
-    for (Link& l : batch) {
+    for (const LinkBatch::Link& l : batch.links) {
       const bool sample = n % kSampleEvery == 0;
       SteadyClock::time_point ts;
       if (sample) ts = SteadyClock::now();
       frontier::AdmitCandidate cand;
-      cand.canonical_url = l.url;
-      cand.host = l.host;
-      cand.path = l.path;
-      cand.query = l.query;
-      cand.registrable_domain = l.registrable;
+      cand.canonical_url = batch.Get(l, LinkBatch::kUrl);
+      cand.host = batch.Get(l, LinkBatch::kHost);
+      cand.path = batch.Get(l, LinkBatch::kPath);
+      cand.query = batch.Get(l, LinkBatch::kQuery);
+      cand.registrable_domain = batch.Get(l, LinkBatch::kRegistrable);
       cand.fp = l.fp;
       cand.depth = l.depth;
       const frontier::AdmitVerdict verdict = admission->Admit(cand);
@@ -414,12 +430,12 @@ bool Admit(const Flags& f, StateDb* db, dedup::SeenSet* seen, frontier::Admissio
         ++c->refused;
       } else {
         frontier::UrlItem item;
-        item.url = std::move(l.url);
-        item.host = std::move(l.host);
+        item.url = cand.canonical_url;
+        item.host = cand.host;
         item.fp = l.fp;
         item.depth = l.depth;
         item.priority = frontier::PriorityFor(l.depth, false, false, 0);
-        item.via = std::move(l.via);
+        item.via = batch.Get(l, LinkBatch::kVia);
         frontier->Add(std::move(item));
       }
       if (sample) {

@@ -393,8 +393,9 @@ std::optional<SeenRecord> StateDb::GetSeen(uint64_t fp) const {
 void StateDb::MarkDone(const frontier::UrlItem& item, const SeenRecord& record) {
   if (item.store_seq != 0) {
     impl_->batch.Delete(impl_->queues,
-                        QueueKey(impl_->epoch_bits, item.store_host, static_cast<uint8_t>(item.priority),
-                            item.store_seq));
+                        MakeQueueKey(impl_->epoch_bits, item.store_host,
+                                     static_cast<uint8_t>(item.priority), item.store_seq)
+                            .slice());
     if (impl_->queue_store != nullptr) impl_->queue_store->OnDone();
   }
   impl_->batch.Put(impl_->seen, SeenKey(item.fp), EncodeSeen(record));
@@ -403,10 +404,12 @@ void StateDb::MarkDone(const frontier::UrlItem& item, const SeenRecord& record) 
 
 void StateDb::UpdateQueued(const frontier::UrlItem& item) {
   if (item.store_seq == 0) return;
+  EncodeItemTo(item, &impl_->scratch);
   impl_->batch.Put(impl_->queues,
-                   QueueKey(impl_->epoch_bits, item.store_host, static_cast<uint8_t>(item.priority),
-                            item.store_seq),
-                   EncodeItem(item));
+                   MakeQueueKey(impl_->epoch_bits, item.store_host,
+                                static_cast<uint8_t>(item.priority), item.store_seq)
+                       .slice(),
+                   impl_->scratch);
   impl_->MaybeCommit();
 }
 
