@@ -6,11 +6,14 @@
 #include <rocksdb/write_batch.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -122,12 +125,30 @@ class StateDb::Impl {
   QueueStoreImpl* queue_store = nullptr;  // owned by the frontier
   std::unique_ptr<dedup::SeenBackend> seen_backend;
 
+  // The committer thread writes the batches Commit() hands over, in order.
+  std::thread committer;
+  std::mutex commit_mu;
+  std::condition_variable commit_cv;   // work, a retry or stopping
+  std::condition_variable written_cv;  // a batch written or failed
+  std::deque<rocksdb::WriteBatch> to_write;  // guarded by commit_mu
+  std::vector<rocksdb::WriteBatch> spare;    // cleared, for reuse; guarded
+  bool write_failed = false;                 // the head of to_write failed; guarded
+  bool retry_requested = false;              // guarded
+  bool stopping = false;                     // guarded
+
   std::atomic<uint64_t> commits{0}, syncs{0}, digest_hits{0}, ingests{0};
   mutable std::mutex error_mu;
   Status error;  // guarded by error_mu
 
   ~Impl();
+  // Hands the pending batch to the committer thread (blocks while 4 wait); returns the
+  // sticky error.
   Status Commit();
+  // Until every handed-over batch is written (ok) or one failed (its error).
+  Status WaitWritten();
+  void StartCommitter();
+  void StopCommitter();  // after writing what was handed over (unless writing fails)
+  void CommitterLoop();
   void MaybeCommit();
   // Writes `recent` as a table file into the admitted column family and records the
   // watermark (in the pending batch). Errors are sticky; `recent` is kept for a retry.

@@ -195,7 +195,10 @@ int QueueStoreImpl::LowestClass(const Host& h) const {
 void QueueStoreImpl::Refill(Host& h, int cls, size_t max_items) {
   // Disk-only items may still sit in the pending batch: write it first. (Entries the batch
   // deletes or rewrites were popped already: they sort before spill.from and are not read.)
-  if (db_->queue_puts_pending > 0 && !db_->Commit().ok()) return;
+  if (db_->queue_puts_pending > 0) {
+    (void)db_->Commit();
+    if (!db_->WaitWritten().ok()) return;
+  }
   rocksdb::ReadOptions ro;
   ro.prefix_same_as_start = true;
   std::unique_ptr<rocksdb::Iterator> it(db_->db->NewIterator(ro, db_->queues));

@@ -247,6 +247,41 @@ StateOptions DbOptions(const Flags& f) {
   return o;
 }
 
+// From RocksDB's statistics: the compaction totals ("Sum" row) of each column family.
+void PrintCompaction(const std::string& stats) {
+  std::string cf;
+  size_t pos = 0;
+  while (pos < stats.size()) {
+    size_t end = stats.find('\n', pos);
+    if (end == std::string::npos) end = stats.size();
+    const std::string_view line(stats.data() + pos, end - pos);
+    pos = end + 1;
+    if (line.rfind("** Compaction Stats [", 0) == 0) {
+      cf = std::string(line.substr(21, line.find(']') - 21));
+    } else if (!cf.empty() && line.rfind(" Sum ", 0) == 0) {
+      // Columns: Level Files Size Score Read(GB) Rn(GB) Rnp1(GB) Write(GB) Wnew(GB) ...
+      std::vector<std::string_view> cols;
+      size_t i = 0;
+      while (i < line.size()) {
+        while (i < line.size() && line[i] == ' ') ++i;
+        size_t j = i;
+        while (j < line.size() && line[j] != ' ') ++j;
+        if (j > i) cols.push_back(line.substr(i, j - i));
+        i = j;
+      }
+      if (cols.size() > 11) {
+        std::printf("  compaction [%s]: size %.*s %.*s, read %.*s GB, written %.*s GB, "
+                    "W-Amp %.*s\n", cf.c_str(), static_cast<int>(cols[2].size()),
+                    cols[2].data(), static_cast<int>(cols[3].size()), cols[3].data(),
+                    static_cast<int>(cols[5].size()), cols[5].data(),
+                    static_cast<int>(cols[8].size()), cols[8].data(),
+                    static_cast<int>(cols[11].size()), cols[11].data());
+      }
+      cf.clear();
+    }
+  }
+}
+
 struct Counters {
   uint64_t refused = 0;      // distinct URLs not accepted (must stay 0)
   uint64_t unparsable = 0;   // generated URLs the parser rejected (must stay 0)
@@ -495,6 +530,7 @@ bool Admit(const Flags& f, StateDb* db, dedup::SeenSet* seen, frontier::Admissio
   std::printf("  peak RSS %.0f MiB, RSS now %.0f MiB, DB on disk %.2f GiB\n",
               MiB(ProcStatusKb("VmHWM")), MiB(ProcStatusKb("VmRSS")),
               static_cast<double>(DirBytes(f.dir)) / (1u << 30));
+  PrintCompaction(db->EngineStats());
   std::fflush(stdout);
   return db->status().ok();
 }

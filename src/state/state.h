@@ -164,6 +164,8 @@ class StateDb {
   uint64_t digests_found() const;  // FindDigest hits
 
   StateStats stats() const;
+  // RocksDB's own statistics (compaction per column family and level, stalls): text.
+  std::string EngineStats() const;
 
   // Testing: closes the database as a killed process leaves it (the pending batch and the
   // admissions not yet ingested are not written). Nothing else may be called afterwards.

@@ -59,11 +59,68 @@ Status FromRocks(const rocksdb::Status& s, std::string_view what) {
 }
 
 StateDb::Impl::~Impl() {
+  StopCommitter();
   if (db) {
     for (auto* h : handles) db->DestroyColumnFamilyHandle(h);
     handles.clear();
     db->Close();
   }
+}
+
+void StateDb::Impl::StartCommitter() { committer = std::thread([this] { CommitterLoop(); }); }
+
+void StateDb::Impl::StopCommitter() {
+  if (!committer.joinable()) return;
+  {
+    std::lock_guard lock(commit_mu);
+    stopping = true;
+  }
+  commit_cv.notify_all();
+  committer.join();
+}
+
+void StateDb::Impl::CommitterLoop() {
+  std::unique_lock lock(commit_mu);
+  for (;;) {
+    commit_cv.wait(lock, [&] {
+      return stopping || (!to_write.empty() && (!write_failed || retry_requested));
+    });
+    // Closing: what was handed over is still written, unless writing fails.
+    if (to_write.empty() || (stopping && write_failed && !retry_requested)) return;
+    retry_requested = false;
+    rocksdb::WriteBatch& b = to_write.front();  // deque: stays put while others are added
+    lock.unlock();
+    const Status s = FromRocks(db->Write(rocksdb::WriteOptions(), &b), "state: write");
+    if (!s.ok()) {
+      // Kept at the head and retried at the next Commit() (e.g. once disk space returns);
+      // later batches wait behind it. RocksDB refuses writes after a failed one until resumed.
+      SetError(s);
+      (void)db->Resume();
+    } else {
+      ++commits;
+      std::lock_guard error_lock(error_mu);
+      if (!error.ok()) {
+        spdlog::warn("state: writable again after: {}", error.ToString());
+        error = Status::Ok();
+      }
+    }
+    lock.lock();
+    write_failed = !s.ok();
+    if (s.ok()) {
+      b.Clear();
+      spare.push_back(std::move(b));
+      to_write.pop_front();
+    }
+    written_cv.notify_all();
+  }
+}
+
+Status StateDb::Impl::WaitWritten() {
+  std::unique_lock lock(commit_mu);
+  written_cv.wait(lock, [&] { return to_write.empty() || write_failed; });
+  if (!write_failed) return Status::Ok();
+  std::lock_guard error_lock(error_mu);
+  return error.ok() ? Status::IOError("state: write failed") : error;
 }
 
 void StateDb::Impl::SetError(const Status& s) {
@@ -75,27 +132,34 @@ void StateDb::Impl::SetError(const Status& s) {
 }
 
 Status StateDb::Impl::Commit() {
-  if (batch.Count() == 0) return Status::Ok();
-  rocksdb::WriteOptions wo;
-  Status s = FromRocks(db->Write(wo, &batch), "state: write");
-  if (!s.ok()) {
-    // The batch is kept: a later Commit retries it (e.g. once disk space returns). RocksDB
-    // refuses writes after a failed one until resumed.
-    SetError(s);
-    (void)db->Resume();
-    return s;
-  }
-  batch.Clear();
-  queue_puts_pending = 0;
-  ++commits;
+  // Handed to the committer thread, which writes batches in order: the I/O thread does not
+  // wait for RocksDB (its write was half of admission's time on the I/O thread).
+  constexpr size_t kMaxWaiting = 4;
   {
-    std::lock_guard lock(error_mu);
-    if (!error.ok()) {
-      spdlog::warn("state: writable again after: {}", error.ToString());
-      error = Status::Ok();
+    std::unique_lock lock(commit_mu);
+    if (write_failed) {
+      retry_requested = true;
+      commit_cv.notify_one();
+    }
+    if (batch.Count() > 0) {
+      // Back-pressure: at most kMaxWaiting batches wait. While writes fail the batch stays
+      // here and grows (the crawl takes no new work then).
+      written_cv.wait(lock, [&] { return to_write.size() < kMaxWaiting || write_failed; });
+      if (to_write.size() < kMaxWaiting) {
+        to_write.push_back(std::move(batch));
+        if (spare.empty()) {
+          batch = rocksdb::WriteBatch();
+        } else {
+          batch = std::move(spare.back());
+          spare.pop_back();
+        }
+        queue_puts_pending = 0;
+        commit_cv.notify_one();
+      }
     }
   }
-  return s;
+  std::lock_guard error_lock(error_mu);
+  return error;
 }
 
 void StateDb::Impl::MaybeCommit() {
@@ -326,6 +390,7 @@ Result<std::unique_ptr<StateDb>> StateDb::Open(StateOptions options) {
   impl->recent = dedup::FingerprintSet(options.ingest_every);
   impl->next_ingest_at = std::max<size_t>(options.ingest_every, 1);
   impl->seen_backend = std::make_unique<SeenStore>(impl.get());
+  impl->StartCommitter();
   return std::unique_ptr<StateDb>(new StateDb(std::move(impl)));
 }
 
@@ -377,6 +442,7 @@ Status StateDb::ForEachSeen(const std::function<void(uint64_t fp)>& fn) const {
 }
 
 std::optional<SeenRecord> StateDb::GetSeen(uint64_t fp) const {
+  (void)impl_->WaitWritten();  // read what was committed
   std::string value;
   const std::string key = SeenKey(fp);
   if (impl_->GetValue(impl_->seen, key, &value).ok()) {
@@ -419,6 +485,7 @@ void StateDb::PutPoliteness(std::string_view host, const HostPoliteness& p) {
 }
 
 std::optional<HostPoliteness> StateDb::GetPoliteness(std::string_view host) const {
+  (void)impl_->WaitWritten();  // read what was committed
   std::string value;
   if (!impl_->GetValue(impl_->hosts, HostKey('p', host), &value).ok()) return std::nullopt;
   HostPoliteness p;
@@ -435,6 +502,7 @@ void StateDb::PutRobots(std::string_view host, const RobotsRecord& r) {
 }
 
 std::optional<RobotsRecord> StateDb::GetRobots(std::string_view host) const {
+  (void)impl_->WaitWritten();  // read what was committed
   std::string value;
   if (!impl_->GetValue(impl_->hosts, HostKey('r', host), &value).ok()) return std::nullopt;
   RobotsRecord r;
@@ -448,6 +516,8 @@ std::optional<RobotsRecord> StateDb::GetRobots(std::string_view host) const {
 Status StateDb::Commit() {
   Status s = impl_->Commit();
   if (!s.ok() || impl_->recent.size() < impl_->next_ingest_at) return s;
+  s = impl_->WaitWritten();
+  if (!s.ok()) return s;
   // Fingerprints go to the admitted set only after their queue entries are durable: an
   // admitted fingerprint without its entry would be a URL refused as seen and never
   // fetched. Commit() runs between admissions (an admission's seen insert and its queue
@@ -465,7 +535,18 @@ Status StateDb::Commit() {
 
 void StateDb::AbandonForTesting() { impl_.reset(); }
 
+std::string StateDb::EngineStats() const {
+  std::string out;
+  for (rocksdb::ColumnFamilyHandle* h : impl_->handles) {
+    std::string cf;
+    if (impl_->db->GetProperty(h, "rocksdb.cfstats-no-file-histogram", &cf)) out += cf;
+  }
+  return out;
+}
+
 Status StateDb::Sync() {
+  // Everything committed so far: written by the committer thread, then the WAL fsynced.
+  if (Status w = impl_->WaitWritten(); !w.ok()) return w;
   if (!impl_->options.sync) return Status::Ok();
   Status s = FromRocks(impl_->db->SyncWAL(), "state: sync");
   if (!s.ok()) {
