@@ -98,6 +98,8 @@ class FingerprintSet {
   size_t memory_bytes() const { return slots_.size() * sizeof(uint64_t); }
   // Every key, ascending.
   std::vector<uint64_t> SortedKeys() const;
+  // Removes every key; keeps the capacity.
+  void Clear();
 
  private:
   size_t SlotFor(uint64_t key) const;

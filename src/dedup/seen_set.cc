@@ -58,6 +58,12 @@ std::vector<uint64_t> FingerprintSet::SortedKeys() const {
   return keys;
 }
 
+void FingerprintSet::Clear() {
+  std::fill(slots_.begin(), slots_.end(), 0);
+  size_ = 0;
+  has_zero_ = false;
+}
+
 void FingerprintSet::Grow() {
   std::vector<uint64_t> old;
   old.swap(slots_);

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include <random>
 #include <set>
 #include <unordered_set>
@@ -21,6 +23,21 @@ TEST(FingerprintSet, InsertContainsGrow) {
     EXPECT_FALSE(s.Insert(i * 0x9e3779b97f4a7c15ULL));
   }
   EXPECT_FALSE(s.Contains(12345));
+}
+
+TEST(FingerprintSet, SortedKeysAndClear) {
+  FingerprintSet s(4);
+  for (uint64_t k : {9u, 0u, 5u, 1000u, 5u, 77u}) s.Insert(k);
+  EXPECT_EQ(s.SortedKeys(), (std::vector<uint64_t>{0, 5, 9, 77, 1000}));
+  const size_t capacity = s.capacity();
+  s.Clear();
+  EXPECT_EQ(s.size(), 0u);
+  EXPECT_EQ(s.capacity(), capacity);
+  EXPECT_TRUE(s.SortedKeys().empty());
+  EXPECT_FALSE(s.Contains(0));
+  EXPECT_FALSE(s.Contains(77));
+  EXPECT_TRUE(s.Insert(77));
+  EXPECT_EQ(s.SortedKeys(), (std::vector<uint64_t>{77}));
 }
 
 TEST(FingerprintSet, ZeroKey) {

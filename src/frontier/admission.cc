@@ -186,9 +186,7 @@ AdmitVerdict Admission::Admit(const AdmitCandidate& c) {
 }
 
 Admission::HostCounters& Admission::CountersFor(std::string_view host) {
-  auto it = hosts_.find(host);
-  if (it == hosts_.end()) it = hosts_.emplace(std::string(host), HostCounters{}).first;
-  return it->second;
+  return hosts_[std::hash<std::string_view>()(host)];
 }
 
 void Admission::NoteFetched(std::string_view host) { ++CountersFor(host).fetched; }

@@ -123,13 +123,14 @@ class Admission {
   TrapOptions traps_;
   dedup::SeenSet* seen_;
   Clock* clock_;
-  // Transparent hash: Admit looks hosts up by string_view without building a string.
-  struct HostHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
-  };
   HostCounters& CountersFor(std::string_view host);
-  std::unordered_map<std::string, HostCounters, HostHash, std::equal_to<>> hosts_;
+  // Keyed by a 64-bit hash of the host name, not the name: ~70 bytes less per host (a crawl
+  // of millions of hosts keeps one entry each). Two hosts sharing a hash (odds ~1e-8 at
+  // a million hosts) would share their trap counters, nothing else.
+  struct Identity {
+    size_t operator()(uint64_t h) const { return static_cast<size_t>(h); }
+  };
+  std::unordered_map<uint64_t, HostCounters, Identity> hosts_;
   std::array<uint64_t, kAdmitVerdictCount> counts_{};
 };
 

@@ -18,11 +18,12 @@
 //   meta     format version, id counters.
 //
 // Commit protocol. The I/O thread's writes (admissions, done marks, host state) accumulate
-// in one pending WriteBatch that Commit() writes atomically; an admitted URL is durable by
-// its queue entry (which carries its fingerprint), and a page's done mark lands after the queue
-// entries of the links found on it (WAL order). Sync() fsyncs the write-ahead log (group
-// commit: once per flush interval). Writes reach the OS at Commit(), so a kill -9 loses only
-// what was not yet committed — and nothing that was committed depends on it.
+// in one pending WriteBatch; Commit() hands it to the committer thread, which writes the
+// batches atomically and in order. An admitted URL is durable by its queue entry (which
+// carries its fingerprint), and a page's done mark lands after the queue entries of the
+// links found on it (WAL order). Sync() waits for the handed-over batches and fsyncs the
+// write-ahead log (group commit: once per flush interval). A kill -9 loses only a suffix of
+// the batches — and nothing written depends on what was lost.
 //
 // Memory (DESIGN §1.5): the queue store keeps at most `queue_ram_items` items in RAM (a
 // window at the head of each host's queue); the rest live only on disk and are read back
@@ -30,6 +31,7 @@
 //
 // Thread-safety: everything is for the I/O thread, except FindDigest/PutDigest/Sync, which
 // the writer thread calls (RocksDB is thread-safe; they do not touch the pending batch).
+// The getters (GetSeen, GetPoliteness, GetRobots) first wait for the handed-over batches.
 #pragma once
 
 #include <cstdint>

@@ -209,7 +209,7 @@ Status StateDb::Impl::Ingest() {
     SetError(s);
     return s;
   }
-  recent = dedup::FingerprintSet(options.ingest_every);
+  recent.Clear();  // in place: no second table while the first is freed
   next_ingest_at = std::max<size_t>(options.ingest_every, 1);
   ++ingests;
   advance_watermark();
