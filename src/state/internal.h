@@ -68,7 +68,8 @@ bool ParseQueueKey(int bits, std::string_view key, uint32_t* host, uint8_t* cls,
                    uint64_t* seq);
 // seen, admitted: fingerprint (8).
 std::string SeenKey(uint64_t fp);
-// hosts: 'i' name -> id; 'n' id -> name; 'p' name -> politeness; 'r' name -> robots.
+// hosts: 'n' id -> name (ids are per run, except for hosts with queue entries); 'p' name ->
+// politeness; 'r' name -> robots.
 std::string HostKey(char kind, std::string_view name);
 std::string HostIdKey(uint32_t id);
 

@@ -61,9 +61,9 @@ struct StateOptions {
   size_t block_cache_bytes = 64u << 20;
   // RocksDB memtable size per column family (two may exist at once). Default 32 MiB.
   size_t write_buffer_bytes = 32u << 20;
-  // Admitted fingerprints collected in RAM (8-16 bytes each) before they are written to
-  // the admitted set as one sorted table file. Default 1 M.
-  size_t ingest_every = 1'000'000;
+  // Admitted fingerprints collected in RAM (16 bytes each) before they are written to the
+  // admitted set as one sorted table file. Default 500 k.
+  size_t ingest_every = 500'000;
   // Queue entries are grouped in epochs of 2^bits admissions (see src/state/internal.h);
   // fixed when the database is created. Default 20 (tests use small epochs).
   int queue_epoch_bits = 20;
@@ -107,7 +107,7 @@ struct DigestRecord {
 struct StateStats {
   uint64_t queued_on_disk = 0;  // items of queue entries (pending, leased or retrying)
   uint64_t queued_in_ram = 0;   // of those, in RAM windows
-  uint64_t hosts = 0;           // hosts with a persistent id
+  uint64_t hosts = 0;           // host ids given (over all runs)
   uint64_t commits = 0;
   uint64_t syncs = 0;
   uint64_t ingests = 0;  // admitted-set table files written
