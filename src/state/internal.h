@@ -136,6 +136,7 @@ class StateDb::Impl {
   bool write_failed = false;                 // the head of to_write failed; guarded
   bool retry_requested = false;              // guarded
   bool stopping = false;                     // guarded
+  bool resume_failed_logged = false;         // committer thread only
 
   std::atomic<uint64_t> commits{0}, syncs{0}, digest_hits{0}, ingests{0};
   mutable std::mutex error_mu;

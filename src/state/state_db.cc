@@ -95,7 +95,16 @@ void StateDb::Impl::CommitterLoop() {
       // Kept at the head and retried at the next Commit() (e.g. once disk space returns);
       // later batches wait behind it. RocksDB refuses writes after a failed one until resumed.
       SetError(s);
-      (void)db->Resume();
+      const rocksdb::Status resumed = db->Resume();
+      if (!resumed.ok() && !resume_failed_logged) {
+        // RocksDB 7.x keeps a failed write-ahead-log file failed (facebook/rocksdb#11643):
+        // after a WAL write error no later write succeeds in this process.
+        spdlog::error("state: the database cannot write again in this process ({}); the "
+                      "crawl stays paused: stop it and run the same command again once the "
+                      "disk has space — nothing written before the error is lost",
+                      resumed.ToString());
+        resume_failed_logged = true;
+      }
     } else {
       ++commits;
       std::lock_guard error_lock(error_mu);
