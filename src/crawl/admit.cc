@@ -13,11 +13,7 @@ void Crawler::Impl::AdmitSeeds(const std::vector<std::string>& seeds) {
       spdlog::warn("seed is not a valid URL, skipped: {}", seed);
       continue;
     }
-    FoundLink link{.url = u->href(), .host = std::string(u->host()),
-                   .path = std::string(u->path()), .query = std::string(u->query()),
-                   .registrable_domain = url::RegistrableDomain(u->host()),
-                   .fp = url::Fingerprint64(u->href())};
-    Admit(link, nullptr);
+    Admit(MakeFoundLink(*u), nullptr);
   }
 }
 
@@ -63,7 +59,7 @@ void Crawler::Impl::Admit(const FoundLink& link, const frontier::UrlItem* source
   ++stats_.admitted;
   frontier::UrlItem item;
   item.url = link.url;
-  item.host = link.host;
+  item.host = link.origin;
   item.fp = link.fp;
   item.depth = depth;
   item.priority = frontier::PriorityFor(depth, source == nullptr, link.sitemap, 0);

@@ -25,6 +25,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -67,6 +68,10 @@ struct CrawlOptions {
   std::chrono::milliseconds output_retry_interval{5000};
 
   fetch::FetchOptions fetch;
+  // The fetcher the crawl drives. nullptr (default): a fetch::CurlFetcher built from
+  // `fetch`. Tests pass a scripted fake (src/fetch/testing/fake_fetcher.h). Not owned; it
+  // must outlive the Crawler and serve no one else while Run() runs.
+  fetch::Fetcher* fetcher = nullptr;
   frontier::FrontierOptions politeness;
   frontier::ScopeOptions scope;
   frontier::TrapOptions traps;
@@ -87,7 +92,14 @@ Status LoadConfigString(std::string_view toml, std::string_view source, CrawlOpt
 Result<std::vector<std::string>> ReadSeedsFile(const std::filesystem::path& path);
 Result<std::vector<std::string>> ParseSeeds(std::string_view text, std::string_view source);
 
+// Hosts the crawl gave up on, for one reason (an outcome name such as robots-unavailable).
+struct HostsGivenUp {
+  uint64_t hosts = 0;
+  std::string example;  // one host and its detail, e.g. "http://a.test: robots.txt: HTTP 503"
+};
+
 struct CrawlStats {
+  bool started = false;           // setup succeeded (output and state opened)
   uint64_t seeds = 0;
   uint64_t admitted = 0;          // URLs accepted into the frontier
   uint64_t rejected = 0;          // links refused by admission (seen, scope, traps)
@@ -119,6 +131,9 @@ struct CrawlStats {
   uint64_t recovered_cdxj_lines = 0;  // CDXJ lines written for unindexed records
   uint64_t still_queued = 0;          // URLs left queued in the state (stop, page limit)
   bool output_paused = false;         // the writer is waiting for the output to recover
+  // Hosts whose URLs got a final outcome without a request (robots.txt unavailable, a
+  // Crawl-delay above the maximum), by outcome name; in this run.
+  std::map<std::string, HostsGivenUp> hosts_given_up;
 };
 
 class Crawler {
@@ -135,6 +150,10 @@ class Crawler {
   Status Run(const std::vector<std::string>& seeds);
   // Any thread (also a signal handler: it only sets an atomic flag).
   void RequestStop();
+  // Testing, on the I/O thread (e.g. from a fake fetcher's hook): Run() returns at its next
+  // loop turn leaving the crawl directory as a kill -9 there would — state not committed
+  // since the last commit, pages written but not marked done. Run() then returns Aborted.
+  void KillForTesting();
   CrawlStats stats() const;
 
  private:

@@ -16,6 +16,7 @@
 #include "crawl/crawl.h"
 #include "crawl/outcome_log.h"
 #include "crawl/page_processor.h"
+#include "crawl/robots_gate.h"
 #include "crawl/warc_sink.h"
 #include "crawl/work_queue.h"
 #include "robots/robots.h"
@@ -28,17 +29,15 @@ class Crawler::Impl {
   ~Impl();
   Status Run(const std::vector<std::string>& seeds);
   void RequestStop();
+  void KillForTesting() { killed_ = true; }
   CrawlStats stats() const;
 
  private:
-  // Per-host robots state (keyed like frontier hosts).
+  // Per-host politeness state the crawl keeps beside the frontier (keyed like frontier
+  // hosts: scheme://name[:port]); robots.txt state lives in robots_.
   struct HostState {
-    std::optional<robots::RobotsRules> rules;
-    Clock::TimePoint robots_expiry{};
-    int robots_failures = 0;
-    std::string robots_url;  // "" = <origin>/robots.txt; else a redirect target being followed
-    int robots_hops = 0;     // redirects followed so far for this robots.txt
     std::string dead_reason;  // non-empty: the host's URLs get this outcome, no request
+    std::string dead_detail;  // why (e.g. "robots.txt: HTTP 503 (3 attempts)")
     bool ip_known = false;
     int64_t crawl_delay_ms = -1;  // robots.txt Crawl-delay (persisted with the host)
   };
@@ -48,29 +47,45 @@ class Crawler::Impl {
     bool robots = false;
   };
 
+  // Setup and recovery (crawler.cc, recovery.cc).
   Status Setup();
   Status CheckOutDir() const;
   Status OpenState();
   void RecoverWarcs();
   void RestoreState();
+  Status Finish();
+  Status AbandonAfterKill();
   // The host's state, loaded from the crawl state the first time this run touches it.
   HostState& EnsureHost(const std::string& host);
   void SavePoliteness(const std::string& host, std::optional<std::chrono::milliseconds> ra);
   void MarkDone(const frontier::UrlItem& item, int status);
   Clock::TimePoint SteadyFromWall(int64_t wall_us) const;
+
+  // Admission (admit.cc).
   void AdmitSeeds(const std::vector<std::string>& seeds);
   void Admit(const FoundLink& link, const frontier::UrlItem* source);
+
+  // Leases and fetches (crawler.cc, fetch_done.cc).
   void FillLeases();
   void HandleLease(frontier::Lease lease);
-  void StartRobotsFetch(frontier::Lease lease);
-  void StartPageFetch(frontier::Lease lease);
+  void StartFetch(frontier::Lease lease, bool robots, std::string url);
   void OnRobotsDone(InFlight flight, fetch::FetchResult&& result);
+  void ApplyRobots(const frontier::Lease& lease, const RobotsGate::FetchStep& step,
+                   frontier::Completion* done);
   void OnPageDone(InFlight flight, fetch::FetchResult&& result);
+  void NoteIp(const std::string& host, const std::string& ip);
+  void GiveUpHost(const std::string& host, const frontier::UrlItem& leased,
+                  std::string_view reason, std::string_view detail, int status);
+  void KillHost(const std::string& host, std::string_view reason, std::string_view detail);
+  void DispatchCapture(const frontier::UrlItem& item, fetch::FetchResult&& r, bool robots,
+                       std::string outcome, std::string detail);
   void RecordUnreached();
-  void KillHost(const std::string& host, const std::string& reason);
+
+  // The process pool (pipeline.cc).
   void Dispatch(PageTask task);
   void ConsumeInbox();
   void WorkerLoop();
+
   bool Finished() const;
   std::chrono::milliseconds PollTimeout() const;
   void Progress(bool final_line);
@@ -81,15 +96,18 @@ class Crawler::Impl {
   Clock* clock_;
   std::string product_token_;
   std::atomic<bool> stop_{false};
+  bool killed_ = false;  // KillForTesting(): leave as a kill -9 would
 
   // I/O thread state. db_ first: the frontier's queue store refers to it.
   std::unique_ptr<state::StateDb> db_;
-  std::unique_ptr<fetch::Fetcher> fetcher_;
+  std::unique_ptr<fetch::Fetcher> owned_fetcher_;  // the default CurlFetcher
+  fetch::Fetcher* fetcher_ = nullptr;               // options' fetcher or owned_fetcher_
   std::unique_ptr<frontier::Frontier> frontier_;
   std::unique_ptr<dedup::SeenSet> seen_;
   std::unique_ptr<frontier::Admission> admission_;
   bool resumed_ = false;
   std::unordered_map<std::string, HostState> hosts_;
+  std::unique_ptr<RobotsGate> robots_;
   std::unordered_map<uint64_t, InFlight> in_flight_;
   uint64_t next_fetch_id_ = 1;
   uint64_t pages_started_ = 0;

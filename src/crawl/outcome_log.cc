@@ -1,5 +1,8 @@
 #include "crawl/outcome_log.h"
 
+#include <algorithm>
+#include <cassert>
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -50,8 +53,13 @@ Status OutcomeLog::Open(const std::filesystem::path& file) {
   return Status::Ok();
 }
 
+bool IsOutcomeName(std::string_view name) {
+  return std::find(kOutcomeNames.begin(), kOutcomeNames.end(), name) != kOutcomeNames.end();
+}
+
 void OutcomeLog::Record(std::string_view url, std::string_view outcome, int status,
                         std::string_view detail, int64_t time_us) {
+  assert(IsOutcomeName(outcome));
   std::string line;
   line.reserve(url.size() + detail.size() + 96);
   line += "{\"url\":\"";

@@ -2,8 +2,8 @@
 // every admitted URL is fetched, retried, or given a final recorded outcome).
 //
 // Line format: {"url":...,"outcome":...,"status":N,"detail":...,"time_us":N}
-// Outcomes: fetched, revisit, disallowed, robots-unavailable, crawl-delay-too-long, gave-up,
-// redirect-limit, not-stored, and trap-* verdicts from admission.
+// Outcomes: the names in kOutcomeNames (documented in docs/crawling.md; a test compares the
+// two). Every outcome but fetched and revisit carries a detail naming its cause.
 //
 // Durability: each line is appended with one write(2) as it is recorded, so a recorded
 // outcome survives a kill -9 of the process (Flush() fsyncs). Open() on an existing log cuts
@@ -12,6 +12,7 @@
 // Thread-safety: Record() is safe from any thread (internally locked).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -23,6 +24,15 @@
 
 namespace harvest::crawl {
 
+// Every outcome the crawl records, spelled as in outcomes.jsonl.
+inline constexpr std::array<std::string_view, 13> kOutcomeNames = {
+    "fetched",         "revisit",          "disallowed",
+    "gave-up",         "robots-unavailable", "crawl-delay-too-long",
+    "redirect-limit",  "trap-long-url",    "trap-many-params",
+    "trap-repeated-segment", "trap-quota", "trap-discovery-ratio",
+    "not-stored"};
+bool IsOutcomeName(std::string_view name);
+
 class OutcomeLog {
  public:
   OutcomeLog() = default;
@@ -31,6 +41,7 @@ class OutcomeLog {
   OutcomeLog& operator=(const OutcomeLog&) = delete;
 
   Status Open(const std::filesystem::path& file);
+  // REQUIRES: IsOutcomeName(outcome) (checked in debug builds).
   void Record(std::string_view url, std::string_view outcome, int status, std::string_view detail,
               int64_t time_us);
   Status Flush();

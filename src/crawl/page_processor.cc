@@ -26,6 +26,11 @@ std::string MimeOf(std::string_view content_type) {
   return Lower(mime);
 }
 
+void AppendDetail(StoreTask* store, std::string_view note) {
+  if (!store->detail.empty()) store->detail += "; ";
+  store->detail += note;
+}
+
 bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
@@ -43,6 +48,30 @@ bool LooksLikeSitemap(std::string_view mime, std::string_view path, std::string_
 PageProcessor::PageProcessor(const CrawlOptions& options)
     : options_(options), product_token_(robots::ProductToken(options.fetch.user_agent)) {}
 
+FoundLink MakeFoundLink(const url::Url& u) {
+  FoundLink link;
+  link.url = u.href();
+  link.origin = std::string(u.origin_key());
+  link.host = std::string(u.host());
+  link.path = std::string(u.path());
+  link.query = std::string(u.query());
+  link.registrable_domain = url::RegistrableDomain(u.host());
+  link.fp = url::Fingerprint64(link.url);
+  return link;
+}
+
+std::string_view HostOfOrigin(std::string_view origin) {
+  if (size_t scheme = origin.find("://"); scheme != std::string_view::npos) {
+    origin.remove_prefix(scheme + 3);
+  }
+  const size_t bracket = origin.rfind(']');
+  const size_t colon = origin.rfind(':');
+  if (colon != std::string_view::npos && (bracket == std::string_view::npos || colon > bracket)) {
+    origin = origin.substr(0, colon);
+  }
+  return origin;
+}
+
 void PageProcessor::AddLink(std::string_view href, const url::Url& base, bool redirect,
                             bool sitemap, PageLinks* links) const {
   ++links->links_seen;
@@ -50,13 +79,7 @@ void PageProcessor::AddLink(std::string_view href, const url::Url& base, bool re
   if (!parsed) return;
   if (parsed->scheme() != "http" && parsed->scheme() != "https") return;
   if (parsed->host().empty()) return;
-  FoundLink link;
-  link.url = parsed->href();
-  link.host = std::string(parsed->host());
-  link.path = std::string(parsed->path());
-  link.query = std::string(parsed->query());
-  link.registrable_domain = url::RegistrableDomain(parsed->host());
-  link.fp = url::Fingerprint64(link.url);
+  FoundLink link = MakeFoundLink(*parsed);
   link.redirect = redirect;
   link.sitemap = sitemap;
   links->links.push_back(std::move(link));
@@ -85,7 +108,10 @@ void PageProcessor::Process(PageTask& task, PageLinks* links, StoreTask* store) 
     store->etag = std::string(r.Header("etag").value_or(""));
     store->last_modified = std::string(r.Header("last-modified").value_or(""));
   }
-  if (!r.truncated.empty()) store->detail = "truncated: " + r.truncated;
+  store->detail = task.detail;
+  if (!r.truncated.empty()) {
+    store->detail += (store->detail.empty() ? "" : "; ") + std::string("truncated: ") + r.truncated;
+  }
 
   std::optional<url::Url> page_url = url::Parse(task.item.url);
   // The CDXJ key comes from the same canonicalizer that decides URL identity.
@@ -95,26 +121,38 @@ void PageProcessor::Process(PageTask& task, PageLinks* links, StoreTask* store) 
       if (auto location = r.Header("location")) {
         AddLink(*location, *page_url, /*redirect=*/true, /*sitemap=*/false, links);
       }
-    } else if (r.status >= 200 && r.status < 300 && r.truncated.empty()) {
-      std::string encoding(r.Header("content-encoding").value_or(""));
-      extract::DecodeResult decoded =
-          extract::DecodeContent(encoding, r.body, options_.max_decoded_bytes);
-      if (!decoded.ok) {
-        store->detail = decoded.too_large ? "decoded body over the cap (not parsed)"
-                                          : "content decoding failed: " + decoded.error;
-      } else if (extract::IsHtml(content_type, decoded.body)) {
-        ExtractFromHtml(task, *page_url, decoded.body, links, store);
-      } else if (task.sitemap_hint || LooksLikeSitemap(c.mime, page_url->path(), decoded.body)) {
-        extract::SitemapResult sitemap = extract::ParseSitemap(decoded.body, /*maybe_gzip=*/true);
-        for (const std::string& u : sitemap.urls) {
-          AddLink(u, *page_url, false, /*sitemap=*/sitemap.is_index, links);
-        }
-      }
+    } else if (r.status >= 200 && r.status < 300) {
+      ExtractLinks(task, *page_url, c.mime, content_type, links, store);
     }
   }
   c.payload = std::move(r.body);
   c.payload_digest = store::PayloadDigest(c.payload, options_.warc.digest);
   for (const FoundLink& l : links->links) c.outlinks.push_back(l.url);
+}
+
+// A truncated body is parsed as far as it was received: its early links are followed, only
+// the cut part is lost. A compressed body cut mid-stream decodes to the part before the cut.
+void PageProcessor::ExtractLinks(const PageTask& task, const url::Url& page_url,
+                                 std::string_view mime, const std::string& content_type,
+                                 PageLinks* links, StoreTask* store) const {
+  const fetch::FetchResult& r = task.result;
+  std::string encoding(r.Header("content-encoding").value_or(""));
+  extract::DecodeResult decoded =
+      extract::DecodeContent(encoding, r.body, options_.max_decoded_bytes);
+  const bool cut_stream = !r.truncated.empty() && !decoded.ok && !decoded.too_large;
+  if (!decoded.ok && !cut_stream) {
+    AppendDetail(store, decoded.too_large ? "decoded body over the cap (not parsed)"
+                                          : "content decoding failed: " + decoded.error);
+    return;
+  }
+  if (extract::IsHtml(content_type, decoded.body)) {
+    ExtractFromHtml(task, page_url, decoded.body, links, store);
+  } else if (task.sitemap_hint || LooksLikeSitemap(mime, page_url.path(), decoded.body)) {
+    extract::SitemapResult sitemap = extract::ParseSitemap(decoded.body, /*maybe_gzip=*/true);
+    for (const std::string& u : sitemap.urls) {
+      AddLink(u, page_url, false, /*sitemap=*/sitemap.is_index, links);
+    }
+  }
 }
 
 void PageProcessor::ExtractFromHtml(const PageTask& task, const url::Url& page_url,
@@ -135,7 +173,7 @@ void PageProcessor::ExtractFromHtml(const PageTask& task, const url::Url& page_u
     store->simhash = dedup::SimHash64(info.text);
     store->has_simhash = true;
   }
-  if (info.meta_robots.noindex || header_robots.noindex) store->detail = "noindex";
+  if (info.meta_robots.noindex || header_robots.noindex) AppendDetail(store, "noindex");
   if (info.meta_robots.nofollow || header_robots.nofollow) {
     links->links_seen += info.links.size();
     return;  // nofollow: links are not followed (and not listed as outlinks)

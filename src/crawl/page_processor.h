@@ -25,12 +25,14 @@ struct PageTask {
   bool is_robots = false;     // robots.txt: stored, never parsed for links here
   bool sitemap_hint = false;  // named by a robots.txt Sitemap line or a sitemap index
   std::string outcome;        // the final outcome to record once stored ("fetched", "gave-up")
+  std::string detail;         // its detail (why a response was given up on)
 };
 
 // A link found in a page, resolved and canonicalized.
 struct FoundLink {
-  std::string url;  // canonical href
-  std::string host;
+  std::string url;     // canonical href
+  std::string origin;  // scheme://host[:port]: the frontier's host key (RFC 9309 §2.3)
+  std::string host;    // host name (admission: scope, quotas)
   std::string path;
   std::string query;
   std::string registrable_domain;
@@ -38,6 +40,11 @@ struct FoundLink {
   bool redirect = false;  // a Location target, not a link in a body
   bool sitemap = false;   // a sitemap named by a sitemap index
 };
+
+// A FoundLink for a parsed canonical URL (redirect and sitemap flags false).
+FoundLink MakeFoundLink(const url::Url& u);
+// The host name of a frontier host key: "https://a.test:8443" -> "a.test".
+std::string_view HostOfOrigin(std::string_view origin);
 
 // What the I/O thread gets back: links to admit.
 struct PageLinks {
@@ -67,6 +74,8 @@ class PageProcessor {
   void Process(PageTask& task, PageLinks* links, StoreTask* store) const;
 
  private:
+  void ExtractLinks(const PageTask& task, const url::Url& page_url, std::string_view mime,
+                    const std::string& content_type, PageLinks* links, StoreTask* store) const;
   void ExtractFromHtml(const PageTask& task, const url::Url& page_url, std::string_view body,
                        PageLinks* links, StoreTask* store) const;
   void AddLink(std::string_view href, const url::Url& base, bool redirect, bool sitemap,

@@ -125,14 +125,11 @@ Crawler::Impl::HostState& Crawler::Impl::EnsureHost(const std::string& name) {
   auto [it, inserted] = hosts_.try_emplace(name);
   HostState& host = it->second;
   if (!inserted || !resumed_) return host;
-  if (std::optional<state::RobotsRecord> r = db_->GetRobots(name)) {
-    host.rules = robots::FromFetch(r->status, r->body, r->redirects);
-    host.robots_expiry = SteadyFromWall(r->expiry_us);
-    host.robots_failures = r->failures;
-  }
+  if (std::optional<state::RobotsRecord> r = db_->GetRobots(name)) robots_->Restore(name, *r);
   std::optional<state::HostPoliteness> p = db_->GetPoliteness(name);
   if (!p) return host;
   host.dead_reason = p->dead_reason;
+  host.dead_detail = p->dead_detail;
   if (p->crawl_delay_ms >= 0) {
     host.crawl_delay_ms = p->crawl_delay_ms;
     frontier_->SetCrawlDelay(name, std::chrono::milliseconds(p->crawl_delay_ms));
@@ -154,7 +151,8 @@ void Crawler::Impl::SavePoliteness(const std::string& name,
   if (retry_after) delay = std::max<std::chrono::microseconds>(delay, *retry_after);
   db_->PutPoliteness(name, {.next_allowed_us = WallNow() + delay.count(),
                             .crawl_delay_ms = host.crawl_delay_ms,
-                            .dead_reason = host.dead_reason});
+                            .dead_reason = host.dead_reason,
+                            .dead_detail = host.dead_detail});
 }
 
 void Crawler::Impl::MarkDone(const frontier::UrlItem& item, int status) {

@@ -148,27 +148,47 @@ std::vector<std::pair<std::string, std::string>> ParseResponseHeaders(std::strin
 // since the Unix epoch; nullopt when it is not one.
 std::optional<int64_t> ParseHttpDate(std::string_view date);
 
+// The fetcher interface the crawl drives (the way leveldb passes Env through Options): the
+// crawl takes one through CrawlOptions::fetcher, so its tests run on a scripted fake
+// (src/fetch/testing/fake_fetcher.h) with a FakeClock, without sockets or sleeps.
+//
+// Contract for every implementation: event-loop-only as described at the top of this file;
+// `done` is called exactly once per Start(), on the loop thread, inside Poll() (never inside
+// Start()); Wakeup() is the only method other threads may call.
 class Fetcher {
  public:
-  // Errors setting up (epoll, eventfd, curl, a malformed connect_to entry) are kept in
-  // status(); a Fetcher with a bad status completes every request with kOtherError.
-  explicit Fetcher(FetchOptions options);
-  // Aborts the transfers in flight and queued; their callbacks are NOT called.
-  // REQUIRES: not called from inside a completion callback.
-  ~Fetcher();
-  Fetcher(const Fetcher&) = delete;
-  Fetcher& operator=(const Fetcher&) = delete;
+  virtual ~Fetcher() = default;
 
   // Queues a transfer; `done` is called exactly once, on the loop thread, inside Poll().
-  void Start(FetchRequest request, FetchCallback done);
-  // Waits up to `timeout` for socket events, curl timers or Wakeup(); drives the transfers;
-  // runs completion callbacks. Returns the number of transfers completed.
-  int Poll(std::chrono::milliseconds timeout);
+  virtual void Start(FetchRequest request, FetchCallback done) = 0;
+  // Waits up to `timeout` for progress or Wakeup(); drives the transfers; runs completion
+  // callbacks. Returns the number of transfers completed.
+  virtual int Poll(std::chrono::milliseconds timeout) = 0;
   // Any thread: makes a blocked (or the next) Poll() return early.
-  void Wakeup();
+  virtual void Wakeup() = 0;
   // Transfers started (running or queued) and not yet completed.
-  size_t in_flight() const;
-  Status status() const;
+  virtual size_t in_flight() const = 0;
+  // Setup errors (ok when the fetcher is usable).
+  virtual Status status() const = 0;
+};
+
+// The libcurl implementation: one multi handle driven by curl_multi_socket_action on epoll.
+class CurlFetcher final : public Fetcher {
+ public:
+  // Errors setting up (epoll, eventfd, curl, a malformed connect_to entry) are kept in
+  // status(); a CurlFetcher with a bad status completes every request with kOtherError.
+  explicit CurlFetcher(FetchOptions options);
+  // Aborts the transfers in flight and queued; their callbacks are NOT called.
+  // REQUIRES: not called from inside a completion callback.
+  ~CurlFetcher() override;
+  CurlFetcher(const CurlFetcher&) = delete;
+  CurlFetcher& operator=(const CurlFetcher&) = delete;
+
+  void Start(FetchRequest request, FetchCallback done) override;
+  int Poll(std::chrono::milliseconds timeout) override;
+  void Wakeup() override;
+  size_t in_flight() const override;
+  Status status() const override;
 
  private:
   class Impl;

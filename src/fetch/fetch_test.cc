@@ -108,7 +108,7 @@ RawReply RedirectChain(const RawRequest& req) {
 
 TEST_F(FetcherTest, RedirectsFollowedWhenRequestAllows) {
   Serve(RedirectChain);
-  Fetcher f(TestOptions());
+  CurlFetcher f(TestOptions());
   const FetchResult r = FetchOne(f, {.url = Url("/a"), .max_redirects = 5});
   EXPECT_EQ(r.outcome, FetchOutcome::kOk) << r.error;
   EXPECT_EQ(r.status, 200);
@@ -125,7 +125,7 @@ TEST_F(FetcherTest, RedirectsFollowedWhenRequestAllows) {
 
 TEST_F(FetcherTest, TooManyRedirects) {
   Serve(RedirectChain);
-  Fetcher f(TestOptions());
+  CurlFetcher f(TestOptions());
   const FetchResult r = FetchOne(f, {.url = Url("/loop"), .max_redirects = 2});
   EXPECT_EQ(r.outcome, FetchOutcome::kTooManyRedirects);
   EXPECT_FALSE(r.error.empty());
@@ -256,7 +256,7 @@ TEST_F(FetcherTest, ConnectionClosedMidBodyIsDisconnect) {
 }
 
 TEST_F(FetcherTest, ConnectionRefused) {
-  Fetcher f(TestOptions());
+  CurlFetcher f(TestOptions());
   const FetchResult r =
       FetchOne(f, {.url = "http://127.0.0.1:" + std::to_string(UnusedPort()) + "/"});
   EXPECT_EQ(r.outcome, FetchOutcome::kConnectError) << r.error;
@@ -282,7 +282,7 @@ TEST_F(FetcherTest, TlsHandshakeWithPlainHttpServerIsTlsError) {
     std::this_thread::sleep_for(100ms);
     close(c);
   });
-  Fetcher f(TestOptions());
+  CurlFetcher f(TestOptions());
   const FetchResult r =
       FetchOne(f, {.url = "https://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)) + "/"});
   greeter.join();
@@ -291,7 +291,7 @@ TEST_F(FetcherTest, TlsHandshakeWithPlainHttpServerIsTlsError) {
 }
 
 TEST_F(FetcherTest, UnresolvableHostIsDnsError) {
-  Fetcher f(TestOptions());
+  CurlFetcher f(TestOptions());
   const FetchResult r = FetchOne(f, {.url = "http://no-such-host.invalid/"}, 10s);
   EXPECT_EQ(r.outcome, FetchOutcome::kDnsError) << r.error;
 }
@@ -302,7 +302,7 @@ TEST_F(FetcherTest, ConnectToRoutesAnyHostName) {
   });
   FetchOptions o = TestOptions();
   o.connect_to = {RouteAll()};
-  Fetcher f(o);
+  CurlFetcher f(o);
   ASSERT_TRUE(f.status().ok());
   const FetchResult r = FetchOne(f, {.url = "http://h1.test/x"});
   EXPECT_EQ(r.outcome, FetchOutcome::kOk) << r.error;
@@ -314,7 +314,7 @@ TEST_F(FetcherTest, ConnectToRoutesAnyHostName) {
 TEST_F(FetcherTest, BadConnectToFailsEveryRequest) {
   FetchOptions o = TestOptions();
   o.connect_to = {"nonsense"};
-  Fetcher f(o);
+  CurlFetcher f(o);
   EXPECT_EQ(f.status().code(), Status::Code::kInvalidArgument);
   const FetchResult r = FetchOne(f, {.url = "http://h1.test/"});
   EXPECT_EQ(r.outcome, FetchOutcome::kOtherError);
@@ -323,7 +323,7 @@ TEST_F(FetcherTest, BadConnectToFailsEveryRequest) {
 
 TEST_F(FetcherTest, ExtraRequestHeadersSentAndInjectionRejected) {
   Serve([](const RawRequest&) { return RawReply{.bytes = MakeResponse(304, "Not Modified", {}, "")}; });
-  Fetcher f(TestOptions());
+  CurlFetcher f(TestOptions());
   FetchResult r = FetchOne(f, {.url = Url("/c"),
                                .headers = {{"If-None-Match", "\"abc\""},
                                            {"If-Modified-Since", "Sun, 06 Nov 1994 08:49:37 GMT"}}});

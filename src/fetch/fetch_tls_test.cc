@@ -68,7 +68,7 @@ class TlsServer {
 FetchResult FetchOne(FetchOptions options, const std::string& url) {
   options.connect_timeout = 2s;
   options.total_timeout = 5s;
-  Fetcher f(options);
+  CurlFetcher f(options);
   std::optional<FetchResult> out;
   f.Start({.url = url}, [&out](FetchResult&& r) { out = std::move(r); });
   const auto deadline = Clock::now() + 6s;

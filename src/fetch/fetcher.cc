@@ -63,7 +63,7 @@ bool ValidConnectTo(const std::string& entry) {
 
 }  // namespace
 
-class Fetcher::Impl {
+class CurlFetcher::Impl {
  public:
   explicit Impl(FetchOptions options);
   ~Impl();
@@ -114,7 +114,7 @@ class Fetcher::Impl {
   std::vector<Ready> ready_;  // finished; callbacks not yet run
 };
 
-Fetcher::Impl::Impl(FetchOptions options) {
+CurlFetcher::Impl::Impl(FetchOptions options) {
   GlobalInitOnce();
   resolved_.options = std::move(options);
   const FetchOptions& o = resolved_.options;
@@ -167,7 +167,7 @@ Fetcher::Impl::Impl(FetchOptions options) {
   curl_multi_setopt(multi_, CURLMOPT_PIPELINING, static_cast<long>(CURLPIPE_MULTIPLEX));
 }
 
-Fetcher::Impl::~Impl() {
+CurlFetcher::Impl::~Impl() {
   for (auto& [easy, transfer] : running_) curl_multi_remove_handle(multi_, easy);
   running_.clear();  // easy handles cleaned up after leaving the multi
   queued_.clear();
@@ -178,12 +178,12 @@ Fetcher::Impl::~Impl() {
   if (epoll_fd_ >= 0) close(epoll_fd_);
 }
 
-void Fetcher::Impl::CheckThread() {
+void CurlFetcher::Impl::CheckThread() {
   if (loop_thread_ == std::thread::id()) loop_thread_ = std::this_thread::get_id();
   assert(loop_thread_ == std::this_thread::get_id() && "Fetcher used off its loop thread");
 }
 
-void Fetcher::Impl::Start(FetchRequest request, FetchCallback done) {
+void CurlFetcher::Impl::Start(FetchRequest request, FetchCallback done) {
   CheckThread();
   auto t = std::make_unique<Transfer>(std::move(request), std::move(done));
   if (!status_.ok()) {
@@ -195,7 +195,7 @@ void Fetcher::Impl::Start(FetchRequest request, FetchCallback done) {
   LaunchQueued();
 }
 
-void Fetcher::Impl::Launch(std::unique_ptr<Transfer> t) {
+void CurlFetcher::Impl::Launch(std::unique_ptr<Transfer> t) {
   Status s = t->Configure(resolved_, WallMicrosNow());
   if (s.ok()) {
     const CURLMcode mc = curl_multi_add_handle(multi_, t->easy());
@@ -211,7 +211,7 @@ void Fetcher::Impl::Launch(std::unique_ptr<Transfer> t) {
   ready_.push_back({std::move(cb), t->Fail(FetchOutcome::kOtherError, s.message())});
 }
 
-void Fetcher::Impl::LaunchQueued() {
+void CurlFetcher::Impl::LaunchQueued() {
   for (auto it = queued_.begin(); it != queued_.end() && HasCapacity();) {
     if (!HostHasRoom((*it)->host_key())) {
       ++it;
@@ -223,7 +223,7 @@ void Fetcher::Impl::LaunchQueued() {
   }
 }
 
-int Fetcher::Impl::OnSocket(CURL*, curl_socket_t s, int what, void* self, void* socketp) {
+int CurlFetcher::Impl::OnSocket(CURL*, curl_socket_t s, int what, void* self, void* socketp) {
   auto* impl = static_cast<Impl*>(self);
   if (what == CURL_POLL_REMOVE) {
     epoll_ctl(impl->epoll_fd_, EPOLL_CTL_DEL, s, nullptr);  // may already be closed: ignore
@@ -246,7 +246,7 @@ int Fetcher::Impl::OnSocket(CURL*, curl_socket_t s, int what, void* self, void* 
   return 0;
 }
 
-int Fetcher::Impl::OnTimer(CURLM*, long timeout_ms, void* self) {
+int CurlFetcher::Impl::OnTimer(CURLM*, long timeout_ms, void* self) {
   auto* impl = static_cast<Impl*>(self);
   if (timeout_ms < 0) {
     impl->timer_deadline_.reset();
@@ -256,7 +256,7 @@ int Fetcher::Impl::OnTimer(CURLM*, long timeout_ms, void* self) {
   return 0;
 }
 
-int Fetcher::Impl::WaitMillis(std::chrono::milliseconds timeout) const {
+int CurlFetcher::Impl::WaitMillis(std::chrono::milliseconds timeout) const {
   if (!ready_.empty() || timeout.count() <= 0) return 0;
   int64_t wait = std::min<int64_t>(timeout.count(), INT_MAX);
   if (timer_deadline_) {
@@ -269,7 +269,7 @@ int Fetcher::Impl::WaitMillis(std::chrono::milliseconds timeout) const {
   return static_cast<int>(wait);
 }
 
-void Fetcher::Impl::HandleEvents(int n, const epoll_event* events) {
+void CurlFetcher::Impl::HandleEvents(int n, const epoll_event* events) {
   int running = 0;
   for (int i = 0; i < n; ++i) {
     const int fd = events[i].data.fd;
@@ -287,7 +287,7 @@ void Fetcher::Impl::HandleEvents(int n, const epoll_event* events) {
   }
 }
 
-void Fetcher::Impl::HandleTimers() {
+void CurlFetcher::Impl::HandleTimers() {
   int running = 0;
   for (int round = 0; round < kMaxTimerRounds; ++round) {
     if (!timer_deadline_ || *timer_deadline_ > SteadyClock::now()) return;
@@ -296,7 +296,7 @@ void Fetcher::Impl::HandleTimers() {
   }
 }
 
-void Fetcher::Impl::CollectFinished() {
+void CurlFetcher::Impl::CollectFinished() {
   int left = 0;
   while (CURLMsg* msg = curl_multi_info_read(multi_, &left)) {
     if (msg->msg != CURLMSG_DONE) continue;
@@ -314,7 +314,7 @@ void Fetcher::Impl::CollectFinished() {
   }
 }
 
-int Fetcher::Impl::RunCallbacks() {
+int CurlFetcher::Impl::RunCallbacks() {
   std::vector<Ready> batch;
   batch.swap(ready_);
   for (Ready& r : batch) {
@@ -329,7 +329,7 @@ int Fetcher::Impl::RunCallbacks() {
   return static_cast<int>(batch.size());
 }
 
-int Fetcher::Impl::Poll(std::chrono::milliseconds timeout) {
+int CurlFetcher::Impl::Poll(std::chrono::milliseconds timeout) {
   CheckThread();
   epoll_event events[kMaxEventsPerWait];
   int n = epoll_fd_ >= 0 ? epoll_wait(epoll_fd_, events, kMaxEventsPerWait, WaitMillis(timeout))
@@ -344,21 +344,21 @@ int Fetcher::Impl::Poll(std::chrono::milliseconds timeout) {
   return RunCallbacks();
 }
 
-void Fetcher::Impl::Wakeup() {
+void CurlFetcher::Impl::Wakeup() {
   if (event_fd_ < 0) return;
   const uint64_t one = 1;
   // EAGAIN (counter saturated) still leaves the eventfd readable: the wakeup is not lost.
   [[maybe_unused]] ssize_t w = write(event_fd_, &one, sizeof(one));
 }
 
-Fetcher::Fetcher(FetchOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
-Fetcher::~Fetcher() = default;
-void Fetcher::Start(FetchRequest request, FetchCallback done) {
+CurlFetcher::CurlFetcher(FetchOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+CurlFetcher::~CurlFetcher() = default;
+void CurlFetcher::Start(FetchRequest request, FetchCallback done) {
   impl_->Start(std::move(request), std::move(done));
 }
-int Fetcher::Poll(std::chrono::milliseconds timeout) { return impl_->Poll(timeout); }
-void Fetcher::Wakeup() { impl_->Wakeup(); }
-size_t Fetcher::in_flight() const { return impl_->in_flight(); }
-Status Fetcher::status() const { return impl_->status(); }
+int CurlFetcher::Poll(std::chrono::milliseconds timeout) { return impl_->Poll(timeout); }
+void CurlFetcher::Wakeup() { impl_->Wakeup(); }
+size_t CurlFetcher::in_flight() const { return impl_->in_flight(); }
+Status CurlFetcher::status() const { return impl_->status(); }
 
 }  // namespace harvest::fetch

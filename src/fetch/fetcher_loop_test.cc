@@ -30,7 +30,7 @@ using testing::UnusedPort;
 
 TEST_F(FetcherTest, KeepAliveReusesOneConnection) {
   Serve([](const RawRequest&) { return RawReply{.bytes = MakeResponse(200, "OK", {}, "k")}; });
-  Fetcher f(TestOptions());
+  CurlFetcher f(TestOptions());
   for (int i = 0; i < 5; ++i) {
     EXPECT_EQ(FetchOne(f, {.url = Url("/k" + std::to_string(i))}).outcome, FetchOutcome::kOk);
   }
@@ -44,7 +44,7 @@ TEST_F(FetcherTest, ServerClosingEachConnectionStillWorks) {
   Serve([](const RawRequest&) {
     return RawReply{.bytes = MakeResponse(200, "OK", {{"Connection", "close"}}, "c"), .close = true};
   });
-  Fetcher f(TestOptions());
+  CurlFetcher f(TestOptions());
   for (int i = 0; i < 20; ++i) {
     const FetchResult r = FetchOne(f, {.url = Url("/c" + std::to_string(i))});
     ASSERT_EQ(r.outcome, FetchOutcome::kOk) << i << ": " << r.error;
@@ -59,7 +59,7 @@ TEST_F(FetcherTest, FiveHundredConcurrentTransfersComplete) {
   });
   FetchOptions o = TestOptions();
   o.connect_to = {RouteAll()};
-  Fetcher f(o);
+  CurlFetcher f(o);
   constexpr int kCount = 500;
   std::map<uint64_t, FetchResult> results;
   for (int i = 0; i < kCount; ++i) {
@@ -94,7 +94,7 @@ TEST_F(FetcherTest, MaxConcurrentQueuesTheRest) {
   FetchOptions o = TestOptions();
   o.connect_to = {RouteAll()};
   o.max_concurrent = 3;
-  Fetcher f(o);
+  CurlFetcher f(o);
   std::vector<uint64_t> order;
   for (uint64_t i = 0; i < 20; ++i) {
     f.Start({.id = i, .url = "http://q" + std::to_string(i) + ".test/"},
@@ -130,7 +130,7 @@ TEST_F(FetcherTest, MaxHostConnectionsLimitsEachUrlHost) {
   });
   FetchOptions o = TestOptions();
   o.connect_to = {RouteAll()};  // both hosts share one connect address
-  Fetcher f(o);
+  CurlFetcher f(o);
   int done = 0;
   for (int i = 0; i < 8; ++i) {
     f.Start({.url = std::string(i % 2 ? "http://a.test/" : "http://b.test/") + std::to_string(i)},
@@ -146,7 +146,7 @@ TEST_F(FetcherTest, MaxHostConnectionsLimitsEachUrlHost) {
 
 TEST_F(FetcherTest, CallbackMayStartTheNextTransfer) {
   Serve([](const RawRequest& req) { return RawReply{.bytes = MakeResponse(200, "OK", {}, req.target)}; });
-  Fetcher f(TestOptions());
+  CurlFetcher f(TestOptions());
   std::vector<std::string> bodies;
   std::function<void(FetchResult&&)> next = [&](FetchResult&& r) {
     bodies.push_back(r.body);
@@ -159,7 +159,7 @@ TEST_F(FetcherTest, CallbackMayStartTheNextTransfer) {
 }
 
 TEST_F(FetcherTest, WakeupFromAnotherThreadEndsPoll) {
-  Fetcher f(TestOptions());
+  CurlFetcher f(TestOptions());
   f.Poll(0ms);  // binds the loop thread
   std::thread waker([&f] {
     std::this_thread::sleep_for(100ms);
@@ -174,7 +174,7 @@ TEST_F(FetcherTest, WakeupFromAnotherThreadEndsPoll) {
 }
 
 TEST_F(FetcherTest, ErrorsAreDeliveredInsidePollNotStart) {
-  Fetcher f(TestOptions());
+  CurlFetcher f(TestOptions());
   bool called = false;
   FetchResult got;
   f.Start({.url = "http://"}, [&](FetchResult&& r) { called = true; got = std::move(r); });
@@ -193,7 +193,7 @@ TEST_F(FetcherTest, DestructorAbortsWithoutCallbacks) {
   Serve([](const RawRequest&) { return RawReply{.hang = true}; });
   bool called = false;
   {
-    Fetcher f(TestOptions());
+    CurlFetcher f(TestOptions());
     for (int i = 0; i < 3; ++i) f.Start({.url = Url("/h")}, [&](FetchResult&&) { called = true; });
     for (int i = 0; i < 5; ++i) f.Poll(20ms);
     EXPECT_EQ(f.in_flight(), 3u);

@@ -94,19 +94,19 @@ const char* VerdictName(AdmitVerdict v) {
     case AdmitVerdict::kSeen:
       return "seen";
     case AdmitVerdict::kOutOfScope:
-      return "out_of_scope";
+      return "out-of-scope";
     case AdmitVerdict::kTooDeep:
-      return "too_deep";
+      return "too-deep";
     case AdmitVerdict::kTrapLongUrl:
-      return "trap_long_url";
+      return "trap-long-url";
     case AdmitVerdict::kTrapManyParams:
-      return "trap_many_params";
+      return "trap-many-params";
     case AdmitVerdict::kTrapRepeatedSegment:
-      return "trap_repeated_segment";
+      return "trap-repeated-segment";
     case AdmitVerdict::kTrapQuota:
-      return "trap_quota";
+      return "trap-quota";
     case AdmitVerdict::kTrapDiscoveryRatio:
-      return "trap_discovery_ratio";
+      return "trap-discovery-ratio";
   }
   return "unknown";
 }

@@ -82,8 +82,9 @@ enum class AdmitVerdict {
 };
 inline constexpr size_t kAdmitVerdictCount = 9;
 
-// "accept", "seen", "out_of_scope", "too_deep", "trap_long_url", "trap_many_params",
-// "trap_repeated_segment", "trap_quota", "trap_discovery_ratio".
+// "accept", "seen", "out-of-scope", "too-deep", "trap-long-url", "trap-many-params",
+// "trap-repeated-segment", "trap-quota", "trap-discovery-ratio" (the trap names are the
+// crawl's outcome names).
 const char* VerdictName(AdmitVerdict v);
 
 // True if `url` matches `pattern` as documented in ScopeOptions.

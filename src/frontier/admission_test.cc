@@ -168,7 +168,7 @@ TEST_F(AdmissionTest, TrapDiscoveryRatio) {
 
 TEST(VerdictName, AllNamed) {
   EXPECT_STREQ(VerdictName(AdmitVerdict::kAccept), "accept");
-  EXPECT_STREQ(VerdictName(AdmitVerdict::kTrapDiscoveryRatio), "trap_discovery_ratio");
+  EXPECT_STREQ(VerdictName(AdmitVerdict::kTrapDiscoveryRatio), "trap-discovery-ratio");
   for (size_t i = 0; i < kAdmitVerdictCount; ++i) {
     EXPECT_STRNE(VerdictName(static_cast<AdmitVerdict>(i)), "unknown");
   }

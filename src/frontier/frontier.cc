@@ -77,6 +77,12 @@ struct Frontier::Host {
 
 const Frontier::Host::Extra Frontier::Host::kNoExtra{};
 
+std::chrono::seconds RetryBackoff(const FrontierOptions& options, int failures) {
+  if (options.backoff.empty() || failures < 1) return std::chrono::seconds(0);
+  const size_t n = std::min<size_t>(static_cast<size_t>(failures) - 1, options.backoff.size() - 1);
+  return options.backoff[n];
+}
+
 int PriorityFor(int depth, bool seed, bool sitemap_hint, int inlinks) {
   if (seed) return 0;
   if (sitemap_hint || depth <= 1 || inlinks >= 10) return 1;
@@ -320,11 +326,7 @@ GiveUp Frontier::Complete(const Lease& lease, const Completion& c) {
     if (item.attempts >= options_.max_attempts) {
       give_up = GiveUp::kYes;
     } else {
-      microseconds wait{0};
-      if (!options_.backoff.empty()) {
-        const size_t n = std::min<size_t>(item.attempts - 1, options_.backoff.size() - 1);
-        wait = options_.backoff[n];
-      }
+      microseconds wait = RetryBackoff(options_, item.attempts);
       if (c.retry_after) wait = std::max<microseconds>(wait, *c.retry_after);
       Host::Extra& x = h.mx();
       x.retries.push_back({now + wait, x.retry_seq++, std::move(item)});

@@ -94,6 +94,10 @@ struct Completion {
 // caller records the final outcome.
 enum class GiveUp { kNo, kYes };
 
+// The wait before retry number `failures` (1-based) of a URL or of a host's robots.txt:
+// backoff[failures - 1], the last entry repeating; 0 when backoff is empty.
+std::chrono::seconds RetryBackoff(const FrontierOptions& options, int failures);
+
 // Priority class from what is known about a URL (for the default 4 classes): seeds 0;
 // sitemap hints, depth <= 1 or >= 10 in-links 1; depth <= 3 or >= 3 in-links 2; else 3.
 int PriorityFor(int depth, bool seed, bool sitemap_hint, int inlinks);

@@ -128,22 +128,18 @@ std::string HostIdKey(uint32_t id) {
 namespace {
 
 // Queue entries are most of what admission writes (WAL, memtable, every compaction): the
-// URL's "scheme://host" (its politeness key, known from the entry's host id) and the part
-// of `via` it shares with the URL are left out.
+// URL's origin when it is the item's host key (its politeness key, known from the entry's
+// host id) and the part of `via` it shares with the URL are left out.
 constexpr uint8_t kSitemapFlag = 1;
-constexpr uint8_t kUrlFull = 0, kUrlHttpHost = 1, kUrlHttpsHost = 2;
+constexpr uint8_t kUrlFull = 0, kUrlAfterHost = 1;
 
 uint8_t UrlForm(const frontier::UrlItem& item, size_t* skip) {
   const std::string_view url = item.url;
-  for (auto [form, scheme] : {std::pair{kUrlHttpHost, std::string_view("http://")},
-                              std::pair{kUrlHttpsHost, std::string_view("https://")}}) {
-    if (!item.host.empty() && url.size() > scheme.size() + item.host.size() &&
-        url.substr(0, scheme.size()) == scheme &&
-        url.substr(scheme.size(), item.host.size()) == item.host &&
-        url[scheme.size() + item.host.size()] == '/') {
-      *skip = scheme.size() + item.host.size();
-      return form;
-    }
+  const std::string_view host = item.host;
+  if (!host.empty() && url.size() > host.size() && url.substr(0, host.size()) == host &&
+      url[host.size()] == '/') {
+    *skip = host.size();
+    return kUrlAfterHost;
   }
   *skip = 0;
   return kUrlFull;
@@ -181,12 +177,11 @@ bool DecodeItem(std::string_view value, frontier::UrlItem* item) {
   if (value.empty()) return false;
   const auto flags = static_cast<uint8_t>(value[0]);
   const uint8_t form = flags >> 1;
-  if (form > kUrlHttpsHost || (form != kUrlFull && item->host.empty())) return false;
+  if (form > kUrlAfterHost || (form != kUrlFull && item->host.empty())) return false;
   Reader r(value.substr(1));
   std::string rest;
   if (!r.Bytes(&rest)) return false;
-  item->url = form == kUrlFull ? std::string() : (form == kUrlHttpHost ? "http://" : "https://");
-  if (form != kUrlFull) item->url += item->host;
+  item->url = form == kUrlFull ? std::string() : item->host;
   item->url += rest;
   item->sitemap = (flags & kSitemapFlag) != 0;
   std::string fp;
@@ -239,13 +234,14 @@ std::string EncodePoliteness(const HostPoliteness& p) {
   PutSignedVarint(&v, p.next_allowed_us);
   PutSignedVarint(&v, p.crawl_delay_ms);
   PutBytes(&v, p.dead_reason);
+  PutBytes(&v, p.dead_detail);
   return v;
 }
 
 bool DecodePoliteness(std::string_view value, HostPoliteness* p) {
   Reader r(value);
   return r.SignedVarint(&p->next_allowed_us) && r.SignedVarint(&p->crawl_delay_ms) &&
-         r.Bytes(&p->dead_reason);
+         r.Bytes(&p->dead_reason) && r.Bytes(&p->dead_detail);
 }
 
 std::string EncodeRobots(const RobotsRecord& rr) {

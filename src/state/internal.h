@@ -22,7 +22,7 @@
 namespace harvest::state {
 
 // Bumped when a key or value layout changes incompatibly.
-inline constexpr std::string_view kFormatVersion = "2";
+inline constexpr std::string_view kFormatVersion = "3";
 
 // ---- byte codecs (little-endian varints; keys big-endian so they sort numerically) ----
 void PutVarint(std::string* out, uint64_t v);

@@ -88,6 +88,7 @@ struct HostPoliteness {
   int64_t next_allowed_us = 0;  // wall clock: no request before it
   int64_t crawl_delay_ms = -1;  // robots.txt Crawl-delay (-1: none)
   std::string dead_reason;      // non-empty: the host's URLs get this outcome, no request
+  std::string dead_detail;      // why the host was given up (the outcomes' detail)
 };
 
 struct RobotsRecord {

@@ -21,7 +21,7 @@ namespace {
 using harvest::fetch::FetchOptions;
 using harvest::fetch::FetchOutcome;
 using harvest::fetch::FetchResult;
-using harvest::fetch::Fetcher;
+using harvest::fetch::CurlFetcher;
 using harvest::fetch::testing::MakeResponse;
 using harvest::fetch::testing::RawHttpServer;
 using harvest::fetch::testing::RawReply;
@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
   FetchOptions options;
   options.connect_to = {"::127.0.0.1:" + std::to_string(server.port())};
   options.max_concurrent = static_cast<size_t>(args.concurrency);
-  Fetcher fetcher(options);
+  CurlFetcher fetcher(options);
 
   long started = 0, completed = 0, failed = 0;
   std::function<void(FetchResult&&)> on_done;

@@ -64,7 +64,7 @@ class FetcherTest : public ::testing::Test {
     return o;
   }
   // Starts one request and polls until it completes (or `limit` passes).
-  static FetchResult FetchOne(Fetcher& f, FetchRequest req, std::chrono::milliseconds limit = 5s) {
+  static FetchResult FetchOne(CurlFetcher& f, FetchRequest req, std::chrono::milliseconds limit = 5s) {
     std::optional<FetchResult> out;
     f.Start(std::move(req), [&out](FetchResult&& r) { out = std::move(r); });
     const auto deadline = Clock::now() + limit;
@@ -73,7 +73,7 @@ class FetcherTest : public ::testing::Test {
     return out ? std::move(*out) : FetchResult{};
   }
   FetchResult FetchPath(const std::string& path, FetchOptions o = TestOptions()) {
-    Fetcher f(o);
+    CurlFetcher f(o);
     EXPECT_TRUE(f.status().ok()) << f.status().ToString();
     return FetchOne(f, {.id = 7, .url = Url(path)});
   }

@@ -1,4 +1,4 @@
-// Progress line, stats publication, the Crawler facade and the final summary.
+// The live progress line, stats publication, the Crawler facade and the final summary.
 #include <unistd.h>
 
 #include <cstdio>
@@ -64,6 +64,7 @@ Crawler::Crawler(CrawlOptions options, Clock* clock)
 Crawler::~Crawler() = default;
 Status Crawler::Run(const std::vector<std::string>& seeds) { return impl_->Run(seeds); }
 void Crawler::RequestStop() { impl_->RequestStop(); }
+void Crawler::KillForTesting() { impl_->KillForTesting(); }
 CrawlStats Crawler::stats() const { return impl_->stats(); }
 
 std::string FormatSummary(const CrawlStats& s) {
@@ -95,6 +96,10 @@ std::string FormatSummary(const CrawlStats& s) {
       << " revisits (duplicate payloads), " << u(s.near_duplicates) << " near-duplicates\n";
   out << "  downloaded " << HumanBytes(s.bytes_downloaded) << ", WARC " << HumanBytes(s.warc_bytes)
       << ", outcomes " << u(s.outcomes) << "\n";
+  for (const auto& [reason, given_up] : s.hosts_given_up) {
+    out << "  gave up " << u(given_up.hosts) << (given_up.hosts == 1 ? " host" : " hosts")
+        << ": " << reason << " (e.g. " << given_up.example << ")\n";
+  }
   if (s.still_queued > 0) {
     out << "  " << u(s.still_queued)
         << " URLs still queued: run the same command again to resume the crawl\n";

@@ -1,0 +1,193 @@
+// Completed fetches on the I/O thread: the robots.txt step, the page's completion in the
+// frontier (retry, give up, done), and the hand-off of responses to the process pool.
+#include <spdlog/spdlog.h>
+
+#include "crawl/crawler_impl.h"
+
+namespace harvest::crawl {
+namespace {
+
+bool IsRetryableStatus(int status) { return status >= 500 || status == 429 || status == 408; }
+
+void CountStatus(int s, CrawlStats* stats) {
+  if (s >= 200 && s < 300) {
+    ++stats->http_2xx;
+  } else if (s >= 300 && s < 400) {
+    ++stats->http_3xx;
+  } else if (s >= 400 && s < 500) {
+    ++stats->http_4xx;
+  } else if (s >= 500) {
+    ++stats->http_5xx;
+  }
+}
+
+}  // namespace
+
+void Crawler::Impl::NoteIp(const std::string& host_key, const std::string& ip) {
+  HostState& host = hosts_[host_key];
+  if (ip.empty() || host.ip_known) return;
+  frontier_->SetHostIp(host_key, ip);
+  host.ip_known = true;
+}
+
+void Crawler::Impl::OnRobotsDone(InFlight flight, fetch::FetchResult&& r) {
+  ++stats_.fetches;
+  ++stats_.robots_fetches;
+  stats_.bytes_downloaded += r.body.size();
+  const frontier::Lease& lease = flight.lease;
+  const std::string& host = lease.item.host;
+  NoteIp(host, r.ip);
+  const RobotsGate::FetchStep step = robots_->OnFetched(host, r);
+  frontier::Completion done{.kind = frontier::CompletionKind::kRequeue,
+                            .response_time = r.total_time};
+  switch (step.step) {
+    case RobotsGate::Step::kRedirect:
+      break;  // the next request in this host's slot follows the Location
+    case RobotsGate::Step::kRetry:
+      done.retry_after = std::chrono::duration_cast<std::chrono::milliseconds>(step.retry_after);
+      done.error = true;
+      break;
+    case RobotsGate::Step::kUnavailable:
+      done.kind = frontier::CompletionKind::kDone;
+      done.error = true;
+      GiveUpHost(host, lease.item, "robots-unavailable", step.detail, step.status);
+      break;
+    case RobotsGate::Step::kRules:
+      ApplyRobots(lease, step, &done);
+      break;
+  }
+  frontier_->Complete(lease, done);
+  SavePoliteness(host, done.retry_after);
+  if (GotResponse(r)) {
+    DispatchCapture(lease.item, std::move(r), /*robots=*/true, "fetched", "");
+  }
+}
+
+// Rules in force: the Crawl-delay (a host asking for more than the maximum is given up)
+// and the Sitemap lines (admitted like links of the robots.txt).
+void Crawler::Impl::ApplyRobots(const frontier::Lease& lease, const RobotsGate::FetchStep& step,
+                                frontier::Completion* done) {
+  const std::string& host = lease.item.host;
+  if (step.crawl_delay) {
+    frontier_->SetCrawlDelay(host, *step.crawl_delay);
+    hosts_[host].crawl_delay_ms = step.crawl_delay->count();
+    if (frontier_->HostSkipped(host)) {
+      done->kind = frontier::CompletionKind::kDone;
+      const auto max_s = std::chrono::duration<double>(opts_.politeness.max_crawl_delay).count();
+      GiveUpHost(host, lease.item, "crawl-delay-too-long",
+                 "robots.txt Crawl-delay " +
+                     std::to_string(std::chrono::duration<double>(*step.crawl_delay).count()) +
+                     " s above the maximum of " + std::to_string(max_s) + " s",
+                 0);
+      return;
+    }
+  }
+  for (const std::string& sitemap : step.sitemaps) {
+    std::optional<url::Url> su = url::ParseCanonical(sitemap, nullptr, opts_.canon);
+    if (!su || (su->scheme() != "http" && su->scheme() != "https")) continue;
+    FoundLink link = MakeFoundLink(*su);
+    link.sitemap = true;
+    Admit(link, &lease.item);
+  }
+}
+
+void Crawler::Impl::OnPageDone(InFlight flight, fetch::FetchResult&& r) {
+  ++stats_.fetches;
+  stats_.bytes_downloaded += r.body.size();
+  const frontier::Lease& lease = flight.lease;
+  NoteIp(lease.item.host, r.ip);
+  admission_->NoteFetched(HostOfOrigin(lease.item.host));
+  const bool got_response = GotResponse(r);
+  frontier::Completion c{.kind = frontier::CompletionKind::kDone, .response_time = r.total_time};
+  if (got_response) {
+    ++stats_.pages;
+    CountStatus(r.status, &stats_);
+    if (!r.truncated.empty()) ++stats_.truncated;
+    if (IsRetryableStatus(r.status)) {
+      c.kind = frontier::CompletionKind::kRetry;
+      c.error = r.status >= 500;
+      if (auto ra = r.RetryAfter(WallNow())) {
+        c.retry_after = std::chrono::duration_cast<std::chrono::milliseconds>(*ra);
+      }
+    }
+  } else {
+    ++stats_.fetch_errors;
+    c.kind = frontier::CompletionKind::kRetry;
+    c.error = true;
+  }
+  const frontier::GiveUp gave_up = frontier_->Complete(lease, c);
+  SavePoliteness(lease.item.host, c.retry_after);
+  if (c.kind != frontier::CompletionKind::kRetry) {
+    DispatchCapture(lease.item, std::move(r), /*robots=*/false, "fetched", "");
+    return;
+  }
+  if (gave_up == frontier::GiveUp::kNo) {
+    ++stats_.retries;
+    frontier::UrlItem retry = lease.item;
+    ++retry.attempts;  // as the frontier counted it: a restart keeps the count
+    db_->UpdateQueued(retry);
+    return;  // not stored: the retry will produce the stored response
+  }
+  ++stats_.gave_up;
+  std::string detail = FetchFailureDetail(r) + " (" + std::to_string(lease.item.attempts + 1) +
+                       " attempts)";
+  if (!got_response) {
+    Record(lease.item.url, "gave-up", 0, detail);
+    MarkDone(lease.item, 0);
+    return;
+  }
+  DispatchCapture(lease.item, std::move(r), /*robots=*/false, "gave-up", std::move(detail));
+}
+
+void Crawler::Impl::DispatchCapture(const frontier::UrlItem& item, fetch::FetchResult&& r,
+                                    bool robots, std::string outcome, std::string detail) {
+  PageTask task;
+  task.item = item;
+  if (robots) {
+    task.item.url = r.url;  // robots.txt (or a redirect hop of it), stored like a page
+    task.item.via = item.url;
+  }
+  task.sitemap_hint = !robots && item.sitemap;
+  task.is_robots = robots;
+  task.outcome = std::move(outcome);
+  task.detail = std::move(detail);
+  task.result = std::move(r);
+  Dispatch(std::move(task));
+}
+
+// The host is given up for `reason`: the leased URL and every queued one get that outcome,
+// and later URLs of the host get it without a request.
+void Crawler::Impl::GiveUpHost(const std::string& host, const frontier::UrlItem& leased,
+                               std::string_view reason, std::string_view detail, int status) {
+  KillHost(host, reason, detail);
+  Record(leased.url, reason, status, detail);
+  MarkDone(leased, status);
+}
+
+void Crawler::Impl::KillHost(const std::string& host_key, std::string_view reason,
+                             std::string_view detail) {
+  HostState& host = hosts_[host_key];
+  host.dead_reason = reason;
+  host.dead_detail = detail;
+  HostsGivenUp& given_up = stats_.hosts_given_up[std::string(reason)];
+  if (given_up.hosts++ == 0) given_up.example = host_key + ": " + std::string(detail);
+  spdlog::info("giving up host {}: {} ({})", host_key, reason, detail);
+  for (const frontier::UrlItem& item : frontier_->DrainHost(host_key)) {
+    Record(item.url, reason, 0, detail);
+    MarkDone(item, 0);
+  }
+  SavePoliteness(host_key, std::nullopt);
+}
+
+// A crawl stopped early (page limit, signal): what is still queued stays queued in the crawl
+// state — it is not final, the next run of the same command crawls it — so it is counted
+// for the summary, not drained (a large crawl may hold millions of queued URLs on disk).
+void Crawler::Impl::RecordUnreached() {
+  stats_.still_queued = frontier_->queued() + frontier_->retries_pending();
+  if (stats_.still_queued > 0) {
+    spdlog::info("{} URLs still queued in {}; run the same command again to resume",
+                 stats_.still_queued, opts_.out_dir.string());
+  }
+}
+
+}  // namespace harvest::crawl

@@ -1,0 +1,63 @@
+// The outcome names of the code (kOutcomeNames) and of the docs (docs/crawling.md's outcome
+// table) are the same set, spelled the same way.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "crawl/outcome_log.h"
+#include "frontier/admission.h"
+
+namespace harvest::crawl {
+namespace {
+
+// Backquoted names in the first column of the table that follows "| outcome | meaning |".
+std::set<std::string> DocumentedOutcomes(const std::string& markdown) {
+  std::set<std::string> names;
+  std::istringstream in(markdown);
+  std::string line;
+  bool in_table = false;
+  const std::regex name("`([a-z-]+)`");
+  while (std::getline(in, line)) {
+    if (line.rfind("| outcome |", 0) == 0) {
+      in_table = true;
+      continue;
+    }
+    if (!in_table) continue;
+    if (line.empty() || line[0] != '|') break;
+    const std::string first = line.substr(0, line.find('|', 1));
+    for (std::sregex_iterator it(first.begin(), first.end(), name), end; it != end; ++it) {
+      names.insert((*it)[1]);
+    }
+  }
+  return names;
+}
+
+TEST(OutcomeNames, DocsListExactlyTheCodesOutcomes) {
+  const char* root = std::getenv("HARVEST_SOURCE_DIR");
+  ASSERT_NE(root, nullptr) << "run through ctest (HARVEST_SOURCE_DIR)";
+  std::ifstream f(std::string(root) + "/docs/crawling.md");
+  ASSERT_TRUE(f.good());
+  std::stringstream text;
+  text << f.rdbuf();
+  const std::set<std::string> documented = DocumentedOutcomes(text.str());
+  const std::set<std::string> code(kOutcomeNames.begin(), kOutcomeNames.end());
+  EXPECT_EQ(documented, code);
+}
+
+TEST(OutcomeNames, TrapVerdictsAreOutcomeNames) {
+  using frontier::AdmitVerdict;
+  for (AdmitVerdict v : {AdmitVerdict::kTrapLongUrl, AdmitVerdict::kTrapManyParams,
+                         AdmitVerdict::kTrapRepeatedSegment, AdmitVerdict::kTrapQuota,
+                         AdmitVerdict::kTrapDiscoveryRatio}) {
+    EXPECT_TRUE(IsOutcomeName(frontier::VerdictName(v))) << frontier::VerdictName(v);
+  }
+  EXPECT_FALSE(IsOutcomeName("trap_quota"));
+}
+
+}  // namespace
+}  // namespace harvest::crawl
