@@ -466,7 +466,9 @@ bool Admit(const Flags& f, StateDb* db, dedup::SeenSet* seen, frontier::Admissio
       } else {
         frontier::UrlItem item;
         item.url = cand.canonical_url;
-        item.host = cand.host;
+        // The host key is the origin, as in the crawl (canonical URLs carry no userinfo).
+        item.host = std::string(
+            cand.canonical_url.substr(0, cand.canonical_url.find('/', cand.canonical_url.find("://") + 3)));
         item.fp = l.fp;
         item.depth = l.depth;
         item.priority = frontier::PriorityFor(l.depth, false, false, 0);
@@ -548,7 +550,8 @@ bool Drain(const Flags& f, StateDb* db, frontier::Admission* admission,
       break;
     }
     if (!drained.Insert(lease->item.fp)) ++c->duplicates;
-    admission->NoteFetched(lease->item.host);
+    const std::string_view origin = lease->item.host;
+    admission->NoteFetched(origin.substr(origin.find("://") + 3));  // no ports in this bench
     (void)frontier->Complete(*lease, {});
     SeenRecord done;
     done.state = SeenRecord::State::kDone;

@@ -171,7 +171,8 @@ TEST(StateDb, HostRecordsRoundTrip) {
     db->PutPoliteness("a.test", {.next_allowed_us = 5'000'000, .crawl_delay_ms = 1500});
     db->PutRobots("a.test", {.status = 200, .redirects = 1, .failures = 0, .expiry_us = 77,
                              .body = "User-agent: *\nDisallow: /x\n"});
-    db->PutPoliteness("b.test", {.dead_reason = "robots-unavailable"});
+    db->PutPoliteness("b.test", {.dead_reason = "robots-unavailable",
+                                 .dead_detail = "robots.txt: HTTP 503 (3 attempts)"});
   }
   auto db = OpenDb(dir.path());
   auto p = db->GetPoliteness("a.test");
@@ -179,6 +180,7 @@ TEST(StateDb, HostRecordsRoundTrip) {
   EXPECT_EQ(p->next_allowed_us, 5'000'000);
   EXPECT_EQ(p->crawl_delay_ms, 1500);
   EXPECT_EQ(db->GetPoliteness("b.test")->dead_reason, "robots-unavailable");
+  EXPECT_EQ(db->GetPoliteness("b.test")->dead_detail, "robots.txt: HTTP 503 (3 attempts)");
   auto r = db->GetRobots("a.test");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);
@@ -204,15 +206,16 @@ TEST(StateDb, DigestsAreWrittenDirectly) {
 }
 
 TEST(StateCodec, ItemRoundTripsAndRejectsEveryTruncation) {
-  // url, host, via: the URL is stored without "scheme://host" when it starts with it, and
-  // via without the prefix it shares with the URL.
+  // url, host key (the origin), via: the URL is stored without its origin when it starts
+  // with the host key, and via without the prefix it shares with the URL.
   const std::vector<std::array<std::string, 3>> cases = {
-      {"http://a.test/p?q=1", "a.test", "http://a.test/"},
-      {"https://a.test/x", "a.test", "https://a.test/x/y"},
-      {"http://a.test:8080/", "a.test:8080", "http://b.test/"},
-      {"http://a.test:8080/", "a.test", ""},                  // host is not followed by '/'
-      {"http://b.test/other-host", "a.test", "http://a.test/"},
-      {"ftp://a.test/", "a.test", "http://a.test/"},
+      {"http://a.test/p?q=1", "http://a.test", "http://a.test/"},
+      {"https://a.test/x", "https://a.test", "https://a.test/x/y"},
+      {"http://a.test:8080/", "http://a.test:8080", "http://b.test/"},
+      {"http://a.test:8080/", "http://a.test", ""},  // host key not followed by '/'
+      {"https://a.test/x", "http://a.test", ""},     // another scheme: stored whole
+      {"http://b.test/other-host", "http://a.test", "http://a.test/"},
+      {"ftp://a.test/", "http://a.test", "http://a.test/"},
       {"", "", ""},
   };
   for (const auto& [url, host, via] : cases) {
@@ -250,7 +253,7 @@ TEST(StateCodec, ItemRoundTripsAndRejectsEveryTruncation) {
   // Stored relative to its host: without the host it cannot be decoded.
   frontier::UrlItem item;
   item.url = "http://a.test/section-7/page-1234.html?id=1a2b3c4d";
-  item.host = "a.test";
+  item.host = "http://a.test";
   item.via = "http://a.test/section-7/";
   frontier::UrlItem back;
   EXPECT_FALSE(DecodeItem(EncodeItem(item), &back));
