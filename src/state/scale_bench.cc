@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "base/hash.h"
 #include "dedup/dedup.h"
 #include "frontier/admission.h"
 #include "frontier/frontier.h"
@@ -168,7 +169,7 @@ class UrlStream {
     u.append("/page-");
     AppendPadded(&u, k, 1);
     u.append(".html?id=");
-    AppendHex8(&u, static_cast<uint32_t>(dedup::Mix64(host_ << 32 | k)));
+    AppendHex8(&u, static_cast<uint32_t>(Mix64(host_ << 32 | k)));
     via->assign(u, 0, host_end);
     via->append("/section-");
     AppendPadded(via, via_page_ % 40, 1);
