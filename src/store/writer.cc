@@ -68,7 +68,7 @@ class WarcWriter::Impl {
         gzip_(opt_.gzip_level),
         hostname_(HostName(opt_.hostname)) {
     if (opt_.software.empty()) {
-      opt_.software = std::string("Harvest/") + kVersion + " (+" + kProjectUrl + ")";
+      opt_.software = DefaultUserAgent();
     }
   }
   ~Impl() { (void)Close(); }
