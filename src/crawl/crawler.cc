@@ -19,7 +19,7 @@ int DefaultWorkers() {
 // Fills the defaults that depend on other settings.
 CrawlOptions WithDefaults(CrawlOptions o) {
   if (o.fetch.user_agent.empty()) {
-    o.fetch.user_agent = std::string("Harvest/") + kVersion + " (+" + kProjectUrl + ")";
+    o.fetch.user_agent = DefaultUserAgent();
   }
   return o;
 }

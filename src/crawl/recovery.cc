@@ -65,13 +65,7 @@ void Crawler::Impl::RecoverWarcs() {
   std::sort(warcs.begin(), warcs.end());  // names carry a timestamp and serial
   const size_t first = warcs.size() > kWarcsToRecover ? warcs.size() - kWarcsToRecover : 0;
   for (size_t i = first; i < warcs.size(); ++i) {
-    // Index keys as the writer made them: from the crawler's URL canonicalizer.
-    store::RecoverOptions ro;
-    ro.surt_key = [](std::string_view u) {
-      std::optional<url::Url> p = url::Parse(u);
-      return p ? url::Surt(*p) : store::SurtKey(u);
-    };
-    Result<store::RecoveryReport> r = store::RecoverWarc(warcs[i], ro);
+    Result<store::RecoveryReport> r = store::RecoverWarc(warcs[i]);
     if (!r.ok()) {
       spdlog::error("recovery: {}: {} (left as is)", warcs[i].string(), r.status().ToString());
       continue;

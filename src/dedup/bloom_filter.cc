@@ -1,30 +1,17 @@
-// Blocked Bloom filter: sizing, probing and the snapshot format.
+// Blocked Bloom filter: sizing and probing.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
+#include "base/hash.h"
 #include "dedup/dedup.h"
 
 namespace harvest::dedup {
-
-uint64_t Mix64(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ULL;
-  x ^= x >> 33;
-  return x;
-}
-
 namespace {
 
 // Most probes any sensible rate needs (1e-9 wants ~30 with a plain filter; blocked
 // filters gain nothing beyond ~16 because the block saturates).
 constexpr int kMaxProbes = 16;
-// Snapshot header: magic, version.
-constexpr char kMagic[4] = {'H', 'B', 'F', '1'};
-constexpr uint32_t kFormatVersion = 1;
-constexpr size_t kHeaderBytes = 4 + 4 + 8 + 4 + 8;
 
 // Expected false-positive rate of a blocked filter with `lambda` keys per block on average
 // and k probes: keys per block are Poisson(lambda); a block holding j keys answers a
@@ -70,20 +57,6 @@ Probe ProbeFor(uint64_t key, uint64_t num_blocks) {
   const uint64_t g = Mix64(h + 0x9e3779b97f4a7c15ULL);
   const auto block = static_cast<uint64_t>((static_cast<Uint128>(h) * num_blocks) >> 64);
   return {block, g, 7};
-}
-
-void PutU32(std::string* out, uint32_t v) {
-  for (int i = 0; i < 4; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
-void PutU64(std::string* out, uint64_t v) {
-  for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
-uint64_t GetLe(std::string_view data, size_t pos, int bytes) {
-  uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i) {
-    v |= static_cast<uint64_t>(static_cast<unsigned char>(data[pos + i])) << (8 * i);
-  }
-  return v;
 }
 
 }  // namespace
@@ -139,53 +112,6 @@ bool BloomFilter::Insert(uint64_t key) {
   }
   if (changed != 0) ++inserted_;
   return changed != 0;
-}
-
-std::string BloomFilter::Serialize() const {
-  std::string out;
-  out.reserve(kHeaderBytes + memory_bytes());
-  out.append(kMagic, 4);
-  PutU32(&out, kFormatVersion);
-  PutU64(&out, num_blocks_);
-  PutU32(&out, static_cast<uint32_t>(k_));
-  PutU64(&out, inserted_);
-  for (uint64_t w : words_) PutU64(&out, w);
-  return out;
-}
-
-Result<BloomFilter> BloomFilter::Deserialize(std::string_view data) {
-  if (data.size() < kHeaderBytes) {
-    return Status::Corruption("bloom filter image: " + std::to_string(data.size()) +
-                              " bytes, shorter than its header");
-  }
-  if (std::memcmp(data.data(), kMagic, 4) != 0) {
-    return Status::Corruption("bloom filter image: bad magic");
-  }
-  const uint64_t version = GetLe(data, 4, 4);
-  if (version != kFormatVersion) {
-    return Status::Corruption("bloom filter image: unsupported version " + std::to_string(version));
-  }
-  const uint64_t blocks = GetLe(data, 8, 8);
-  const uint64_t k = GetLe(data, 16, 4);
-  if (blocks == 0 || blocks > kMaxBytes / (kBlockBits / 8)) {
-    return Status::Corruption("bloom filter image: bad block count " + std::to_string(blocks));
-  }
-  if (k == 0 || k > static_cast<uint64_t>(kMaxProbes)) {
-    return Status::Corruption("bloom filter image: bad probe count " + std::to_string(k));
-  }
-  const uint64_t body = blocks * (kBlockBits / 8);
-  if (data.size() - kHeaderBytes != body) {
-    return Status::Corruption("bloom filter image: body is " +
-                              std::to_string(data.size() - kHeaderBytes) + " bytes, expected " +
-                              std::to_string(body));
-  }
-  BloomFilter f;
-  f.num_blocks_ = blocks;
-  f.k_ = static_cast<int>(k);
-  f.inserted_ = GetLe(data, 20, 8);
-  f.words_.resize(blocks * kWordsPerBlock);
-  for (size_t i = 0; i < f.words_.size(); ++i) f.words_[i] = GetLe(data, kHeaderBytes + 8 * i, 8);
-  return f;
 }
 
 }  // namespace harvest::dedup

@@ -52,39 +52,5 @@ TEST(BloomFilter, SizedForTarget) {
   EXPECT_EQ(f.memory_bytes() % 64, 0u);
 }
 
-TEST(BloomFilter, SerializeRoundTrip) {
-  BloomFilter f(5000, 0.01);
-  for (uint64_t i = 0; i < 5000; ++i) f.Insert(i * 31);
-  auto copy = BloomFilter::Deserialize(f.Serialize());
-  ASSERT_TRUE(copy.ok()) << copy.status().ToString();
-  EXPECT_EQ(copy->num_blocks(), f.num_blocks());
-  EXPECT_EQ(copy->num_probes(), f.num_probes());
-  EXPECT_EQ(copy->inserted(), f.inserted());
-  for (uint64_t i = 0; i < 20000; ++i) EXPECT_EQ(copy->MayContain(i), f.MayContain(i)) << i;
-}
-
-TEST(BloomFilter, DeserializeRejectsGarbage) {
-  BloomFilter f(100, 0.01);
-  const std::string good = f.Serialize();
-  EXPECT_FALSE(BloomFilter::Deserialize("").ok());
-  EXPECT_FALSE(BloomFilter::Deserialize(good.substr(0, good.size() - 1)).ok());
-  std::string bad_magic = good;
-  bad_magic[0] = 'X';
-  EXPECT_FALSE(BloomFilter::Deserialize(bad_magic).ok());
-  std::string bad_k = good;
-  bad_k[16] = 99;
-  EXPECT_FALSE(BloomFilter::Deserialize(bad_k).ok());
-  std::string huge = good;
-  huge[15] = 0x7f;  // block count far beyond kMaxBytes
-  EXPECT_FALSE(BloomFilter::Deserialize(huge).ok());
-  // Random bytes never crash.
-  std::mt19937 rng(7);
-  for (int i = 0; i < 1000; ++i) {
-    std::string junk(rng() % 100, '\0');
-    for (char& c : junk) c = static_cast<char>(rng());
-    (void)BloomFilter::Deserialize(junk);
-  }
-}
-
 }  // namespace
 }  // namespace harvest::dedup

@@ -14,7 +14,6 @@
 //                 the 64 bits are cut into 4 blocks of 16; two hashes within distance 3
 //                 differ in at most 3 blocks, so they agree exactly on at least one block.
 //                 Table i maps block i -> entries; candidates are verified with popcount.
-//   DigestIndex   payload digest -> first stored location (for WARC `revisit` records).
 //
 // Departures: keys are 64-bit fingerprints that the caller already hashed; they are
 // remixed here (a weak caller hash must not cluster blocks). SimHash tokenisation is
@@ -22,25 +21,16 @@
 // characters (UTF-8 words stay whole), everything else separates words.
 //
 // Thread-safety: BloomFilter, SeenSet, SimHashIndex are not synchronised (owned by one
-// thread: the I/O thread for SeenSet). DigestIndex is internally locked and safe to use
-// from any thread.
+// thread: the I/O thread for SeenSet).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 #include <optional>
-#include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
-#include "base/status.h"
-
 namespace harvest::dedup {
-
-// A 64-bit finaliser (murmur3 fmix64): spreads every input bit over the output.
-uint64_t Mix64(uint64_t x);
 
 // ---------------------------------------------------------------------------------------
 // BloomFilter
@@ -69,11 +59,6 @@ class BloomFilter {
   int num_probes() const { return k_; }
   // Number of Insert calls that changed a bit.
   uint64_t inserted() const { return inserted_; }
-
-  // Versioned little-endian binary image, for snapshots.
-  std::string Serialize() const;
-  // Never crashes on arbitrary input: a Corruption status names what is wrong.
-  static Result<BloomFilter> Deserialize(std::string_view data);
 
  private:
   BloomFilter() = default;
@@ -185,8 +170,6 @@ class SimHashIndex {
   // The id of an entry at distance <= max_distance (the closest; among equals the first
   // inserted), or nullopt. REQUIRES: 0 <= max_distance <= kMaxDistance (clamped).
   std::optional<uint64_t> FindNear(uint64_t hash, int max_distance = kMaxDistance) const;
-  // Every id within max_distance (each once, in insertion order).
-  std::vector<uint64_t> FindAllNear(uint64_t hash, int max_distance = kMaxDistance) const;
   size_t size() const { return entries_.size(); }
 
  private:
@@ -199,26 +182,6 @@ class SimHashIndex {
   std::vector<Entry> entries_;  // in insertion order
   // tables_[t][block] -> indexes into entries_; allocated on the first insert.
   std::vector<std::vector<std::vector<uint32_t>>> tables_;
-};
-
-// ---------------------------------------------------------------------------------------
-// DigestIndex
-class DigestIndex {
- public:
-  // Where a payload was first stored: what a WARC revisit record refers to.
-  struct Original {
-    std::string uri;        // WARC-Refers-To-Target-URI
-    int64_t date_us = 0;    // WARC-Refers-To-Date (microseconds since the epoch)
-    std::string record_id;  // WARC-Refers-To (the response record's WARC-Record-ID)
-  };
-  std::optional<Original> Find(const std::string& digest) const;
-  // Stores `original` unless `digest` is known. Returns true if stored (first writer wins).
-  bool InsertIfAbsent(const std::string& digest, Original original);
-  size_t size() const;
-
- private:
-  mutable std::mutex mu_;
-  std::unordered_map<std::string, Original> map_;  // guarded by mu_
 };
 
 }  // namespace harvest::dedup

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <bit>
 
+#include "base/hash.h"
 #include "dedup/dedup.h"
 
 namespace harvest::dedup {

@@ -1,6 +1,7 @@
 // SeenSet::InsertIfNew throughput: 10 M fresh fingerprints, then 10 M repeats.
 #include <benchmark/benchmark.h>
 
+#include "base/hash.h"
 #include "dedup/dedup.h"
 
 namespace harvest::dedup {

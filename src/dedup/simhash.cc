@@ -3,6 +3,7 @@
 #include <array>
 #include <bit>
 
+#include "base/hash.h"
 #include "dedup/dedup.h"
 
 namespace harvest::dedup {
@@ -112,19 +113,6 @@ std::optional<uint64_t> SimHashIndex::FindNear(uint64_t hash, int max_distance) 
   });
   if (best_distance > max_distance) return std::nullopt;
   return entries_[best_index].id;
-}
-
-std::vector<uint64_t> SimHashIndex::FindAllNear(uint64_t hash, int max_distance) const {
-  max_distance = std::clamp(max_distance, 0, kMaxDistance);
-  std::vector<uint32_t> hits;
-  ForEachCandidate(hash, [&](uint32_t index) {
-    if (HammingDistance(hash, entries_[index].hash) <= max_distance) hits.push_back(index);
-  });
-  std::sort(hits.begin(), hits.end());
-  std::vector<uint64_t> ids;
-  ids.reserve(hits.size());
-  for (uint32_t index : hits) ids.push_back(entries_[index].id);
-  return ids;
 }
 
 }  // namespace harvest::dedup

@@ -152,6 +152,7 @@ void DecodeOne(const std::string& coding, size_t max, DecodeResult* r) {
   } else {
     r->body = std::move(in);
     r->ok = false;
+    r->unsupported = true;
     r->error = "unsupported content-encoding '" + coding + "'";
   }
 }

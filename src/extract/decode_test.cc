@@ -108,6 +108,7 @@ TEST(DecodeContent, CorruptAndTruncated) {
 TEST(DecodeContent, UnknownCoding) {
   DecodeResult r = DecodeContent("compress", "xyz", kMax);
   EXPECT_FALSE(r.ok);
+  EXPECT_TRUE(r.unsupported);
   EXPECT_EQ(r.body, "xyz");
   EXPECT_NE(r.error.find("compress"), std::string::npos);
 }

@@ -134,12 +134,14 @@ SitemapResult ParseSitemap(std::string_view body, bool maybe_gzip = true);
 // identity; a list like "gzip, br" is undone in reverse), refusing to produce more than
 // max_bytes: then ok = false, too_large = true and body holds the first max_bytes bytes, so a
 // decompression bomb is stopped. Corrupt or truncated input: ok = false, error set, body
-// holds what decoded before the fault. Unknown coding: ok = false, body = raw.
+// holds what decoded before the fault. Unknown coding: ok = false, unsupported = true,
+// body = raw.
 struct DecodeResult {
   std::string body;
   bool ok = true;
   bool too_large = false;
   std::string error;
+  bool unsupported = false;  // a coding this decoder does not know
 };
 DecodeResult DecodeContent(std::string_view content_encoding, std::string_view raw,
                            size_t max_bytes);

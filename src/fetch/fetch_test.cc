@@ -55,8 +55,7 @@ TEST_F(FetcherTest, Ok200CapturesHeadsBodyAndMetadata) {
   ASSERT_EQ(log.size(), 1u);
   EXPECT_EQ(r.request_head, log[0].head);
   EXPECT_TRUE(r.request_head.starts_with("GET /hello?x=1 HTTP/1.1\r\n"));
-  EXPECT_EQ(log[0].Header("User-Agent"),
-            std::string("Harvest/") + kVersion + " (+" + kProjectUrl + ")");
+  EXPECT_EQ(log[0].Header("User-Agent"), DefaultUserAgent());
   EXPECT_EQ(log[0].Header("Accept-Encoding"), "gzip, br, zstd");
   EXPECT_EQ(r.Header("x-test"), "a");
   EXPECT_EQ(r.ContentType(), "text/html");

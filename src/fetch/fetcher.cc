@@ -119,7 +119,7 @@ CurlFetcher::Impl::Impl(FetchOptions options) {
   resolved_.options = std::move(options);
   const FetchOptions& o = resolved_.options;
   resolved_.user_agent = o.user_agent.empty()
-                             ? std::string("Harvest/") + kVersion + " (+" + kProjectUrl + ")"
+                             ? DefaultUserAgent()
                              : o.user_agent;
   for (const std::string& entry : o.connect_to) {
     if (!ValidConnectTo(entry)) {

@@ -417,14 +417,6 @@ microseconds Frontier::HostDelay(const std::string& host) const {
   return DelayFor(*h, std::nullopt);
 }
 
-std::vector<std::string> Frontier::HostsWithWork() const {
-  std::vector<std::string> names;
-  for (const auto& h : hosts_) {
-    if (store_->Size(h->id) > 0 || h->has_retries()) names.push_back(h->name());
-  }
-  return names;
-}
-
 size_t Frontier::hosts() const {
   size_t n = 0;
   for (const auto& h : hosts_) {

@@ -146,8 +146,6 @@ class Frontier {
   // Removes every queued item of the host, waiting retries included (the caller records
   // their outcomes). A lease in flight is not affected.
   std::vector<UrlItem> DrainHost(const std::string& host);
-  // Hosts with queued items or waiting retries (O(hosts); for shutdown and reports).
-  std::vector<std::string> HostsWithWork() const;
   // The delay the host would be charged by a completion now (without Retry-After).
   std::chrono::microseconds HostDelay(const std::string& host) const;
 

@@ -1,21 +1,13 @@
-// Private to src/state: the database handle shared by StateDb and its queue store, key
-// layouts and record codecs.
+// Private to src/state: key layouts and record codecs (StateDb's implementation is in
+// state/state_db_impl.h).
 #pragma once
 
-#include <rocksdb/db.h>
-#include <rocksdb/write_batch.h>
+#include <rocksdb/slice.h>
+#include <rocksdb/status.h>
 
-#include <atomic>
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
-#include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
-#include <thread>
-#include <unordered_map>
-#include <vector>
 
 #include "state/state.h"
 
@@ -90,77 +82,8 @@ bool DecodeRobots(std::string_view value, RobotsRecord* r);
 std::string EncodeDigest(const DigestRecord& r);
 bool DecodeDigest(std::string_view value, DigestRecord* r);
 
-class QueueStoreImpl;
-
-class StateDb::Impl {
- public:
-  StateOptions options;
-  std::unique_ptr<rocksdb::DB> db;
-  std::vector<rocksdb::ColumnFamilyHandle*> handles;  // owned; destroyed before db
-  rocksdb::ColumnFamilyHandle* queues = nullptr;
-  rocksdb::ColumnFamilyHandle* seen = nullptr;
-  rocksdb::ColumnFamilyHandle* admitted = nullptr;
-  rocksdb::ColumnFamilyHandle* hosts = nullptr;
-  rocksdb::ColumnFamilyHandle* digests = nullptr;
-  rocksdb::ColumnFamilyHandle* meta = nullptr;
-  bool created = false;
-
-  // I/O thread: the pending batch.
-  rocksdb::WriteBatch batch;
-  // Admitted fingerprints not yet in the `admitted` column family (Ingest() moves them there
-  // as one sorted table file). They are durable through their queue entries: every queue
-  // entry with a sequence above `admitted_through` has its fingerprint re-added here when
-  // the queue store loads (after a crash; a clean close ingests first).
-  dedup::FingerprintSet recent;
-  uint64_t admitted_through = 0;  // meta "admitted_through"
-  uint64_t last_queue_seq = 0;    // highest queue entry sequence given so far
-  int epoch_bits = 20;            // meta "epoch_bits" (queue key epochs)
-  size_t next_ingest_at = 0;      // recent.size() that triggers Ingest()
-  rocksdb::Options admitted_options;  // for the table file writer
-  // New queue entries (QueueStore Push) in the pending batch: a disk read of a host queue
-  // must commit first only when some exist (during a drain there are none, and a write per
-  // refill would double its cost).
-  uint64_t queue_puts_pending = 0;
-  std::string scratch;  // encoding buffer of the I/O thread
-  uint32_t next_host_id = 1;
-  QueueStoreImpl* queue_store = nullptr;  // owned by the frontier
-  std::unique_ptr<dedup::SeenBackend> seen_backend;
-
-  // The committer thread writes the batches Commit() hands over, in order.
-  std::thread committer;
-  std::mutex commit_mu;
-  std::condition_variable commit_cv;   // work, a retry or stopping
-  std::condition_variable written_cv;  // a batch written or failed
-  std::deque<rocksdb::WriteBatch> to_write;  // guarded by commit_mu
-  std::vector<rocksdb::WriteBatch> spare;    // cleared, for reuse; guarded
-  bool write_failed = false;                 // the head of to_write failed; guarded
-  bool retry_requested = false;              // guarded
-  bool stopping = false;                     // guarded
-  bool resume_failed_logged = false;         // committer thread only
-
-  std::atomic<uint64_t> commits{0}, syncs{0}, digest_hits{0}, ingests{0};
-  mutable std::mutex error_mu;
-  Status error;  // guarded by error_mu
-
-  ~Impl();
-  // Hands the pending batch to the committer thread (blocks while 4 wait); returns the
-  // sticky error.
-  Status Commit();
-  // Until every handed-over batch is written (ok) or one failed (its error).
-  Status WaitWritten();
-  void StartCommitter();
-  void StopCommitter();  // after writing what was handed over (unless writing fails)
-  void CommitterLoop();
-  void MaybeCommit();
-  // Writes `recent` as a table file into the admitted column family and records the
-  // watermark (in the pending batch). Errors are sticky; `recent` is kept for a retry.
-  Status Ingest();
-  void SetError(const Status& s);
-  Status GetValue(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std::string* value) const;
-  // Host id of `name`, assigned (and persisted in the batch) when new.
-  uint32_t HostId(std::string_view name);
-};
-
+// A Status for a RocksDB status: `what` and RocksDB's message; Corruption, NotFound,
+// ResourceExhausted (no space) or IOError.
 Status FromRocks(const rocksdb::Status& s, std::string_view what);
 
 }  // namespace harvest::state

@@ -1,11 +1,11 @@
-// state_scale_bench: the issue-5 scale benchmark of the durable frontier. Admits N distinct
-// URLs over H hosts through the crawl's real admission path (url::ParseCanonical,
+// state_scale_bench: the scale benchmark of the durable frontier. Admits N distinct URLs
+// over H hosts through the crawl's real admission path (url::ParseCanonical,
 // RegistrableDomain, Fingerprint64, frontier::Admission with a RocksDB-backed SeenSet,
-// Frontier::Add over the StateDb queue store, Commit every ~1000 admissions), drains D of
-// them (Next, Complete, MarkDone), then closes and reopens the database and times the
+// Frontier::Add over the StateDb's RocksQueueStore, Commit every ~1000 admissions), drains
+// D of them (Next, Complete, MarkDone), then closes and reopens the database and times the
 // restart (queue store load + Bloom filter rebuild from the seen store).
 //
-// Goals (issue 5): 50 M URLs over 1 M hosts admitted at >= 300,000 admissions/s with a peak
+// Goals: 50 M URLs over 1 M hosts admitted at >= 300,000 admissions/s with a peak
 // RSS <= 1 GiB. Exit status: 0 when every distinct URL was accepted, no drained URL came out
 // twice and no database error occurred; 1 otherwise; 2 on bad flags.
 // Usage and figures: docs/benchmarks.md ("Durable frontier at scale"), scripts/bench-frontier.
@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "base/hash.h"
 #include "dedup/dedup.h"
 #include "frontier/admission.h"
 #include "frontier/frontier.h"
@@ -168,7 +169,7 @@ class UrlStream {
     u.append("/page-");
     AppendPadded(&u, k, 1);
     u.append(".html?id=");
-    AppendHex8(&u, static_cast<uint32_t>(dedup::Mix64(host_ << 32 | k)));
+    AppendHex8(&u, static_cast<uint32_t>(Mix64(host_ << 32 | k)));
     via->assign(u, 0, host_end);
     via->append("/section-");
     AppendPadded(via, via_page_ % 40, 1);

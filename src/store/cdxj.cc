@@ -1,10 +1,12 @@
 // SURT keys and CDXJ lines (pywb's CDXJ: "<surt> <timestamp> <json>").
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <vector>
 
 #include "store/internal.h"
 #include "store/store.h"
+#include "url/url.h"
 
 namespace harvest::store {
 namespace {
@@ -17,76 +19,14 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
-// "a=1&c=3&b=2" → "a=1&b=2&c=3" (pywb sorts query arguments for its keys).
-std::string SortQuery(std::string_view query) {
-  std::vector<std::string_view> parts;
-  while (true) {
-    size_t amp = query.find('&');
-    parts.push_back(query.substr(0, amp));
-    if (amp == std::string_view::npos) break;
-    query.remove_prefix(amp + 1);
-  }
-  std::sort(parts.begin(), parts.end());
-  std::string out;
-  for (size_t i = 0; i < parts.size(); ++i) {
-    if (i > 0) out += '&';
-    out += parts[i];
-  }
-  return out;
-}
-
 }  // namespace
 
-std::string SurtKey(std::string_view url) {
-  std::string u = Lower(url);
-  std::string_view s(u);
-  size_t hash = s.find('#');
-  if (hash != std::string_view::npos) s = s.substr(0, hash);
-  size_t scheme_end = s.find("://");
-  if (scheme_end == std::string_view::npos) return std::string(s);
-  std::string_view scheme = s.substr(0, scheme_end);
-  std::string_view rest = s.substr(scheme_end + 3);
-  size_t path_start = rest.find_first_of("/?");
-  std::string_view authority = rest.substr(0, path_start);
-  std::string_view path_query =
-      path_start == std::string_view::npos ? std::string_view("/") : rest.substr(path_start);
-  size_t at = authority.rfind('@');
-  if (at != std::string_view::npos) authority.remove_prefix(at + 1);
-  std::string_view host = authority;
-  std::string_view port;
-  size_t colon = authority.rfind(':');
-  if (colon != std::string_view::npos && authority.find(']', colon) == std::string_view::npos) {
-    host = authority.substr(0, colon);
-    port = authority.substr(colon + 1);
-  }
-  if ((scheme == "http" && port == "80") || (scheme == "https" && port == "443")) port = {};
-  while (!host.empty() && host.back() == '.') host.remove_suffix(1);
-  if (host.substr(0, 4) == "www.") host.remove_prefix(4);
-  std::string key;
-  if (!host.empty() && host.front() == '[') {
-    key = std::string(host);  // IPv6 literal: not reversed
-  } else {
-    std::string_view h = host;
-    while (true) {
-      size_t dot = h.rfind('.');
-      if (!key.empty()) key += ',';
-      if (dot == std::string_view::npos) {
-        key += h;
-        break;
-      }
-      key += h.substr(dot + 1);
-      h = h.substr(0, dot);
-    }
-  }
-  if (!port.empty()) key += ":" + std::string(port);
-  key += ')';
-  if (path_query.front() == '?') key += '/';
-  size_t q = path_query.find('?');
-  key += path_query.substr(0, q);
-  if (q != std::string_view::npos && q + 1 < path_query.size()) {
-    key += '?';
-    key += SortQuery(path_query.substr(q + 1));
-  }
+std::string SurtKey(std::string_view uri) {
+  if (std::optional<url::Url> parsed = url::Parse(uri)) return url::Surt(*parsed);
+  // Not an absolute URL (a WARC-Target-URI may hold anything): the text itself, lower-cased
+  // and without a fragment, still a usable sort key.
+  std::string key = Lower(uri);
+  key.resize(std::min(key.size(), key.find('#')));
   return key;
 }
 

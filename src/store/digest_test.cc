@@ -44,21 +44,5 @@ TEST(NewRecordId, IsUuidV4AndUnique) {
   EXPECT_NE(std::string("89ab").find(a[10 + 19]), std::string::npos);  // variant
 }
 
-TEST(InflateAny, GzipZlibAndRawDeflate) {
-  internal::GzipCompressor gz(6);
-  Result<std::string> member = gz.Member("hello hello hello");
-  ASSERT_TRUE(member.ok());
-  Result<std::string> out = internal::InflateAny(*member, 1 << 20);
-  ASSERT_TRUE(out.ok()) << out.status().ToString();
-  EXPECT_EQ(*out, "hello hello hello");
-  // Raw deflate: the gzip member minus its 10-byte header and 8-byte trailer.
-  std::string raw = member->substr(10, member->size() - 18);
-  out = internal::InflateAny(raw, 1 << 20);
-  ASSERT_TRUE(out.ok()) << out.status().ToString();
-  EXPECT_EQ(*out, "hello hello hello");
-  EXPECT_FALSE(internal::InflateAny("not compressed", 1 << 20).ok());
-  EXPECT_EQ(internal::InflateAny(*member, 4).status().code(), Status::Code::kResourceExhausted);
-}
-
 }  // namespace
 }  // namespace harvest::store

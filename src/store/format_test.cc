@@ -42,7 +42,8 @@ TEST(SurtKey, PywbStyle) {
   EXPECT_EQ(SurtKey("http://user:pw@example.com/"), "com,example)/");
   EXPECT_EQ(SurtKey("http://example.com?q"), "com,example)/?q");
   EXPECT_EQ(SurtKey("http://[::1]:8080/"), "[::1]:8080)/");
-  EXPECT_EQ(SurtKey("not a url"), "not a url");
+  EXPECT_EQ(SurtKey("http://127.0.0.1:8000/a"), "127.0.0.1:8000)/a");  // IP hosts not reversed
+  EXPECT_EQ(SurtKey("Not a URL#x"), "not a url");
 }
 
 TEST(Cdxj, FormatAndParseRoundTrip) {

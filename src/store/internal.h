@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,9 +39,11 @@ class GzipCompressor {
   struct libdeflate_compressor* c_;
 };
 
-// Inflates one zlib/gzip/raw-deflate encoded payload (auto-detected), for `warc get
-// --decode`. Stops with ResourceExhausted past `max_out` bytes.
-Result<std::string> InflateAny(std::string_view data, uint64_t max_out);
+// The system's message for an errno value ("No space left on device").
+std::string ErrnoText(int err);
+// Writes all of `data` to `fd`, resuming after short writes and EINTR. IOError names `path`
+// and the cause; bytes written before an error stay written.
+Status WriteAll(int fd, std::string_view data, const std::filesystem::path& path);
 
 // "<urn:uuid:xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx>" from 16 random bytes (v4, RFC 9562).
 std::string NewRecordId();

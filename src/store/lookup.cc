@@ -1,8 +1,8 @@
 // Finding captures of a URL in an output directory: CDXJ first, WARC scan as fallback.
 #include <algorithm>
-#include <cctype>
 #include <fstream>
 
+#include "extract/extract.h"
 #include "store/internal.h"
 #include "store/store.h"
 
@@ -130,13 +130,11 @@ Result<StoredPage> GetLatestCapture(const std::filesystem::path& dir, std::strin
 }
 
 Result<std::string> DecodeContent(std::string_view body, std::string_view encoding) {
-  std::string e(encoding);
-  for (char& c : e) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  while (!e.empty() && e.back() == ' ') e.pop_back();
-  while (!e.empty() && e.front() == ' ') e.erase(e.begin());
-  if (e.empty() || e == "identity") return std::string(body);
-  if (e == "gzip" || e == "x-gzip" || e == "deflate") return internal::InflateAny(body, kMaxDecodedBytes);
-  return Status::InvalidArgument("cannot decode Content-Encoding '" + e + "' (gzip and deflate only)");
+  extract::DecodeResult r = extract::DecodeContent(encoding, body, kMaxDecodedBytes);
+  if (r.ok) return std::move(r.body);
+  if (r.too_large) return Status::ResourceExhausted("cannot decode payload: " + r.error);
+  if (r.unsupported) return Status::InvalidArgument("cannot decode payload: " + r.error);
+  return Status::Corruption("cannot decode payload: " + r.error);
 }
 
 }  // namespace harvest::store

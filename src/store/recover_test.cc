@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "store/internal.h"
 #include "store/store.h"
 #include "store/store_test_util.h"
+#include "url/url.h"
 
 namespace harvest::store {
 namespace {
@@ -50,9 +52,6 @@ std::filesystem::path CdxjOf(const std::filesystem::path& warc) {
   return warc.parent_path() / (n.substr(0, n.size() - 8) + ".cdxj");
 }
 
-// Key function standing in for the crawler's canonicalizer SURT.
-std::string CustomKey(std::string_view url) { return "custom)" + std::string(url); }
-
 // One writer run: 3 fetches flushed, then 4 more not flushed. `crash_*` are the file bytes
 // as a kill -9 before the second Flush leaves them; `ref_cdxj` is the index after Close.
 struct WriterRun {
@@ -84,7 +83,7 @@ struct WriterRun {
   const WarcRecord& Last() const { return records.back(); }
 };
 
-WriterRun WriteRun(const std::filesystem::path& dir, bool custom_surt = false) {
+WriterRun WriteRun(const std::filesystem::path& dir, bool crawler_surt = false) {
   FakeClock clock(kT0);
   WarcOptions o;
   o.dir = dir;
@@ -119,12 +118,12 @@ WriterRun WriteRun(const std::filesystem::path& dir, bool custom_surt = false) {
   cs.push_back(SampleCapture("http://example.com/a b", "spaced", kT0 + 6'000'000));
   cs.push_back(SampleCapture("http://example.com/last", "last page", kT0 + 7'000'000));
   cs.back().outlinks = {"http://example.com/1", "http://example.com/2"};
-  if (custom_surt) {
-    // surt_key sees WARC-Target-URI, where the writer escaped the space.
+  if (crawler_surt) {
+    // As the crawler does: the key is url::Surt() of the URL its parser returned.
     for (Capture& c : cs) {
-      std::string uri = c.target_uri;
-      if (size_t sp = uri.find(' '); sp != std::string::npos) uri.replace(sp, 1, "%20");
-      c.surt = CustomKey(uri);
+      std::optional<url::Url> parsed = url::Parse(c.target_uri);
+      EXPECT_TRUE(parsed) << c.target_uri;
+      if (parsed) c.surt = url::Surt(*parsed);
     }
   }
   for (size_t i = 0; i < cs.size(); ++i) {
@@ -472,21 +471,17 @@ TEST(RecoverWarc, OnlyWarcinfo) {
   EXPECT_EQ(ReadFile(CdxjOf(warc)), "");
 }
 
-TEST(RecoverWarc, CustomSurtKeyMatchesWriterGivenSurt) {
+// The crawler passes Capture::surt (its parser's url::Surt()), which the record does not
+// store: the recovered keys must still be the writer's.
+TEST(RecoverWarc, KeysMatchTheCrawlersSurt) {
   TempDir dir;
-  WriterRun run = WriteRun(dir.path() / "ref", /*custom_surt=*/true);
+  WriterRun run = WriteRun(dir.path() / "ref", /*crawler_surt=*/true);
   std::filesystem::path warc = run.CrashCopy(dir.path() / "crash");
-  RecoverOptions options;
-  options.surt_key = CustomKey;
-  auto report = RecoverWarc(warc, options);
+  auto report = RecoverWarc(warc);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_EQ(report->bytes_cut, 0u);
   EXPECT_EQ(report->cdxj_lines_added, 5u);
   EXPECT_EQ(ReadFile(CdxjOf(warc)), run.ref_cdxj);
-  // Without the key function the recovered keys are SurtKey()'s and differ.
-  std::filesystem::path warc2 = run.CrashCopy(dir.path() / "crash2");
-  ASSERT_TRUE(RecoverWarc(warc2).ok());
-  EXPECT_NE(ReadFile(CdxjOf(warc2)), run.ref_cdxj);
 }
 
 TEST(RecoverWarc, BadNames) {

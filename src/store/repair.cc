@@ -16,11 +16,12 @@
 namespace harvest::store {
 namespace {
 
+using internal::ErrnoText;
+using internal::WriteAll;
+
 // A torn tail is at most one group of records (one write); more than this many bytes
 // after the last good record suggests mid-file corruption rather than a torn append.
 constexpr uint64_t kMaxTornTailBytes = 64ull << 20;
-
-std::string ErrnoText(int err) { return std::system_category().message(err); }
 
 // "<stem>.cdxj" beside "<stem>.warc.gz" or "<stem>.warc"; empty for other names.
 std::filesystem::path CdxjPathFor(const std::filesystem::path& warc) {
@@ -33,18 +34,6 @@ std::filesystem::path CdxjPathFor(const std::filesystem::path& warc) {
   }
   if (cut == 0) return {};
   return warc.parent_path() / (name.substr(0, name.size() - cut) + ".cdxj");
-}
-
-Status WriteAll(int fd, std::string_view data, const std::filesystem::path& path) {
-  while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Status::IOError(path.string() + ": write: " + ErrnoText(errno));
-    }
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-  return Status::Ok();
 }
 
 Status SyncPath(const std::filesystem::path& path, int flags) {
@@ -160,15 +149,12 @@ RecoveredRecord ToRecovered(const WarcRecord& rec) {
 }
 
 // The CDXJ line WarcWriter writes for a response or revisit record, rebuilt from the record.
-std::string LineFor(const WarcRecord& rec, const std::string& filename,
-                    const RecoverOptions& options) {
+std::string LineFor(const WarcRecord& rec, const std::string& filename) {
   std::string_view head = internal::HttpHeadOf(rec.block);
   Result<HttpResponse> http = ParseHttpResponse(head);
-  std::string surt = options.surt_key ? options.surt_key(rec.target_uri) : std::string();
   std::string digest = rec.header("WARC-Payload-Digest");
   internal::CdxjSource src;
   src.target_uri = rec.target_uri;
-  src.surt = surt;
   src.warc_date = rec.date;
   src.revisit = rec.type == "revisit";
   src.response_head = head;
@@ -187,19 +173,17 @@ struct TailIndex {
   uint64_t line_count = 0;
 };
 
-void AddToTail(const WarcRecord& rec, const std::string& filename, const RecoverOptions& options,
-               TailIndex* tail) {
+void AddToTail(const WarcRecord& rec, const std::string& filename, TailIndex* tail) {
   tail->records.push_back(ToRecovered(rec));
   if (rec.type == "response" || rec.type == "revisit") {
-    tail->lines += LineFor(rec, filename, options);
+    tail->lines += LineFor(rec, filename);
     tail->lines += '\n';
     ++tail->line_count;
   }
 }
 
 // Reads `warc` from `start` (the end of the last indexed record) to its end into `tail`.
-Status IndexTail(const std::filesystem::path& warc, uint64_t start, const RecoverOptions& options,
-                 TailIndex* tail) {
+Status IndexTail(const std::filesystem::path& warc, uint64_t start, TailIndex* tail) {
   WarcReaderOptions ro;
   ro.start_offset = start;
   Result<std::unique_ptr<WarcReader>> reader = WarcReader::Open(warc, ro);
@@ -215,7 +199,7 @@ Status IndexTail(const std::filesystem::path& warc, uint64_t start, const Recove
                                 "not match the WARC)");
     }
     if (!r->has_value()) return Status::Ok();
-    AddToTail(**r, filename, options, tail);
+    AddToTail(**r, filename, tail);
   }
 }
 
@@ -314,7 +298,7 @@ Result<RecoveryReport> RecoverWarc(const std::filesystem::path& warc,
   TailIndex tail;
   Result<uint64_t> cut = RepairTailFrom(
       warc, start, options.force,
-      [&](const WarcRecord& rec) { AddToTail(rec, name, options, &tail); });
+      [&](const WarcRecord& rec) { AddToTail(rec, name, &tail); });
   if (!cut.ok()) return cut.status();
   RecoveryReport report;
   report.bytes_cut = *cut;
@@ -327,7 +311,7 @@ Result<RecoveryReport> RecoverWarc(const std::filesystem::path& warc,
   }
   if (cdxj.indexed_end != start) {
     tail = TailIndex();
-    Status s = IndexTail(warc, cdxj.indexed_end, options, &tail);
+    Status s = IndexTail(warc, cdxj.indexed_end, &tail);
     if (!s.ok()) return s;
   }
   report.cdxj_lines_added = tail.line_count;

@@ -27,7 +27,6 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -228,11 +227,6 @@ struct RecoverOptions {
   // Passed to RepairWarcTail: also cut more than 64 MiB after the last readable record.
   // Default false.
   bool force = false;
-  // SURT key of a recovered record's WARC-Target-URI. WarcWriter uses Capture::surt when the
-  // caller gave one (the crawler passes its URL canonicalizer's SURT), which the record does
-  // not store; pass the same function here to get identical keys. Must not throw.
-  // nullptr = SurtKey().
-  std::function<std::string(std::string_view target_uri)> surt_key;
 };
 
 // Crash recovery of one WARC written by WarcWriter: RepairWarcTail, then reconcile its CDXJ
@@ -253,12 +247,12 @@ struct RecoverOptions {
 // checked, so a wrong index never decides where the file is cut.
 // Lines are written with fsync; a rewrite goes through a temporary file and rename.
 //
-// Byte-identical lines, departures: the key is options.surt_key (default SurtKey()) of the
-// target URI, where the writer used Capture::surt when given; mime and status come from the
-// record's HTTP head (Content-Type without parameters; the status line), where the writer
-// used Capture::mime / Capture::status when given. Callers that fill those from the same
-// response (as the crawler does) get the same values; a key differs only where the
-// canonicalizer's SURT and SurtKey() disagree (see docs/warc.md).
+// Byte-identical lines, departures: the key is SurtKey() of the target URI, where the
+// writer used Capture::surt when given; mime and status come from the record's HTTP head
+// (Content-Type without parameters; the status line), where the writer used Capture::mime /
+// Capture::status when given. Callers that fill those from the same response (as the
+// crawler does: its key is url::Surt() of the parsed URL, which is SurtKey()) get the same
+// values.
 // Errors: NotFound (no WARC), InvalidArgument (name not *.warc.gz / *.warc), Corruption
 // (from RepairWarcTail, or when the CDXJ's last indexed end is not a record boundary),
 // IOError.
@@ -295,16 +289,19 @@ struct StoredPage {
 // digest for WARC-Refers-To-Target-URI. NotFound with a clear message when absent.
 Result<StoredPage> GetLatestCapture(const std::filesystem::path& dir, std::string_view url);
 
-// Undoes a Content-Encoding of gzip, x-gzip or deflate (zlib); "" / identity pass through.
-// InvalidArgument for other encodings, Corruption for bad data.
+// Undoes a Content-Encoding with the crawler's decoder (extract::DecodeContent: gzip,
+// x-gzip, deflate, br, zstd, identity and lists of them), for `warc get --decode`.
+// InvalidArgument for an unknown coding, Corruption for bad data, ResourceExhausted past
+// 1 GiB decoded.
 Result<std::string> DecodeContent(std::string_view body, std::string_view content_encoding);
 
 // ---- Helpers shared with the CLI and the lead's code ----
 
-// SURT key as pywb writes it: "com,example)/path?a=1&b=2" (lower case, "www." stripped,
-// default port dropped, query arguments sorted, fragment dropped). Never fails: an
-// unparsable URL yields its lower-cased self.
-std::string SurtKey(std::string_view url);
+// The CDXJ key of a URI: url::Surt() of the URI parsed by url::Parse() (the crawler's URL
+// parser), e.g. "com,example)/path?a=1&b=2" — the key the crawl writes, so index lines
+// rebuilt from a WARC (RecoverWarc) match the writer's. Never fails: a URI that does not
+// parse as an absolute URL yields itself, lower-cased and without its fragment.
+std::string SurtKey(std::string_view uri);
 
 // "YYYY-MM-DDThh:mm:ss.ffffffZ" (WARC/1.1 allows sub-second precision).
 std::string WarcDate(int64_t micros_since_epoch);

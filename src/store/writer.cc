@@ -15,6 +15,9 @@
 namespace harvest::store {
 namespace {
 
+using internal::ErrnoText;
+using internal::WriteAll;
+
 constexpr std::string_view kRevisitProfile =
     "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
 constexpr std::string_view kConformsTo =
@@ -38,20 +41,6 @@ std::string SafeValue(std::string_view v, bool is_uri) {
     }
   }
   return out;
-}
-
-std::string ErrnoText(int err) { return std::system_category().message(err); }
-
-Status WriteAll(int fd, std::string_view data, const std::filesystem::path& path) {
-  while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Status::IOError(path.string() + ": write: " + ErrnoText(errno));
-    }
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-  return Status::Ok();
 }
 
 std::string HostName(const std::string& configured) {
@@ -79,7 +68,7 @@ class WarcWriter::Impl {
         gzip_(opt_.gzip_level),
         hostname_(HostName(opt_.hostname)) {
     if (opt_.software.empty()) {
-      opt_.software = std::string("Harvest/") + kVersion + " (+" + kProjectUrl + ")";
+      opt_.software = DefaultUserAgent();
     }
   }
   ~Impl() { (void)Close(); }

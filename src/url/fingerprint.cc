@@ -2,21 +2,13 @@
 // reimplemented here), reading blocks little-endian so results are identical on every host.
 #include <cstdint>
 
+#include "base/hash.h"
 #include "url/url.h"
 
 namespace harvest::url {
 namespace {
 
 inline uint64_t Rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
-
-inline uint64_t Fmix(uint64_t k) {
-  k ^= k >> 33;
-  k *= 0xff51afd7ed558ccdULL;
-  k ^= k >> 33;
-  k *= 0xc4ceb9fe1a85ec53ULL;
-  k ^= k >> 33;
-  return k;
-}
 
 inline uint64_t Load64(const unsigned char* p) {
   uint64_t v = 0;
@@ -75,8 +67,8 @@ Fingerprint128Value MurmurHash3x64_128(std::string_view data, uint32_t seed) {
   h2 ^= len;
   h1 += h2;
   h2 += h1;
-  h1 = Fmix(h1);
-  h2 = Fmix(h2);
+  h1 = Mix64(h1);
+  h2 = Mix64(h2);
   h1 += h2;
   h2 += h1;
   return {h1, h2};

@@ -1,25 +1,24 @@
-// The RocksDB-backed queue store: every item is persisted on Push; a bounded RAM window at
-// the head of each host's queue saves reads; the rest is read back in key order.
+// RocksQueueStore: host queues persisted in the `queues` column family (rocks_queue_store.h).
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 
-#include "state/queue_store_impl.h"
+#include "state/rocks_queue_store.h"
 
 namespace harvest::state {
 
-QueueStoreImpl::QueueStoreImpl(StateDb::Impl* db, int priority_classes)
+RocksQueueStore::RocksQueueStore(StateDb::Impl* db, int priority_classes)
     : db_(db),
       classes_(std::max(priority_classes, 1)),
-      per_host_cap_(std::max<size_t>(db->options.window_per_host, 1) * 4) {
-  db_->queue_store = this;
+      per_host_cap_(std::max<size_t>(db->options().window_per_host, 1) * 4) {
+  db_->AttachQueueStore(this);
 }
 
-QueueStoreImpl::~QueueStoreImpl() {
-  if (db_->queue_store == this) db_->queue_store = nullptr;
+RocksQueueStore::~RocksQueueStore() {
+  db_->DetachQueueStore(this);
 }
 
-Status QueueStoreImpl::Load() {
+Status RocksQueueStore::Load() {
   struct Found {
     std::vector<size_t> n;
     std::vector<uint64_t> first;  // lowest sequence per class
@@ -30,13 +29,13 @@ Status QueueStoreImpl::Load() {
   ro.fill_cache = false;
   ro.readahead_size = 2u << 20;
   ro.total_order_seek = true;
-  std::unique_ptr<rocksdb::Iterator> it(db_->db->NewIterator(ro, db_->queues));
+  std::unique_ptr<rocksdb::Iterator> it = db_->NewQueueIterator(ro);
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     rocksdb::Slice k = it->key();
     uint32_t host = 0;
     uint8_t cls = 0;
     uint64_t seq = 0;
-    if (!ParseQueueKey(db_->epoch_bits, std::string_view(k.data(), k.size()), &host, &cls,
+    if (!ParseQueueKey(db_->epoch_bits(), std::string_view(k.data(), k.size()), &host, &cls,
                        &seq)) {
       continue;
     }
@@ -53,24 +52,17 @@ Status QueueStoreImpl::Load() {
     f.first[cls] = std::min(f.first[cls], seq);
     next_seq_ = std::max(next_seq_, seq + 1);
     ++on_disk_;
-    if (seq > db_->admitted_through) {
-      // Admitted after the last ingest of the admitted set (the process died before the
-      // next): the entry is what makes the admission durable. Back into `recent`.
-      uint64_t fp = 0;
-      if (ItemFingerprint(std::string_view(it->value().data(), it->value().size()), &fp)) {
-        db_->recent.Insert(fp);
-        ++readmitted;
-      }
-    }
+    const std::string_view value(it->value().data(), it->value().size());
+    if (db_->ReadmitIfNotIngested(seq, value)) ++readmitted;
   }
   if (Status s = FromRocks(it->status(), "state: loading host queues"); !s.ok()) return s;
-  db_->last_queue_seq = std::max(db_->last_queue_seq, next_seq_ - 1);
+  db_->RaiseLastQueueSeq(next_seq_ - 1);
   if (readmitted > 0) {
     spdlog::info("state: {} admitted URLs restored from their queue entries", readmitted);
   }
   for (auto& [id, f] : found) {
     std::string name;
-    if (!db_->GetValue(db_->hosts, HostIdKey(id), &name).ok()) {
+    if (!db_->GetHostName(id, &name)) {
       spdlog::error("state: queued items of unknown host id {} ignored", id);
       continue;
     }
@@ -79,7 +71,7 @@ Status QueueStoreImpl::Load() {
   return Status::Ok();
 }
 
-void QueueStoreImpl::ForEachLoadedHost(
+void RocksQueueStore::ForEachLoadedHost(
     const std::function<void(const std::string&, size_t)>& fn) const {
   std::vector<std::pair<std::string, size_t>> snapshot;
   snapshot.reserve(loaded_.size());
@@ -92,13 +84,13 @@ void QueueStoreImpl::ForEachLoadedHost(
   for (const auto& [name, n] : snapshot) fn(name, n);
 }
 
-void QueueStoreImpl::RegisterHost(frontier::HostId id, std::string_view name) {
+void RocksQueueStore::RegisterHost(frontier::HostId id, std::string_view name) {
   if (id >= hosts_.size()) hosts_.resize(id + 1);
   Host& h = hosts_[id];
   h.name = std::string(name);
   auto it = loaded_.find(h.name);
   if (it == loaded_.end()) {
-    h.id = db_->HostId(name);
+    h.id = db_->NewHostId(name);
     return;
   }
   const Loaded& l = it->second;
@@ -112,7 +104,7 @@ void QueueStoreImpl::RegisterHost(frontier::HostId id, std::string_view name) {
   loaded_.erase(it);
 }
 
-void QueueStoreImpl::CompactWindow(Host& h) {
+void RocksQueueStore::CompactWindow(Host& h) {
   Ram& r = *h.ram;
   if (r.window_head == r.window.size()) {
     if (r.front.empty()) {  // nothing left in RAM: give the memory back
@@ -128,7 +120,7 @@ void QueueStoreImpl::CompactWindow(Host& h) {
   }
 }
 
-void QueueStoreImpl::InsertWindow(Host& h, frontier::UrlItem item) {
+void RocksQueueStore::InsertWindow(Host& h, frontier::UrlItem item) {
   auto before = [](const frontier::UrlItem& a, const frontier::UrlItem& b) {
     return a.priority != b.priority ? a.priority < b.priority : a.store_seq < b.store_seq;
   };
@@ -141,7 +133,7 @@ void QueueStoreImpl::InsertWindow(Host& h, frontier::UrlItem item) {
   ++ram_items_;
 }
 
-void QueueStoreImpl::Push(frontier::HostId id, frontier::UrlItem item, bool front) {
+void RocksQueueStore::Push(frontier::HostId id, frontier::UrlItem item, bool front) {
   Host& h = hosts_[id];
   ++h.size;
   if (front) {  // a leased item put back: still persisted, keep it in RAM
@@ -151,18 +143,12 @@ void QueueStoreImpl::Push(frontier::HostId id, frontier::UrlItem item, bool fron
   }
   item.store_host = h.id;
   item.store_seq = next_seq_++;
-  db_->last_queue_seq = item.store_seq;
   const int c = item.priority;
-  EncodeItemTo(item, &db_->scratch);
-  db_->batch.Put(db_->queues,
-                 MakeQueueKey(db_->epoch_bits, h.id, static_cast<uint8_t>(c), item.store_seq)
-                     .slice(),
-                 db_->scratch);
-  ++db_->queue_puts_pending;
+  db_->AddQueueEntry(item);
   ++on_disk_;
   const bool class_spilled = h.spill && h.spill[c].only > 0;
   const size_t in_window = h.ram ? h.ram->window.size() - h.ram->window_head : 0;
-  const bool room = ram_items_ < db_->options.queue_ram_items && in_window < per_host_cap_;
+  const bool room = ram_items_ < db_->options().queue_ram_items && in_window < per_host_cap_;
   if (!class_spilled && room) {
     InsertWindow(h, std::move(item));
   } else {
@@ -172,7 +158,7 @@ void QueueStoreImpl::Push(frontier::HostId id, frontier::UrlItem item, bool fron
   db_->MaybeCommit();
 }
 
-int QueueStoreImpl::LowestClass(const Host& h) const {
+int RocksQueueStore::LowestClass(const Host& h) const {
   int best = -1;
   auto consider = [&best](int c) {
     if (best < 0 || c < best) best = c;
@@ -192,22 +178,19 @@ int QueueStoreImpl::LowestClass(const Host& h) const {
   return best;
 }
 
-void QueueStoreImpl::Refill(Host& h, int cls, size_t max_items) {
+void RocksQueueStore::Refill(Host& h, int cls, size_t max_items) {
   // Disk-only items may still sit in the pending batch: write it first. (Entries the batch
   // deletes or rewrites were popped already: they sort before spill.from and are not read.)
-  if (db_->queue_puts_pending > 0) {
-    (void)db_->Commit();
-    if (!db_->WaitWritten().ok()) return;
-  }
+  if (!db_->WriteQueueEntries().ok()) return;
   rocksdb::ReadOptions ro;
   ro.prefix_same_as_start = true;
-  std::unique_ptr<rocksdb::Iterator> it(db_->db->NewIterator(ro, db_->queues));
+  std::unique_ptr<rocksdb::Iterator> it = db_->NewQueueIterator(ro);
   size_t got = 0;
   Spill& sp = h.spill[cls];
   // Epoch by epoch from the first unread item; an epoch without more items of this host
   // and class moves `from` to the next one.
-  const int bits = db_->epoch_bits;
-  const uint64_t last_epoch = EpochOf(bits, db_->last_queue_seq);
+  const int bits = db_->epoch_bits();
+  const uint64_t last_epoch = EpochOf(bits, db_->last_queue_seq());
   while (got < max_items && sp.only > 0 && EpochOf(bits, sp.from) <= last_epoch) {
     const uint64_t epoch = EpochOf(bits, sp.from);
     for (it->Seek(QueueKey(bits, h.id, static_cast<uint8_t>(cls), sp.from));
@@ -254,7 +237,7 @@ void QueueStoreImpl::Refill(Host& h, int cls, size_t max_items) {
   }
 }
 
-std::optional<frontier::UrlItem> QueueStoreImpl::Pop(frontier::HostId id) {
+std::optional<frontier::UrlItem> RocksQueueStore::Pop(frontier::HostId id) {
   if (id >= hosts_.size()) return std::nullopt;
   Host& h = hosts_[id];
   while (h.size > 0) {
@@ -283,41 +266,30 @@ std::optional<frontier::UrlItem> QueueStoreImpl::Pop(frontier::HostId id) {
       }
     }
     // Class c is only on disk.
-    const size_t budget = db_->options.queue_ram_items > ram_items_
-                              ? db_->options.queue_ram_items - ram_items_
+    const size_t budget = db_->options().queue_ram_items > ram_items_
+                              ? db_->options().queue_ram_items - ram_items_
                               : 0;
     const size_t before = h.spill[c].only;
-    Refill(h, c, std::clamp<size_t>(budget, 1, db_->options.window_per_host));
+    Refill(h, c, std::clamp<size_t>(budget, 1, db_->options().window_per_host));
     if (h.spill[c].only == before) return std::nullopt;  // read error (sticky in status())
   }
   return std::nullopt;
 }
 
-size_t QueueStoreImpl::Size(frontier::HostId id) const {
+size_t RocksQueueStore::Size(frontier::HostId id) const {
   return id < hosts_.size() ? hosts_[id].size : 0;
 }
 
-std::vector<frontier::UrlItem> QueueStoreImpl::Drain(frontier::HostId id) {
+std::vector<frontier::UrlItem> RocksQueueStore::Drain(frontier::HostId id) {
   std::vector<frontier::UrlItem> out;
   if (id >= hosts_.size()) return out;
   while (auto item = Pop(id)) out.push_back(std::move(*item));
   return out;
 }
 
-void QueueStoreImpl::FillStats(StateStats* st) const {
+void RocksQueueStore::FillStats(StateStats* st) const {
   st->queued_on_disk = on_disk_ > 0 ? static_cast<uint64_t>(on_disk_) : 0;
   st->queued_in_ram = ram_items_;
-}
-
-std::unique_ptr<frontier::QueueStore> StateDb::NewQueueStore(int priority_classes) {
-  auto store = std::make_unique<QueueStoreImpl>(impl_.get(), priority_classes);
-  if (Status s = store->Load(); !s.ok()) impl_->SetError(s);
-  return store;
-}
-
-void StateDb::ForEachLoadedHost(
-    const std::function<void(const std::string& host, size_t n)>& fn) const {
-  if (impl_->queue_store != nullptr) impl_->queue_store->ForEachLoadedHost(fn);
 }
 
 }  // namespace harvest::state

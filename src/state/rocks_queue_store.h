@@ -1,22 +1,29 @@
-// Private to src/state: the RocksDB-backed frontier::QueueStore.
+// Private to src/state: the frontier's queue store in the `queues` column family of a
+// StateDb (StateDb::NewQueueStore). Every item is persisted on Push; a bounded RAM window
+// at the head of each host's queue saves reads; the rest is read back in key order.
+// I/O thread only, like StateDb's writes.
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
-#include "state/internal.h"
+#include "frontier/queue_store.h"
+#include "state/state_db_impl.h"
 
 namespace harvest::state {
 
-class QueueStoreImpl final : public frontier::QueueStore {
+class RocksQueueStore final : public frontier::QueueStore {
  public:
-  QueueStoreImpl(StateDb::Impl* db, int priority_classes);
-  ~QueueStoreImpl() override;
+  RocksQueueStore(StateDb::Impl* db, int priority_classes);
+  ~RocksQueueStore() override;
 
-  // Counts the entries left by an earlier run, per host. Errors are sticky in db->error.
+  // Counts the entries left by an earlier run, per host. Errors are also returned by
+  // StateDb::status().
   Status Load();
 
   void RegisterHost(frontier::HostId id, std::string_view host) override;

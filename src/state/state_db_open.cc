@@ -1,0 +1,270 @@
+// StateDb::Impl::Open: RocksDB options per column family, opening, the format version and
+// the counters kept in `meta`.
+#include <rocksdb/cache.h>
+#include <rocksdb/convenience.h>
+#include <rocksdb/filter_policy.h>
+#include <rocksdb/slice_transform.h>
+#include <rocksdb/table.h>
+
+#include <algorithm>
+#include <system_error>
+#include <utility>
+
+#include "state/state_db_impl.h"
+
+namespace harvest::state {
+namespace {
+
+// How a column family is tuned.
+enum class Tuning {
+  kPlain,     // small point reads and writes
+  kQueues,    // host queues: read by prefix (epoch and host id), written in key order
+  kAdmitted,  // the admitted set: random fingerprints, ingested as table files
+};
+
+struct ColumnFamilySpec {
+  const char* name;
+  Tuning tuning;
+};
+
+// The column families (state.h lists what each holds), in creation order.
+constexpr char kQueues[] = "queues";
+constexpr char kSeen[] = "seen";
+constexpr char kHosts[] = "hosts";
+constexpr char kDigests[] = "digests";
+constexpr char kMeta[] = "meta";
+constexpr char kAdmitted[] = "admitted";
+constexpr ColumnFamilySpec kColumnFamilies[] = {
+    {kQueues, Tuning::kQueues}, {kSeen, Tuning::kPlain}, {kHosts, Tuning::kPlain},
+    {kDigests, Tuning::kPlain}, {kMeta, Tuning::kPlain}, {kAdmitted, Tuning::kAdmitted},
+};
+
+rocksdb::CompressionType BestCompression() {
+  for (rocksdb::CompressionType t : rocksdb::GetSupportedCompressions()) {
+    if (t == rocksdb::kLZ4Compression) return t;
+  }
+  for (rocksdb::CompressionType t : rocksdb::GetSupportedCompressions()) {
+    if (t == rocksdb::kSnappyCompression) return t;
+  }
+  return rocksdb::kNoCompression;
+}
+
+rocksdb::DBOptions DatabaseOptions(const StateOptions& options) {
+  rocksdb::DBOptions db;
+  db.create_if_missing = true;
+  db.create_missing_column_families = true;
+  db.max_background_jobs = 2;
+  db.bytes_per_sync = 1u << 20;
+  db.db_write_buffer_size = 4 * options.write_buffer_bytes;
+  db.max_total_wal_size = 4 * options.write_buffer_bytes;
+  db.keep_log_file_num = 3;
+  db.max_open_files = 1000;
+  return db;
+}
+
+rocksdb::BlockBasedTableOptions TableOptions(Tuning tuning,
+                                             const std::shared_ptr<rocksdb::Cache>& cache) {
+  rocksdb::BlockBasedTableOptions table;
+  table.block_cache = cache;
+  table.cache_index_and_filter_blocks = true;
+  table.pin_l0_filter_and_index_blocks_in_cache = true;
+  if (tuning != Tuning::kPlain) {
+    // A host queue refill seeks once per host. Whole-file index and filter blocks of a
+    // large queue store (tens of MB) do not fit the block cache and are re-read and
+    // decompressed per seek (6.5 k refills/s at 5 M URLs); partitioned ones load 4 KiB
+    // pieces (41 k/s). docs/benchmarks.md, "Durable frontier at scale". The admitted
+    // set is as large and is probed by fingerprint (whole-key filters).
+    table.index_type = rocksdb::BlockBasedTableOptions::kTwoLevelIndexSearch;
+    table.partition_filters = true;
+    table.metadata_block_size = 4096;
+    table.pin_top_level_index_and_filter = true;
+    table.enable_index_compression = false;
+    table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  }
+  if (tuning == Tuning::kQueues) table.whole_key_filtering = false;
+  return table;
+}
+
+// The compression of a column family's table files.
+rocksdb::CompressionType CompressionFor(Tuning tuning) {
+  switch (tuning) {
+    case Tuning::kAdmitted:
+      // Random fingerprints with empty values: nothing to compress.
+      return rocksdb::kNoCompression;
+    case Tuning::kQueues:
+      // Entries are written once, read once and deleted once, and with the epoch key
+      // prefix most of them are compacted once or twice; the compact item encoding leaves
+      // little for LZ4, which would cost a fifth of the compaction CPU.
+      return rocksdb::kNoCompression;
+    case Tuning::kPlain:
+      break;
+  }
+  return BestCompression();
+}
+
+// Memtable size: seen (done records), hosts and meta take far fewer writes than the
+// queues; the admitted set is written as table files, not through the memtable.
+size_t WriteBufferFor(Tuning tuning, const StateOptions& options) {
+  switch (tuning) {
+    case Tuning::kQueues:
+      return options.write_buffer_bytes;
+    case Tuning::kAdmitted:
+      return 1u << 20;
+    case Tuning::kPlain:
+      break;
+  }
+  return options.write_buffer_bytes / 4;
+}
+
+rocksdb::ColumnFamilyOptions FamilyOptions(Tuning tuning, size_t write_buffer,
+                                           const std::shared_ptr<rocksdb::Cache>& cache) {
+  rocksdb::ColumnFamilyOptions cf;
+  cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(TableOptions(tuning, cache)));
+  if (tuning == Tuning::kQueues) {
+    cf.prefix_extractor.reset(rocksdb::NewFixedPrefixTransform(kQueuePrefixSize));
+    // Memtable insert hints: the skip list remembers where the last insert with the same
+    // prefix went; a host's items arrive in sequence order (prefix = epoch and host id).
+    cf.memtable_insert_with_hint_prefix_extractor.reset(
+        rocksdb::NewFixedPrefixTransform(kQueuePrefixSize));
+  }
+  cf.write_buffer_size = write_buffer;
+  cf.max_write_buffer_number = 3;
+  cf.compression = CompressionFor(tuning);
+  cf.level_compaction_dynamic_level_bytes = true;
+  cf.target_file_size_base = 64u << 20;
+  cf.max_bytes_for_level_base = 256u << 20;
+  if (tuning == Tuning::kAdmitted) {
+    // Each table file ingested lands in L0 and overlaps everything (random fingerprints):
+    // merging eight at a time (RocksDB's default is four) rewrites the set less often.
+    cf.level0_file_num_compaction_trigger = 8;
+  }
+  return cf;
+}
+
+// The default column family (unused, but RocksDB requires it) and ours.
+std::vector<rocksdb::ColumnFamilyDescriptor> Descriptors(const StateOptions& options) {
+  std::shared_ptr<rocksdb::Cache> cache = rocksdb::NewLRUCache(options.block_cache_bytes);
+  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+  descriptors.emplace_back(rocksdb::kDefaultColumnFamilyName,
+                           FamilyOptions(Tuning::kPlain, 1u << 20, cache));
+  for (const ColumnFamilySpec& spec : kColumnFamilies) {
+    descriptors.emplace_back(
+        spec.name, FamilyOptions(spec.tuning, WriteBufferFor(spec.tuning, options), cache));
+  }
+  return descriptors;
+}
+
+const rocksdb::ColumnFamilyOptions& OptionsOf(
+    const std::vector<rocksdb::ColumnFamilyDescriptor>& descriptors, std::string_view name) {
+  return std::find_if(descriptors.begin(), descriptors.end(),
+                      [&](const auto& d) { return d.name == name; })
+      ->options;
+}
+
+Status CreateDirectory(const std::filesystem::path& dir) {
+  if (dir.empty()) return Status::InvalidArgument("state: no directory given");
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Status::IOError("state: cannot create " + dir.string() + ": " + ec.message());
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<StateDb::Impl>> StateDb::Impl::Open(const StateOptions& options) {
+  if (Status s = CreateDirectory(options.dir); !s.ok()) return s;
+  std::unique_ptr<Impl> impl(new Impl(options));
+  std::error_code ec;
+  impl->created_ = !std::filesystem::exists(options.dir / "CURRENT", ec);
+  if (Status s = impl->OpenDatabase(); !s.ok()) return s;
+  if (Status s = impl->CheckFormatVersion(); !s.ok()) return s;
+  if (Status s = impl->LoadEpochBits(); !s.ok()) return s;
+  impl->LoadCounters();
+  impl->recent_ = dedup::FingerprintSet(options.ingest_every);
+  impl->next_ingest_at_ = std::max<size_t>(options.ingest_every, 1);
+  impl->seen_backend_ = std::make_unique<SeenStore>(impl.get());
+  impl->StartCommitter();
+  return impl;
+}
+
+Status StateDb::Impl::OpenDatabase() {
+  const rocksdb::DBOptions db_options = DatabaseOptions(options_);
+  const std::vector<rocksdb::ColumnFamilyDescriptor> descriptors = Descriptors(options_);
+  admitted_options_ = rocksdb::Options(db_options, OptionsOf(descriptors, kAdmitted));
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status rs =
+      rocksdb::DB::Open(db_options, options_.dir.string(), descriptors, &handles_, &raw);
+  if (!rs.ok()) {
+    std::string hint = rs.ToString().find("lock") != std::string::npos
+                           ? " (is another harvest process using this crawl directory?)"
+                           : "";
+    return Status::IOError("state: cannot open " + options_.dir.string() + ": " +
+                           rs.ToString() + hint);
+  }
+  db_.reset(raw);
+  return FindColumnFamilies();
+}
+
+Status StateDb::Impl::FindColumnFamilies() {
+  const std::pair<const char*, rocksdb::ColumnFamilyHandle**> wanted[] = {
+      {kQueues, &queues_}, {kSeen, &seen_}, {kHosts, &hosts_},
+      {kDigests, &digests_}, {kMeta, &meta_}, {kAdmitted, &admitted_},
+  };
+  for (const auto& [name, handle] : wanted) {
+    *handle = ColumnFamily(name);
+    if (*handle == nullptr) {
+      return Status::Internal("state: " + options_.dir.string() + ": no column family " +
+                              name + " after open");
+    }
+  }
+  return Status::Ok();
+}
+
+rocksdb::ColumnFamilyHandle* StateDb::Impl::ColumnFamily(std::string_view name) const {
+  for (rocksdb::ColumnFamilyHandle* h : handles_) {
+    if (h->GetName() == name) return h;
+  }
+  return nullptr;
+}
+
+Status StateDb::Impl::CheckFormatVersion() {
+  std::string version;
+  Status s = GetValue(meta_, "version", &version);
+  if (s.code() == Status::Code::kNotFound) return PutMeta("version", kFormatVersion);
+  if (!s.ok()) return s;
+  if (version == kFormatVersion) return Status::Ok();
+  return Status::InvalidArgument("state: " + options_.dir.string() + " has format version " +
+                                 version + "; this harvest reads version " +
+                                 std::string(kFormatVersion));
+}
+
+// The epoch size is fixed when the database is created (StateOptions::queue_epoch_bits).
+Status StateDb::Impl::LoadEpochBits() {
+  std::string bits;
+  if (GetValue(meta_, "epoch_bits", &bits).ok() && bits.size() == 1) {
+    epoch_bits_ = static_cast<uint8_t>(bits[0]);
+    return Status::Ok();
+  }
+  epoch_bits_ = std::clamp(options_.queue_epoch_bits, 1, 40);
+  return PutMeta("epoch_bits", std::string(1, static_cast<char>(epoch_bits_)));
+}
+
+void StateDb::Impl::LoadCounters() {
+  std::string next;
+  if (GetValue(meta_, "next_host", &next).ok() && next.size() == 4) {
+    next_host_id_ = static_cast<uint32_t>(ReadBigEndian(next, 4));
+  }
+  std::string through;
+  if (GetValue(meta_, "admitted_through", &through).ok() && through.size() == 8) {
+    admitted_through_ = ReadBigEndian(through, 8);
+  }
+}
+
+// Writes one meta value at once (Open runs before the committer thread starts).
+Status StateDb::Impl::PutMeta(std::string_view key, std::string_view value) {
+  return FromRocks(db_->Put(rocksdb::WriteOptions(), meta_, rocksdb::Slice(key.data(), key.size()),
+                            rocksdb::Slice(value.data(), value.size())),
+                   "state: write");
+}
+
+}  // namespace harvest::state
