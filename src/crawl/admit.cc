@@ -17,6 +17,7 @@ void Crawler::Impl::AdmitSeeds(const std::vector<std::string>& seeds) {
                    .path = std::string(u->path()), .query = std::string(u->query()),
                    .registrable_domain = url::RegistrableDomain(u->host()),
                    .fp = url::Fingerprint64(u->href())};
+    admission_->AddSeed(link.host, link.registrable_domain);  // for --scope host|site
     Admit(link, nullptr);
   }
 }

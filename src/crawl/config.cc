@@ -150,7 +150,12 @@ const std::map<std::string, Setter>& Keys() {
       {"scope.allowed_domains", Strings("scope.allowed_domains", [](auto* o, std::vector<std::string> v) { o->scope.allowed_domains = std::move(v); })},
       {"scope.include", Strings("scope.include", [](auto* o, std::vector<std::string> v) { o->scope.include_patterns = std::move(v); })},
       {"scope.exclude", Strings("scope.exclude", [](auto* o, std::vector<std::string> v) { o->scope.exclude_patterns = std::move(v); })},
-      {"scope.same_site", Bool("scope.same_site", [](auto* o, bool v) { o->scope.same_site = v; })},
+      {"scope.mode", String("scope.mode", [](auto* o, std::string v) {
+         if (!frontier::ParseScopeMode(v, &o->scope.mode)) {
+           return Status::InvalidArgument("'scope.mode' must be \"any\", \"host\" or \"site\", got \"" + v + "\"");
+         }
+         return Status::Ok();
+       })},
       {"scope.max_depth", Int("scope.max_depth", 0, 100000, [](auto* o, int64_t v) { o->scope.max_depth = v; })},
       // [traps]
       {"traps.max_url_length", Int("traps.max_url_length", 16, 1 << 20, [](auto* o, int64_t v) { o->traps.max_url_length = v; })},
