@@ -107,6 +107,7 @@ struct CrawlStats {
   uint64_t warc_bytes = 0;
   uint64_t outcomes = 0;          // lines in outcomes.jsonl
   double elapsed_s = 0;
+  bool started = false;           // setup succeeded (false: Run failed before crawling)
   bool complete = false;          // frontier drained, nothing in flight
   bool interrupted = false;       // stopped by RequestStop() / a signal
   bool page_limit_reached = false;

@@ -105,6 +105,7 @@ void Crawler::Impl::Record(std::string_view url, std::string_view outcome, int s
 
 Status Crawler::Impl::Run(const std::vector<std::string>& seeds) {
   if (Status s = Setup(); !s.ok()) return s;
+  stats_.started = true;
   started_ = last_progress_ = clock_->Now();
   AdmitSeeds(seeds);
   while (!Finished()) {
