@@ -28,7 +28,7 @@ start_web() {  # start_web NAME: a fresh test web logging to $out/NAME.jsonl
     --seeds "$out/all-seeds.txt" --log "$out/$1.jsonl" --manifest "$out/manifest.json" \
     > "$out/web-$1.txt" 2>&1 &
   web_pid=$!
-  for _ in $(seq 1 200); do grep -q "listening on" "$out/web-$1.txt" && break; sleep 0.05; done
+  for _ in $(seq 1 200); do grep -qs "listening on" "$out/web-$1.txt" && break; sleep 0.05; done
   port=$(grep -o "listening on [0-9.]*:[0-9]*" "$out/web-$1.txt" | sed 's/.*://')
   [ -n "$port" ] || { echo "FAIL: the test web did not start"; cat "$out/web-$1.txt"; exit 1; }
 }
