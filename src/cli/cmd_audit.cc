@@ -15,6 +15,11 @@
 namespace harvest::cli {
 namespace {
 
+// Ranges of the numeric options (checked when parsed: a usage error naming the value).
+constexpr int64_t kMaxDelayMs = 3'600'000;  // as harvest crawl --delay-ms
+constexpr int64_t kMaxWindowMs = 86'400'000;
+constexpr int64_t kMaxListed = 1'000'000;
+
 struct AuditCmdOptions {
   std::string log;
   std::string manifest;
@@ -47,11 +52,6 @@ int ReadRestarts(const std::string& path, std::vector<int64_t>* out) {
 }
 
 int Run(const AuditCmdOptions& o) {
-  if (o.delay_ms < 0 || o.tolerance_ms < 0 || o.restart_window_ms < 0)
-    return UsageError("audit", "--delay-ms, --tolerance-ms and --restart-window-ms must be >= 0");
-  if (!(o.min_coverage >= 0.0 && o.min_coverage <= 1.0))
-    return UsageError("audit", "--min-coverage must be within 0.0..1.0");
-
   std::ifstream manifest_file(o.manifest);
   if (!manifest_file || IsDirectory(o.manifest))
     return UsageError("audit", "cannot open manifest '" + o.manifest + "'");
@@ -111,15 +111,20 @@ CommandRegistration reg(
           ->required();
       sub->add_option("--manifest", o->manifest, "Manifest of the test web (JSON)")->required();
       sub->add_option("--delay-ms", o->delay_ms,
-                      "Default minimum delay between requests to a host (default 1000)");
+                      "Default minimum delay between requests to a host (default 1000)")
+          ->check(IntRange(0, kMaxDelayMs));
       sub->add_option("--tolerance-ms", o->tolerance_ms,
-                      "Slack allowed on every delay, not on concurrency (default 0)");
+                      "Slack allowed on every delay, not on concurrency (default 0)")
+          ->check(IntRange(0, kMaxDelayMs));
       sub->add_option("--min-coverage", o->min_coverage,
-                      "Minimum fraction of must_fetch pages requested, 0..1 (default 1.0)");
+                      "Minimum fraction of must_fetch pages requested, 0..1 (default 1.0)")
+          ->check(RealRange(0, 1));
       sub->add_option("--max-examples", o->max_examples,
                       "Examples listed per violation kind, missing pages, malformed lines "
-                      "(default 20)");
-      sub->add_option("--max-hosts", o->max_hosts, "Worst hosts listed in text (default 10)");
+                      "(default 20)")
+          ->check(IntRange(0, kMaxListed));
+      sub->add_option("--max-hosts", o->max_hosts, "Worst hosts listed in text (default 10)")
+          ->check(IntRange(0, kMaxListed));
       sub->add_flag("--json", o->json, "Print the report as JSON");
       sub->add_flag("--check-prefixes", o->check_prefixes,
                     "Also fail requests matching the manifest's must_not_fetch_prefixes "
@@ -130,7 +135,8 @@ CommandRegistration reg(
                       "counted apart, not as a duplicate");
       sub->add_option("--restart-window-ms", o->restart_window_ms,
                       "A re-fetch is excused only if the earlier answer ended at most this long "
-                      "before the restart (default 10000)");
+                      "before the restart (default 10000)")
+          ->check(IntRange(0, kMaxWindowMs));
       return [o]() -> int { return Run(*o); };
     });
 

@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 
 #include "base/log.h"
 #include "cli/command.h"
@@ -22,13 +23,51 @@ extern "C" void OnStopSignal(int) {
   if (crawl::Crawler* c = g_crawler.load()) c->RequestStop();
 }
 
+// Ranges of the numeric flags: those of the config keys they override (src/crawl/config.cc).
+constexpr int64_t kMaxDelayMs = 3'600'000;  // politeness.delay_ms
+constexpr int64_t kMaxDepth = 100'000;      // scope.max_depth
+constexpr int64_t kMaxPages = int64_t{1} << 50;  // crawl.max_pages
+constexpr int64_t kMaxWorkers = 256;         // crawl.workers
+
+// A flag not given (nullopt) leaves the config file's value or the default.
 struct CrawlFlags {
   std::string seeds, out, config, user_agent, summary_json;
   std::vector<std::string> connect_to;
-  int64_t delay_ms = -1, max_depth = -1, max_pages = -1, workers = -1;
+  std::optional<int64_t> delay_ms, max_depth, max_pages, workers;
+  std::optional<std::string> scope;  // "any", "host" or "site" (checked when parsed)
   bool no_progress = false;
   bool fresh = false;
 };
+
+// --scope: refused at parse time unless frontier::ParseScopeMode knows it.
+CLI::Validator ScopeModeCheck() {
+  return CLI::Validator(
+      [](std::string& in) -> std::string {
+        frontier::ScopeMode mode;
+        if (frontier::ParseScopeMode(in, &mode)) return "";
+        return "must be any, host or site, got " + in;
+      },
+      "any|host|site", "ScopeMode");
+}
+
+void WriteSummaryJson(const std::string& path, const crawl::CrawlStats& stats) {
+  std::ofstream out(path);
+  out << "{\"complete\":" << (stats.complete ? "true" : "false")
+      << ",\"interrupted\":" << (stats.interrupted ? "true" : "false")
+      << ",\"elapsed_s\":" << stats.elapsed_s << ",\"seeds\":" << stats.seeds
+      << ",\"admitted\":" << stats.admitted << ",\"fetches\":" << stats.fetches
+      << ",\"pages\":" << stats.pages << ",\"robots_fetches\":" << stats.robots_fetches
+      << ",\"disallowed\":" << stats.disallowed << ",\"http_2xx\":" << stats.http_2xx
+      << ",\"http_3xx\":" << stats.http_3xx << ",\"http_4xx\":" << stats.http_4xx
+      << ",\"http_5xx\":" << stats.http_5xx << ",\"fetch_errors\":" << stats.fetch_errors
+      << ",\"retries\":" << stats.retries << ",\"gave_up\":" << stats.gave_up
+      << ",\"truncated\":" << stats.truncated
+      << ",\"responses_stored\":" << stats.responses_stored
+      << ",\"revisits_stored\":" << stats.revisits_stored
+      << ",\"near_duplicates\":" << stats.near_duplicates
+      << ",\"bytes_downloaded\":" << stats.bytes_downloaded
+      << ",\"warc_bytes\":" << stats.warc_bytes << ",\"outcomes\":" << stats.outcomes << "}\n";
+}
 
 int RunCrawl(const CrawlFlags& f) {
   crawl::CrawlOptions options;
@@ -39,10 +78,13 @@ int RunCrawl(const CrawlFlags& f) {
     }
   }
   options.out_dir = f.out;
-  if (f.delay_ms >= 0) options.politeness.default_delay = std::chrono::milliseconds(f.delay_ms);
-  if (f.max_depth >= 0) options.scope.max_depth = static_cast<int>(f.max_depth);
-  if (f.max_pages >= 0) options.max_pages = f.max_pages;
-  if (f.workers >= 0) options.workers = static_cast<int>(f.workers);
+  if (f.delay_ms) options.politeness.default_delay = std::chrono::milliseconds(*f.delay_ms);
+  if (f.max_depth) options.scope.max_depth = static_cast<int>(*f.max_depth);
+  if (f.max_pages) options.max_pages = static_cast<uint64_t>(*f.max_pages);
+  if (f.workers) options.workers = static_cast<int>(*f.workers);
+  if (f.scope && !frontier::ParseScopeMode(*f.scope, &options.scope.mode)) {
+    return UsageError("crawl", "--scope: must be any, host or site, got " + *f.scope);
+  }
   if (!f.user_agent.empty()) options.fetch.user_agent = f.user_agent;
   for (const auto& c : f.connect_to) options.fetch.connect_to.push_back(c);
   if (f.no_progress) options.progress = false;
@@ -68,28 +110,16 @@ int RunCrawl(const CrawlFlags& f) {
   Status s = crawler.Run(*seeds);
   g_crawler.store(nullptr);
   crawl::CrawlStats stats = crawler.stats();
+  if (!s.ok() && !stats.started) {
+    // Setup failed (--out unusable, state database, fetcher): there is nothing to summarize.
+    std::fprintf(stderr, "harvest crawl: cannot start the crawl: %s\n", s.ToString().c_str());
+    return s.code() == Status::Code::kInvalidArgument ? kExitUsage : kExitFailure;
+  }
   std::fputs(crawl::FormatSummary(stats).c_str(), stdout);
   std::fflush(stdout);
-  if (!f.summary_json.empty()) {
-    std::ofstream out(f.summary_json);
-    out << "{\"complete\":" << (stats.complete ? "true" : "false")
-        << ",\"interrupted\":" << (stats.interrupted ? "true" : "false")
-        << ",\"elapsed_s\":" << stats.elapsed_s << ",\"seeds\":" << stats.seeds
-        << ",\"admitted\":" << stats.admitted << ",\"fetches\":" << stats.fetches
-        << ",\"pages\":" << stats.pages << ",\"robots_fetches\":" << stats.robots_fetches
-        << ",\"disallowed\":" << stats.disallowed << ",\"http_2xx\":" << stats.http_2xx
-        << ",\"http_3xx\":" << stats.http_3xx << ",\"http_4xx\":" << stats.http_4xx
-        << ",\"http_5xx\":" << stats.http_5xx << ",\"fetch_errors\":" << stats.fetch_errors
-        << ",\"retries\":" << stats.retries << ",\"gave_up\":" << stats.gave_up
-        << ",\"truncated\":" << stats.truncated
-        << ",\"responses_stored\":" << stats.responses_stored
-        << ",\"revisits_stored\":" << stats.revisits_stored
-        << ",\"near_duplicates\":" << stats.near_duplicates
-        << ",\"bytes_downloaded\":" << stats.bytes_downloaded
-        << ",\"warc_bytes\":" << stats.warc_bytes << ",\"outcomes\":" << stats.outcomes << "}\n";
-  }
+  if (!f.summary_json.empty()) WriteSummaryJson(f.summary_json, stats);
   if (!s.ok()) {
-    spdlog::error("crawl failed: {}", s.ToString());
+    std::fprintf(stderr, "harvest crawl: crawl failed: %s\n", s.ToString().c_str());
     return s.code() == Status::Code::kInvalidArgument ? kExitUsage : kExitFailure;
   }
   if (stats.interrupted) return 3;
@@ -108,14 +138,22 @@ CommandRegistration reg(
       app->add_flag("--fresh", f->fresh,
                     "Refuse an existing --out directory instead of resuming its crawl");
       app->add_option("--config", f->config, "TOML config file (docs/configuration.md)");
-      app->add_option("--delay-ms", f->delay_ms, "Default per-host delay in ms (default 1000)");
-      app->add_option("--max-depth", f->max_depth, "Maximum link depth from a seed (default 10)");
-      app->add_option("--max-pages", f->max_pages, "Stop after this many page fetches (0 = none)");
+      app->add_option("--delay-ms", f->delay_ms, "Default per-host delay in ms (default 1000)")
+          ->check(IntRange(0, kMaxDelayMs));
+      app->add_option("--max-depth", f->max_depth, "Maximum link depth from a seed (default 10)")
+          ->check(IntRange(0, kMaxDepth));
+      app->add_option("--max-pages", f->max_pages, "Stop after this many page fetches (0 = none)")
+          ->check(IntRange(0, kMaxPages));
+      app->add_option("--scope", f->scope,
+                      "Hosts to follow links to: any, host (the seeds' host names) or site "
+                      "(the seeds' registrable domains) (default any)")
+          ->check(ScopeModeCheck());
       app->add_option("--user-agent", f->user_agent,
                       "User-Agent; its product token is matched in robots.txt");
       app->add_option("--connect-to", f->connect_to,
                       "HOST:PORT:ADDR:PORT as curl's --connect-to (empty HOST = every host)");
-      app->add_option("--workers", f->workers, "Process threads (default: cores)");
+      app->add_option("--workers", f->workers, "Process threads (default 0: cores)")
+          ->check(IntRange(0, kMaxWorkers));
       app->add_flag("--no-progress", f->no_progress, "No live progress line");
       app->add_option("--summary-json", f->summary_json, "Also write the summary as JSON here");
       app->footer(

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -11,6 +12,13 @@
 
 namespace harvest::cli {
 namespace {
+
+// Ranges of the numeric options (checked when parsed: a usage error naming the value).
+constexpr int64_t kMaxHosts = 10'000;        // testweb::kMaxHosts
+constexpr int64_t kMaxPages = 1'000'000;     // the manifest lists every page of every host
+constexpr int64_t kMaxLinks = 10'000;        // per page
+constexpr int64_t kMaxThreads = 256;
+constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
 
 struct TestWebCliOptions {
   testweb::TestWebOptions web;
@@ -41,10 +49,6 @@ bool WriteOutputs(const TestWebCliOptions& o, const testweb::Site& site) {
 }
 
 int Run(const TestWebCliOptions& o) {
-  if (o.web.site.hosts < 1 || o.web.site.hosts > 10000) {
-    return UsageError("testweb", "--hosts must be between 1 and 10000");
-  }
-  if (o.web.site.pages < 1) return UsageError("testweb", "--pages must be at least 1");
   if (o.seeds_only) {
     if (o.seeds_path.empty() && o.manifest_path.empty()) {
       return UsageError("testweb", "--seeds-only needs --seeds and/or --manifest");
@@ -77,12 +81,17 @@ CommandRegistration reg(
       auto o = std::make_shared<TestWebCliOptions>();
       app->add_option("--listen", o->web.listen,
                       "ADDR:PORT to listen on; port 0 picks a free port (default 127.0.0.1:0)");
-      app->add_option("--hosts", o->web.site.hosts, "normal hosts h0000.test... (default 100)");
-      app->add_option("--pages", o->web.site.pages, "pages per host (default 50)");
-      app->add_option("--links", o->web.site.links, "links per page (default 20)");
+      app->add_option("--hosts", o->web.site.hosts, "normal hosts h0000.test... (default 100)")
+          ->check(IntRange(1, kMaxHosts));
+      app->add_option("--pages", o->web.site.pages, "pages per host (default 50)")
+          ->check(IntRange(1, kMaxPages));
+      app->add_option("--links", o->web.site.links, "links per page (default 20)")
+          ->check(IntRange(0, kMaxLinks));
       app->add_option("--cross-host-share", o->web.site.cross_host_share,
-                      "share of links to other hosts (default 0.2)");
-      app->add_option("--seed", o->web.site.seed, "generator seed (default 1)");
+                      "share of links to other hosts (default 0.2)")
+          ->check(RealRange(0, 1));
+      app->add_option("--seed", o->web.site.seed, "generator seed (default 1)")
+          ->check(IntRange(0, kMaxInt64));
       app->add_option("--seeds", o->seeds_path, "write one root URL per normal host to FILE");
       app->add_flag("--seeds-only", o->seeds_only, "write --seeds/--manifest and exit");
       app->add_option("--log", o->web.log_path, "request log FILE (JSON lines)");
@@ -91,9 +100,11 @@ CommandRegistration reg(
                     "include the hostile/edge hosts (default on)");
       app->add_option("--crawl-delay-percent", o->web.site.crawl_delay_percent,
                       "percentage of hosts with a robots.txt Crawl-delay (default 1)")
-          ->check(CLI::Range(0, 100));
-      app->add_option("--threads", o->web.threads, "event-loop threads (default 1)");
-      app->add_option("--epoch", o->web.epoch, "initial version of the changing pages (default 0)");
+          ->check(IntRange(0, 100));
+      app->add_option("--threads", o->web.threads, "event-loop threads (default 1)")
+          ->check(IntRange(1, kMaxThreads));
+      app->add_option("--epoch", o->web.epoch, "initial version of the changing pages (default 0)")
+          ->check(IntRange(0, kMaxInt64));
       return [o]() -> int { return Run(*o); };
     });
 

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -41,5 +42,11 @@ inline constexpr int kExitUsage = 2;
 
 // Prints "harvest <command>: <message>" and a hint to stderr; returns kExitUsage.
 int UsageError(const std::string& command, const std::string& message);
+
+// Checks for numeric options (add_option(...)->check(IntRange(0, 10))): a value that is not
+// a (decimal) number or lies outside [min, max] is refused with "must be between MIN and MAX,
+// got VALUE"; CLI11 prefixes the option's name and main() makes it a usage error (exit 2).
+CLI::Validator IntRange(int64_t min, int64_t max);
+CLI::Validator RealRange(double min, double max);
 
 }  // namespace harvest::cli

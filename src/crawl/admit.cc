@@ -13,7 +13,9 @@ void Crawler::Impl::AdmitSeeds(const std::vector<std::string>& seeds) {
       spdlog::warn("seed is not a valid URL, skipped: {}", seed);
       continue;
     }
-    Admit(MakeFoundLink(*u), nullptr);
+    FoundLink link = MakeFoundLink(*u);
+    admission_->AddSeed(link.host, link.registrable_domain);  // for --scope host|site
+    Admit(link, nullptr);
   }
 }
 

@@ -1,6 +1,7 @@
 // TOML configuration -> CrawlOptions. Every key is documented in docs/configuration.md.
 #include <toml++/toml.h>
 
+#include <cstdio>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -37,14 +38,21 @@ Setter Int(const std::string& key, int64_t min, int64_t max, F store) {
   };
 }
 
+// "0.5", "1e-09", "1000": the shortest faithful spelling (std::to_string prints "0.000000").
+std::string FormatReal(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
 template <typename F>
 Setter Double(const std::string& key, double min, double max, F store) {
   return [=](const toml::node& n, CrawlOptions* o) -> Status {
     if (!n.is_number()) return TypeError(key, "a number");
     double v = n.value<double>().value_or(0);
-    if (v < min || v > max) {
-      return Status::InvalidArgument("'" + key + "' must be between " + std::to_string(min) +
-                                     " and " + std::to_string(max));
+    if (!(v >= min && v <= max)) {  // also refuses nan (TOML allows it)
+      return Status::InvalidArgument("'" + key + "' must be between " + FormatReal(min) +
+                                     " and " + FormatReal(max) + ", got " + FormatReal(v));
     }
     store(o, v);
     return Status::Ok();
@@ -85,7 +93,16 @@ Setter Strings(const std::string& key, F store) {
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
+// Upper bound of counts and sizes that need none of their own: large, and far from overflow.
 constexpr int64_t kBig = int64_t{1} << 50;
+// Upper bound of durations: one day (a year for robots_ttl_s). Durations are added to clock
+// time points in nanoseconds, which overflow past ~292 years; nothing sensible waits longer.
+constexpr int64_t kDayMs = 86'400'000;
+constexpr int64_t kDayS = 86'400;
+constexpr int64_t kYearS = 365 * kDayS;
+// dedup.expected_urls sizes the Bloom filter up front (~1.25 bytes a URL at 1%): 10 billion
+// URLs already take 12.5 GB before the first fetch.
+constexpr int64_t kMaxExpectedUrls = 10'000'000'000;
 
 const std::map<std::string, Setter>& Keys() {
   static const auto* keys = new std::map<std::string, Setter>{
@@ -98,7 +115,7 @@ const std::map<std::string, Setter>& Keys() {
        })},
       {"crawl.follow_rel_nofollow", Bool("crawl.follow_rel_nofollow", [](auto* o, bool v) { o->follow_rel_nofollow = v; })},
       {"crawl.max_redirect_hops", Int("crawl.max_redirect_hops", 0, 20, [](auto* o, int64_t v) { o->max_redirect_hops = v; })},
-      {"crawl.robots_ttl_s", Int("crawl.robots_ttl_s", 1, kBig, [](auto* o, int64_t v) { o->robots_ttl = seconds(v); })},
+      {"crawl.robots_ttl_s", Int("crawl.robots_ttl_s", 1, kYearS, [](auto* o, int64_t v) { o->robots_ttl = seconds(v); })},
       {"crawl.max_decoded_bytes", Int("crawl.max_decoded_bytes", 1024, kBig, [](auto* o, int64_t v) { o->max_decoded_bytes = v; })},
       {"crawl.max_pending_pages", Int("crawl.max_pending_pages", 1, 1 << 20, [](auto* o, int64_t v) { o->max_pending_pages = v; })},
       {"crawl.flush_interval_ms", Int("crawl.flush_interval_ms", 1, 600000, [](auto* o, int64_t v) { o->flush_interval = milliseconds(v); })},
@@ -112,7 +129,7 @@ const std::map<std::string, Setter>& Keys() {
       {"state.sync", Bool("state.sync", [](auto* o, bool v) { o->state.sync = v; })},
       // [politeness]
       {"politeness.delay_ms", Int("politeness.delay_ms", 0, 3600000, [](auto* o, int64_t v) { o->politeness.default_delay = milliseconds(v); })},
-      {"politeness.max_crawl_delay_ms", Int("politeness.max_crawl_delay_ms", 0, kBig, [](auto* o, int64_t v) { o->politeness.max_crawl_delay = milliseconds(v); })},
+      {"politeness.max_crawl_delay_ms", Int("politeness.max_crawl_delay_ms", 0, kDayMs, [](auto* o, int64_t v) { o->politeness.max_crawl_delay = milliseconds(v); })},
       {"politeness.adaptive_factor", Double("politeness.adaptive_factor", 0, 1000, [](auto* o, double v) { o->politeness.adaptive_factor = v; })},
       {"politeness.per_ip_limit", Int("politeness.per_ip_limit", 0, 1 << 20, [](auto* o, int64_t v) { o->politeness.per_ip_limit = v; })},
       // [retry]
@@ -122,15 +139,20 @@ const std::map<std::string, Setter>& Keys() {
          if (arr == nullptr || arr->empty()) return TypeError("retry.backoff_s", "a non-empty array of integers");
          std::vector<seconds> out;
          for (const toml::node& e : *arr) {
-           if (!e.is_integer() || *e.value<int64_t>() < 0) return TypeError("retry.backoff_s", "a non-empty array of integers >= 0");
-           out.emplace_back(*e.value<int64_t>());
+           if (!e.is_integer()) return TypeError("retry.backoff_s", "a non-empty array of integers");
+           const int64_t v = *e.value<int64_t>();
+           if (v < 0 || v > kDayS) {
+             return Status::InvalidArgument("'retry.backoff_s' entries must be between 0 and " +
+                                            std::to_string(kDayS) + ", got " + std::to_string(v));
+           }
+           out.emplace_back(v);
          }
          o->politeness.backoff = std::move(out);
          return Status::Ok();
        }},
       {"retry.breaker_window", Int("retry.breaker_window", 1, 100000, [](auto* o, int64_t v) { o->politeness.breaker_window = v; })},
       {"retry.breaker_error_rate", Double("retry.breaker_error_rate", 0, 1, [](auto* o, double v) { o->politeness.breaker_error_rate = v; })},
-      {"retry.breaker_cooldown_s", Int("retry.breaker_cooldown_s", 0, kBig, [](auto* o, int64_t v) { o->politeness.breaker_cooldown = seconds(v); })},
+      {"retry.breaker_cooldown_s", Int("retry.breaker_cooldown_s", 0, kDayS, [](auto* o, int64_t v) { o->politeness.breaker_cooldown = seconds(v); })},
       // [fetch]
       {"fetch.connect_timeout_ms", Int("fetch.connect_timeout_ms", 1, 3600000, [](auto* o, int64_t v) { o->fetch.connect_timeout = milliseconds(v); })},
       {"fetch.total_timeout_ms", Int("fetch.total_timeout_ms", 1, 36000000, [](auto* o, int64_t v) { o->fetch.total_timeout = milliseconds(v); })},
@@ -150,7 +172,12 @@ const std::map<std::string, Setter>& Keys() {
       {"scope.allowed_domains", Strings("scope.allowed_domains", [](auto* o, std::vector<std::string> v) { o->scope.allowed_domains = std::move(v); })},
       {"scope.include", Strings("scope.include", [](auto* o, std::vector<std::string> v) { o->scope.include_patterns = std::move(v); })},
       {"scope.exclude", Strings("scope.exclude", [](auto* o, std::vector<std::string> v) { o->scope.exclude_patterns = std::move(v); })},
-      {"scope.same_site", Bool("scope.same_site", [](auto* o, bool v) { o->scope.same_site = v; })},
+      {"scope.mode", String("scope.mode", [](auto* o, std::string v) {
+         if (!frontier::ParseScopeMode(v, &o->scope.mode)) {
+           return Status::InvalidArgument("'scope.mode' must be \"any\", \"host\" or \"site\", got \"" + v + "\"");
+         }
+         return Status::Ok();
+       })},
       {"scope.max_depth", Int("scope.max_depth", 0, 100000, [](auto* o, int64_t v) { o->scope.max_depth = v; })},
       // [traps]
       {"traps.max_url_length", Int("traps.max_url_length", 16, 1 << 20, [](auto* o, int64_t v) { o->traps.max_url_length = v; })},
@@ -159,7 +186,7 @@ const std::map<std::string, Setter>& Keys() {
       {"traps.host_daily_quota", Int("traps.host_daily_quota", 1, kBig, [](auto* o, int64_t v) { o->traps.host_daily_quota = v; })},
       {"traps.max_discovery_ratio", Double("traps.max_discovery_ratio", 1, 1e9, [](auto* o, double v) { o->traps.max_discovery_ratio = v; })},
       // [dedup]
-      {"dedup.expected_urls", Int("dedup.expected_urls", 1000, kBig, [](auto* o, int64_t v) { o->seen.expected_urls = v; })},
+      {"dedup.expected_urls", Int("dedup.expected_urls", 1000, kMaxExpectedUrls, [](auto* o, int64_t v) { o->seen.expected_urls = v; })},
       {"dedup.false_positive_rate", Double("dedup.false_positive_rate", 1e-9, 0.5, [](auto* o, double v) { o->seen.false_positive_rate = v; })},
       // [canon] (docs/canonicalization.md)
       {"canon.sort_query", Bool("canon.sort_query", [](auto* o, bool v) { o->canon.sort_query = v; })},

@@ -85,7 +85,46 @@ int MaxSegmentRepeats(std::string_view path) {
   return best;
 }
 
+// The name a host is compared by in ScopeMode::kSite: its registrable domain, or for a host
+// without one (an IP address, "localhost") the host name itself, so that two IP addresses
+// are not one site.
+std::string_view SiteName(std::string_view host, std::string_view registrable_domain) {
+  return registrable_domain.empty() ? StripPort(host) : registrable_domain;
+}
+
+// True if `set` holds `name`, compared case-insensitively (the set holds lower-case names).
+// Candidate names are lower-case already (canonical URLs): lowered only when they are not.
+template <typename Set>
+bool ContainsName(const Set& set, std::string_view name) {
+  const bool lower = std::none_of(name.begin(), name.end(), [](char ch) {
+    return std::isupper(static_cast<unsigned char>(ch));
+  });
+  return lower ? set.contains(name) : set.contains(Lower(name));
+}
+
 }  // namespace
+
+const char* ScopeModeName(ScopeMode mode) {
+  switch (mode) {
+    case ScopeMode::kAny:
+      return "any";
+    case ScopeMode::kHost:
+      return "host";
+    case ScopeMode::kSite:
+      return "site";
+  }
+  return "unknown";
+}
+
+bool ParseScopeMode(std::string_view name, ScopeMode* mode) {
+  for (ScopeMode m : {ScopeMode::kAny, ScopeMode::kHost, ScopeMode::kSite}) {
+    if (name == ScopeModeName(m)) {
+      *mode = m;
+      return true;
+    }
+  }
+  return false;
+}
 
 const char* VerdictName(AdmitVerdict v) {
   switch (v) {
@@ -127,15 +166,30 @@ Admission::Admission(ScopeOptions scope, TrapOptions traps, dedup::SeenSet* seen
   }
 }
 
+void Admission::AddSeed(std::string_view host, std::string_view registrable_domain) {
+  seed_hosts_.insert(Lower(StripPort(host)));
+  seed_sites_.insert(Lower(SiteName(host, registrable_domain)));
+}
+
+bool Admission::InModeScope(const AdmitCandidate& c) const {
+  switch (scope_.mode) {
+    case ScopeMode::kAny:
+      return true;
+    case ScopeMode::kHost:
+      return ContainsName(seed_hosts_, StripPort(c.host));
+    case ScopeMode::kSite:
+      return ContainsName(seed_sites_, SiteName(c.host, c.registrable_domain));
+  }
+  return false;
+}
+
 bool Admission::InScope(const AdmitCandidate& c) const {
+  if (!InModeScope(c)) return false;
   if (!scope_.allowed_domains.empty()) {
     const std::string host = Lower(StripPort(c.host));
     const bool ok = std::any_of(scope_.allowed_domains.begin(), scope_.allowed_domains.end(),
                                 [&](const std::string& d) { return HostInDomain(host, d); });
     if (!ok) return false;
-  }
-  if (scope_.same_site && !c.seed_site.empty() && c.registrable_domain != c.seed_site) {
-    return false;
   }
   if (!scope_.include_patterns.empty() &&
       std::none_of(scope_.include_patterns.begin(), scope_.include_patterns.end(),

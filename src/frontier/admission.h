@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "base/clock.h"
@@ -25,7 +26,22 @@
 
 namespace harvest::frontier {
 
+// Which hosts a crawl may reach, relative to its seeds (docs/admission.md).
+enum class ScopeMode {
+  kAny,   // every host: follow every link
+  kHost,  // only the seeds' host names (port and scheme ignored, case-insensitive)
+  kSite,  // only the seeds' registrable domains ("www.a.com", "a.com" and "x.a.com": one site)
+};
+
+// "any", "host", "site".
+const char* ScopeModeName(ScopeMode mode);
+// Sets *mode from its name (exact, lower-case); false (and *mode untouched) for any other.
+bool ParseScopeMode(std::string_view name, ScopeMode* mode);
+
 struct ScopeOptions {
+  // Hosts reachable relative to the seeds registered with Admission::AddSeed. Combines with
+  // the checks below: a URL must pass all of them. Default: kAny.
+  ScopeMode mode = ScopeMode::kAny;
   // Hosts allowed: a host equal to an entry or a subdomain of it ("example.com" allows
   // "www.example.com"). Case-insensitive; a port on the candidate host is ignored.
   // Default: empty = every host.
@@ -36,8 +52,6 @@ struct ScopeOptions {
   // matching any is out of scope. Default: empty.
   std::vector<std::string> include_patterns;
   std::vector<std::string> exclude_patterns;
-  // Stay within the registrable domain of the seed the URL descends from. Default: false.
-  bool same_site = false;
   // Links deeper than this (seeds are depth 0) are refused. Default: 10.
   int max_depth = 10;
 };
@@ -62,9 +76,7 @@ struct AdmitCandidate {
   std::string_view host;  // lower-case; may carry ":port"
   std::string_view path;
   std::string_view query;  // without '?'
-  std::string_view registrable_domain;
-  // Registrable domain of the seed this URL descends from (for same_site; empty = no check).
-  std::string_view seed_site;
+  std::string_view registrable_domain;  // "" when there is none (IP address, "localhost")
   uint64_t fp = 0;
   int depth = 0;
 };
@@ -99,6 +111,11 @@ class Admission {
   // `seen` and `clock` must outlive this object; clock nullptr = SystemClock.
   Admission(ScopeOptions scope, TrapOptions traps, dedup::SeenSet* seen, Clock* clock);
 
+  // Registers a seed's host (may carry ":port") and registrable domain ("" when it has none:
+  // then its host stands for its site) for ScopeMode kHost and kSite. Call it for every seed
+  // before admitting it: a seed is then in scope for the mode by construction.
+  void AddSeed(std::string_view host, std::string_view registrable_domain);
+
   // Checks, in order: depth, scope, URL-shape traps (length, params, repeated segment),
   // seen (kSeen, no insert), per-host quota and discovery ratio; then inserts the
   // fingerprint into the seen set and returns kAccept.
@@ -118,12 +135,23 @@ class Admission {
   };
   AdmitVerdict Judge(const AdmitCandidate& c);
   bool InScope(const AdmitCandidate& c) const;
+  bool InModeScope(const AdmitCandidate& c) const;
   AdmitVerdict ShapeTrap(const AdmitCandidate& c) const;
 
   ScopeOptions scope_;
   TrapOptions traps_;
   dedup::SeenSet* seen_;
   Clock* clock_;
+  // The seeds' host names (lower-case, no port) and sites (registrable domain, or the host
+  // name when there is none), for ScopeMode kHost and kSite. Looked up by string_view
+  // (transparent hash): no allocation per admitted URL.
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  using NameSet = std::unordered_set<std::string, NameHash, std::equal_to<>>;
+  NameSet seed_hosts_;
+  NameSet seed_sites_;
   HostCounters& CountersFor(std::string_view host);
   // Keyed by a 64-bit hash of the host name, not the name: ~70 bytes less per host (a crawl
   // of millions of hosts keeps one entry each). Two hosts sharing a hash (odds ~1e-8 at

@@ -12,14 +12,13 @@ struct Url {
 
 class AdmissionTest : public ::testing::Test {
  protected:
-  AdmitCandidate Candidate(const Url& u, int depth = 1, std::string_view seed_site = "") {
+  AdmitCandidate Candidate(const Url& u, int depth = 1) {
     AdmitCandidate c;
     c.canonical_url = u.url;
     c.host = u.host;
     c.path = u.path;
     c.query = u.query;
     c.registrable_domain = u.site;
-    c.seed_site = seed_site;
     c.fp = u.fp;
     c.depth = depth;
     return c;
@@ -27,10 +26,17 @@ class AdmissionTest : public ::testing::Test {
   static Url Make(const std::string& host, const std::string& path, const std::string& query = "",
                   uint64_t fp = 0) {
     std::string url = "http://" + host + path + (query.empty() ? "" : "?" + query);
-    const size_t dot = host.find('.');
-    std::string site = host.substr(dot + 1);
-    if (site.find('.') == std::string::npos) site = host;  // "a.test" is its own site
-    return {url, host, path, query, site, fp != 0 ? fp : std::hash<std::string>()(url)};
+    return {url, host, path, query, SiteOf(host), fp != 0 ? fp : std::hash<std::string>()(url)};
+  }
+  // A stand-in for url::RegistrableDomain with every TLD a one-label public suffix: the last
+  // two labels of the host name ("x.www.a.test:8080" -> "a.test"); "" for an IP address.
+  static std::string SiteOf(const std::string& host) {
+    const std::string name = host.substr(0, host.find(':'));
+    if (name.find_first_not_of("0123456789.") == std::string::npos) return "";
+    const size_t last = name.rfind('.');
+    if (last == std::string::npos || last == 0) return name;
+    const size_t before = name.rfind('.', last - 1);
+    return before == std::string::npos ? name : name.substr(before + 1);
   }
   FakeClock clock_;
   dedup::SeenSet seen_{dedup::SeenSetOptions{.expected_urls = 10'000}};
@@ -68,14 +74,101 @@ TEST_F(AdmissionTest, AllowedDomains) {
   EXPECT_EQ(a.count(AdmitVerdict::kOutOfScope), 2u);
 }
 
-TEST_F(AdmissionTest, SameSite) {
+TEST_F(AdmissionTest, ScopeAnyFollowsEveryHost) {
+  Admission a({}, {}, &seen_, &clock_);
+  a.AddSeed("www.a.test", "a.test");
+  EXPECT_EQ(a.Admit(Candidate(Make("www.a.test", "/"), 0)), AdmitVerdict::kAccept);
+  EXPECT_EQ(a.Admit(Candidate(Make("www.b.test", "/"))), AdmitVerdict::kAccept);
+  EXPECT_EQ(a.Admit(Candidate(Make("x.www.a.test", "/"))), AdmitVerdict::kAccept);
+  EXPECT_EQ(a.Admit(Candidate(Make("10.0.0.1", "/"))), AdmitVerdict::kAccept);
+}
+
+TEST_F(AdmissionTest, ScopeHostKeepsToTheSeedsHostNames) {
   ScopeOptions s;
-  s.same_site = true;
+  s.mode = ScopeMode::kHost;
   Admission a(s, {}, &seen_, &clock_);
-  EXPECT_EQ(a.Admit(Candidate(Make("www.a.test", "/"), 1, "a.test")), AdmitVerdict::kAccept);
-  EXPECT_EQ(a.Admit(Candidate(Make("www.b.test", "/"), 1, "a.test")), AdmitVerdict::kOutOfScope);
-  EXPECT_EQ(a.Admit(Candidate(Make("www.b.test", "/"), 0, "")), AdmitVerdict::kAccept)
-      << "no seed site (a seed itself): no check";
+  a.AddSeed("WWW.A.test:8080", "a.test");  // port and case of the seed do not matter
+  a.AddSeed("c.test", "c.test");
+  EXPECT_EQ(a.Admit(Candidate(Make("www.a.test", "/"), 0)), AdmitVerdict::kAccept) << "the seed";
+  EXPECT_EQ(a.Admit(Candidate(Make("www.a.test", "/x"))), AdmitVerdict::kAccept);
+  EXPECT_EQ(a.Admit(Candidate(Make("www.a.test:8443", "/y"))), AdmitVerdict::kAccept)
+      << "another port of the same host";
+  EXPECT_EQ(a.Admit(Candidate(Make("WWW.A.TEST", "/z"))), AdmitVerdict::kAccept)
+      << "host names compare case-insensitively";
+  EXPECT_EQ(a.Admit(Candidate(Make("c.test", "/"))), AdmitVerdict::kAccept) << "second seed";
+  EXPECT_EQ(a.Admit(Candidate(Make("www.b.test", "/"))), AdmitVerdict::kOutOfScope)
+      << "another host";
+  EXPECT_EQ(a.Admit(Candidate(Make("x.www.a.test", "/"))), AdmitVerdict::kOutOfScope)
+      << "a subdomain of the seed host";
+  EXPECT_EQ(a.Admit(Candidate(Make("a.test", "/"))), AdmitVerdict::kOutOfScope)
+      << "the seed's parent domain (same site, other host)";
+  EXPECT_EQ(a.Admit(Candidate(Make("a.test.evil", "/"))), AdmitVerdict::kOutOfScope);
+  EXPECT_EQ(a.count(AdmitVerdict::kOutOfScope), 4u);
+}
+
+TEST_F(AdmissionTest, ScopeHostWithoutSeedsRefusesEverything) {
+  ScopeOptions s;
+  s.mode = ScopeMode::kHost;
+  Admission a(s, {}, &seen_, &clock_);
+  EXPECT_EQ(a.Admit(Candidate(Make("www.a.test", "/"))), AdmitVerdict::kOutOfScope);
+}
+
+TEST_F(AdmissionTest, ScopeSiteKeepsToTheSeedsRegistrableDomains) {
+  ScopeOptions s;
+  s.mode = ScopeMode::kSite;
+  Admission a(s, {}, &seen_, &clock_);
+  a.AddSeed("www.a.test", "A.test");
+  EXPECT_EQ(a.Admit(Candidate(Make("www.a.test", "/"), 0)), AdmitVerdict::kAccept) << "the seed";
+  EXPECT_EQ(a.Admit(Candidate(Make("shop.a.test", "/"))), AdmitVerdict::kAccept)
+      << "a subdomain of the seed's site";
+  EXPECT_EQ(a.Admit(Candidate(Make("x.www.a.test:8080", "/"))), AdmitVerdict::kAccept);
+  EXPECT_EQ(a.Admit(Candidate(Make("a.test", "/"))), AdmitVerdict::kAccept)
+      << "the registrable domain itself";
+  EXPECT_EQ(a.Admit(Candidate(Make("www.b.test", "/"))), AdmitVerdict::kOutOfScope)
+      << "another registrable domain";
+  EXPECT_EQ(a.Admit(Candidate(Make("b.test", "/"))), AdmitVerdict::kOutOfScope);
+  EXPECT_EQ(a.Admit(Candidate(Make("a.test.evil", "/"))), AdmitVerdict::kOutOfScope);
+}
+
+TEST_F(AdmissionTest, ScopeSiteOfAHostWithoutRegistrableDomainIsTheHost) {
+  ScopeOptions s;
+  s.mode = ScopeMode::kSite;
+  Admission a(s, {}, &seen_, &clock_);
+  a.AddSeed("127.0.0.1:8080", "");
+  Url same{"http://127.0.0.1:9090/", "127.0.0.1:9090", "/", "", "", 1};
+  Url other{"http://127.0.0.2/", "127.0.0.2", "/", "", "", 2};
+  EXPECT_EQ(a.Admit(Candidate(same)), AdmitVerdict::kAccept);
+  EXPECT_EQ(a.Admit(Candidate(other)), AdmitVerdict::kOutOfScope)
+      << "two IP addresses are not one site although neither has a registrable domain";
+}
+
+TEST_F(AdmissionTest, ScopeModeCombinesWithTheOtherScopeChecks) {
+  ScopeOptions s;
+  s.mode = ScopeMode::kSite;
+  s.allowed_domains = {"www.a.test", "b.test"};
+  s.exclude_patterns = {"/private/"};
+  Admission a(s, {}, &seen_, &clock_);
+  a.AddSeed("www.a.test", "a.test");
+  EXPECT_EQ(a.Admit(Candidate(Make("www.a.test", "/"))), AdmitVerdict::kAccept);
+  EXPECT_EQ(a.Admit(Candidate(Make("shop.a.test", "/"))), AdmitVerdict::kOutOfScope)
+      << "in the site, not in allowed_domains";
+  EXPECT_EQ(a.Admit(Candidate(Make("www.b.test", "/"))), AdmitVerdict::kOutOfScope)
+      << "in allowed_domains, not in the site";
+  EXPECT_EQ(a.Admit(Candidate(Make("www.a.test", "/private/1"))), AdmitVerdict::kOutOfScope)
+      << "in the site, excluded by a pattern";
+}
+
+TEST(ScopeModeTest, NamesRoundTrip) {
+  for (ScopeMode m : {ScopeMode::kAny, ScopeMode::kHost, ScopeMode::kSite}) {
+    ScopeMode parsed = ScopeMode::kAny;
+    ASSERT_TRUE(ParseScopeMode(ScopeModeName(m), &parsed)) << ScopeModeName(m);
+    EXPECT_EQ(parsed, m);
+  }
+  ScopeMode untouched = ScopeMode::kSite;
+  EXPECT_FALSE(ParseScopeMode("Host", &untouched));
+  EXPECT_FALSE(ParseScopeMode("", &untouched));
+  EXPECT_FALSE(ParseScopeMode("domain", &untouched));
+  EXPECT_EQ(untouched, ScopeMode::kSite);
 }
 
 TEST_F(AdmissionTest, IncludeExcludePatterns) {

@@ -2,11 +2,15 @@
 """Checks a finished test-web crawl (see crawl_test.sh):
  1. every hostile/edge path listed in the test web's manifest that the crawl reached has a
     recorded outcome (outcomes.jsonl) - and every edge path linked from a crawled page was reached;
+    the exact-duplicate pair ended as one fetched and one revisit, the near-duplicate pair was
+    noted (both pairs must have been reached: the test web always serves and links them);
  2. exact duplicates were stored as revisit records (at least one revisit, and no payload digest
     stored twice as a full response);
  3. `harvest warc get --decode` returns, byte for byte, what the test web serves for a sample of
-    stored pages (a fresh test web with the same seed, fetched without compression).
-Exits 1 with a message on the first failed check.
+    stored pages (a fresh test web with the same seed, fetched without compression);
+ 4. every outcome other than fetched and revisit gives its reason in `detail`.
+Exits 1 with a message on the first failed check. A check never passes on empty data: no
+edge paths, no outcomes or no stored pages is a failure, not a vacuous success.
 """
 import argparse
 import json
@@ -17,6 +21,9 @@ import sys
 import time
 import urllib.parse
 import http.client
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+from outcome_details import missing_details  # noqa: E402 (a sibling file)
 
 
 def fail(msg):
@@ -56,7 +63,10 @@ def main():
     crawl = os.path.join(args.out, "crawl")
     web = os.path.join(args.out, "testweb")
     manifest = json.load(open(os.path.join(web, "manifest.json"), encoding="utf-8"))
-    outcomes = load_jsonl(os.path.join(crawl, "outcomes.jsonl"))
+    outcomes_path = os.path.join(crawl, "outcomes.jsonl")
+    outcomes = load_jsonl(outcomes_path)
+    if not outcomes:
+        fail(f"{outcomes_path} is empty: the crawl recorded no outcome")
     by_url = {}
     for o in outcomes:
         by_url.setdefault(host_path(o["url"]), []).append(o)
@@ -66,6 +76,9 @@ def main():
 
     # 1. Edge paths: every one requested by the crawler has an outcome.
     edges = manifest.get("edge", [])
+    if not edges:
+        fail("the manifest lists no edge paths: the crawl test needs the hostile hosts "
+             "(testweb without --no-hostile)")
     missing = []
     reached = 0
     for e in edges:
@@ -80,6 +93,18 @@ def main():
     if missing:
         fail(f"{len(missing)} hostile/edge URLs were requested but have no recorded outcome: "
              + ", ".join(missing[:10]))
+    # http://hostile.test/ (linked from the root of h0000.test, a seed) links to every edge
+    # path: each one a crawler may fetch must have been requested. Left out: the ones it must
+    # not fetch, the canonical target (fetching it is optional) and the calendar (a trap).
+    if ("hostile.test", "/") not in requested:
+        fail("http://hostile.test/ was never requested: the edge paths were not reached")
+    optional = ("not-fetched", "fetched-or-not", "trap")
+    unreached = [f'{e["host"]}{e["path"]} ({e.get("behaviour")})' for e in edges
+                 if e.get("expect") not in optional
+                 and (e["host"].lower(), e["path"]) not in requested]
+    if unreached:
+        fail(f"{len(unreached)} of {len(edges)} edge paths were never requested although "
+             "linked from a crawled page: " + ", ".join(unreached[:10]))
     print(f"edge paths: {reached} of {len(edges)} requested, each with a recorded outcome")
 
     # The test web's exact-duplicate pair: one stored as a response, the other as a revisit;
@@ -90,11 +115,23 @@ def main():
             if e.get("behaviour") == behaviour:
                 rows += by_url.get((e["host"].lower(), e["path"]), [])
         return rows
+    # The test web always serves and links both pairs: a pair without outcomes was never
+    # reached, which is a failure, not a pass.
+    def pair(behaviour):
+        urls = [(e["host"].lower(), e["path"]) for e in edges if e.get("behaviour") == behaviour]
+        if len(urls) != 2:
+            fail(f"the manifest lists {len(urls)} {behaviour} paths, expected a pair")
+        unreached = [f"{h}{p}" for h, p in urls if (h, p) not in by_url]
+        if unreached:
+            fail(f"the {behaviour} pair was never reached: no outcome for "
+                 + ", ".join(unreached))
+    pair("exact-duplicate")
+    pair("near-duplicate")
     exact = sorted(o["outcome"] for o in outcomes_of("exact-duplicate"))
-    if exact and exact != ["fetched", "revisit"]:
+    if exact != ["fetched", "revisit"]:
         fail(f"exact-duplicate pair has outcomes {exact}, expected one fetched and one revisit")
     near = outcomes_of("near-duplicate")
-    if near and not any(o.get("detail") == "near-duplicate" for o in near):
+    if not any(o.get("detail") == "near-duplicate" for o in near):
         fail("the near-duplicate pair was not detected (no outcome with detail near-duplicate)")
     print(f"duplicates: exact pair {exact}, near pair detected")
     counts = {}
@@ -164,6 +201,12 @@ def main():
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+    # 4. Every outcome but fetched/revisit has its reason.
+    problem = missing_details(outcomes, outcomes_path)
+    if problem:
+        fail(problem)
+    print(f"details: every outcome other than fetched/revisit gives its reason")
 
 
 if __name__ == "__main__":

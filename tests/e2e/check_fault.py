@@ -8,8 +8,10 @@
     fetched was lost;
  4. every URL admitted has a final outcome;
  5. at least one kill hit the crawler while WARC records were written but not committed
-    (a restart reported unindexed records), and the torn tail left at kill 2 was cut.
-Exits 1 with a message on the first failed check.
+    (a restart reported unindexed records), and the torn tail left at kill 2 was cut;
+ 6. every outcome other than fetched and revisit gives its reason in `detail`.
+Exits 1 with a message on the first failed check. A check never passes on empty data: no
+records, no requests or no outcomes is a failure, not a vacuous success.
 """
 import argparse
 import glob
@@ -19,6 +21,9 @@ import re
 import subprocess
 import sys
 import urllib.parse
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+from outcome_details import missing_details  # noqa: E402 (a sibling file)
 
 
 def fail(msg):
@@ -71,6 +76,8 @@ def main():
                 if key in cdx:
                     fail(f"{path}:{n}: record {key} indexed twice")
                 cdx[key] = row
+    if not records:
+        fail(f"no response or revisit record in {crawl}: the crawl stored nothing")
     unindexed = [k for k in records if k not in cdx]
     if unindexed:
         fail(f"{len(unindexed)} WARC records have no CDXJ line, e.g. {unindexed[:3]}")
@@ -101,13 +108,18 @@ def main():
     requested = set()
     for r in jsonl(os.path.join(args.out, "requests.jsonl")):
         requested.add((r["host"].lower().split(":")[0], r["path"]))
+    if not requested:
+        fail("the request log is empty: the crawl requested nothing")
     lost = sorted(requested - captured)
     if lost:
         fail(f"{len(lost)} requested URLs have no capture, e.g. {lost[:5]}")
     print(f"no loss: all {len(requested)} requested URLs have a capture")
 
     # 4. Outcomes: every URL with a capture has an outcome, and no `not-stored`.
-    outcomes = jsonl(os.path.join(crawl, "outcomes.jsonl"))
+    outcomes_path = os.path.join(crawl, "outcomes.jsonl")
+    outcomes = jsonl(outcomes_path)
+    if not outcomes:
+        fail(f"{outcomes_path} is empty: the crawl recorded no outcome")
     with_outcome = {host_path(o["url"]) for o in outcomes}
     no_outcome = sorted(captured - with_outcome)
     if no_outcome:
@@ -116,10 +128,17 @@ def main():
     if bad and not args.allow_not_stored:
         fail(f"{len(bad)} not-stored outcomes, e.g. {bad[:2]}")
     print(f"outcomes: {len(outcomes)} lines cover every capture")
+    if args.kills > 0:
+        check_recovery(args)
+    # 6. Last, so that a missing reason does not hide the result of every other check.
+    problem = missing_details(outcomes, outcomes_path)
+    if problem:
+        fail(problem)
+    print("details: every outcome other than fetched/revisit gives its reason")
 
-    if args.kills == 0:
-        return
-    # 5. Recovery was exercised.
+
+def check_recovery(args):
+    """5. Recovery was exercised: a restart found unindexed records, and a torn tail cut."""
     unindexed_found = 0
     torn = 0
     for path in glob.glob(os.path.join(args.out, "run-*.txt")) + [os.path.join(args.out, "final.txt")]:

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end checks of the command line: help, version, usage errors (exit 2 with a hint),
-# bad seed and config lines reported with their line numbers.
+# bad seed and config lines reported with their line numbers, out-of-range values named in
+# the error, and a crawl that cannot start reporting why without an empty summary.
 set -uo pipefail
 bin="$1"
 fail=0
@@ -33,6 +34,56 @@ expect 2 "seeds.txt:2" -- "$bin" crawl --seeds "$tmp/seeds.txt" --out "$tmp/out"
 printf 'http://ok.test/\n' > "$tmp/good-seeds.txt"
 printf '[politeness]\ndelay_ms = 100\ndealy = 3\n' > "$tmp/bad.toml"
 expect 2 "bad.toml:3" -- "$bin" crawl --seeds "$tmp/good-seeds.txt" --out "$tmp/out" --config "$tmp/bad.toml"
+
+# Out-of-range numbers and unknown words are usage errors naming the value (issue 10). A crawl
+# that wrongly starts anyway ends at once: its only host refuses connections, one try each.
+printf '[retry]\nmax_attempts = 1\n' > "$tmp/fast.toml"
+crawl_args=(--seeds "$tmp/good-seeds.txt" --config "$tmp/fast.toml" --connect-to ::127.0.0.1:1 --no-progress)
+expect 2 "--delay-ms: must be between 0 and [0-9]+, got -5" -- "$bin" crawl "${crawl_args[@]}" --out "$tmp/r1" --delay-ms -5
+expect 2 "--delay-ms: .*got 1e3" -- "$bin" crawl "${crawl_args[@]}" --out "$tmp/r2" --delay-ms 1e3
+expect 2 "--max-pages: must be between 0 and [0-9]+, got -1" -- "$bin" crawl "${crawl_args[@]}" --out "$tmp/r3" --max-pages -1
+expect 2 "--workers: must be between 0 and [0-9]+, got -2" -- "$bin" crawl "${crawl_args[@]}" --out "$tmp/r4" --workers -2
+expect 2 "--max-depth: must be between 0 and [0-9]+, got -1" -- "$bin" crawl "${crawl_args[@]}" --out "$tmp/r5" --max-depth -1
+expect 2 "--scope: must be any, host or site, got bogus" -- "$bin" crawl "${crawl_args[@]}" --out "$tmp/r6" --scope bogus
+printf '[politeness]\ndelay_ms = -5\n' > "$tmp/negative.toml"
+expect 2 "negative.toml:2: 'politeness.delay_ms' must be between 0 and [0-9]+, got -5" -- \
+  "$bin" crawl --seeds "$tmp/good-seeds.txt" --out "$tmp/r7" --config "$tmp/negative.toml"
+printf '[scope]\nmode = "bogus"\n' > "$tmp/scope.toml"
+expect 2 "scope.toml:2: .*got \"bogus\"" -- \
+  "$bin" crawl --seeds "$tmp/good-seeds.txt" --out "$tmp/r8" --config "$tmp/scope.toml"
+tw_args=(--seeds-only --seeds "$tmp/tw-seeds.txt")
+expect 2 "--hosts: must be between 1 and [0-9]+, got 0" -- "$bin" testweb "${tw_args[@]}" --hosts 0
+expect 2 "--links: must be between 0 and [0-9]+, got -3" -- "$bin" testweb "${tw_args[@]}" --links -3
+expect 2 "--cross-host-share: must be between 0 and 1, got 1.5" -- "$bin" testweb "${tw_args[@]}" --cross-host-share 1.5
+expect 2 "--max-examples: must be between 0 and [0-9]+, got -1" -- \
+  "$bin" audit --log "$tmp/none.jsonl" --manifest "$tmp/none.json" --max-examples -1
+expect 2 "--delay-ms: must be between 0 and [0-9]+, got -1" -- \
+  "$bin" audit --log "$tmp/none.jsonl" --manifest "$tmp/none.json" --delay-ms -1
+
+# A crawl that cannot start prints its error, and no (empty) summary.
+expect_no_summary() {  # expect_no_summary CODE PATTERN -- command...: as expect, and no summary
+  local code="$1" pattern="$2"; shift 3
+  local output rc
+  output="$("$@" 2>&1)"; rc=$?
+  if [ "$rc" != "$code" ] || ! grep -qE -- "$pattern" <<<"$output"; then
+    echo "FAIL: '$*' exited $rc (expected $code) or its output lacks /$pattern/:"
+    echo "$output" | head -12; fail=1; return
+  fi
+  if grep -qE "^crawl (complete|stopped|interrupted)|seeds [0-9]+, admitted" <<<"$output"; then
+    echo "FAIL: '$*' printed a summary of a crawl that never started:"; echo "$output" | head -12
+    fail=1; return
+  fi
+  echo "ok: $*"
+}
+mkdir -p "$tmp/not-a-crawl"
+echo "something else" > "$tmp/not-a-crawl/notes.txt"
+expect_no_summary 2 "cannot start the crawl: .*not-a-crawl is not empty and holds no crawl state" -- \
+  "$bin" crawl "${crawl_args[@]}" --out "$tmp/not-a-crawl"
+expect_no_summary 1 "cannot start the crawl: .*cannot create output directory" -- \
+  "$bin" crawl "${crawl_args[@]}" --out "$tmp/not-a-crawl/notes.txt/out"
+expect_no_summary 2 "cannot start the crawl: .*already exists" -- \
+  "$bin" crawl "${crawl_args[@]}" --out "$tmp/not-a-crawl" --fresh
+
 expect 2 "log format" -- "$bin" --log-format xml url parse http://a.test/
 expect 0 "^http://a.test/$" -- "$bin" url parse http://A.test
 exit $fail

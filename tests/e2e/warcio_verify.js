@@ -110,6 +110,12 @@ async function main() {
     walk(p, warcs, cdxjs);
   }
 
+  // Nothing to read is a failure, not a vacuous pass (a crawl directory always holds a WARC).
+  if (warcs.length === 0) {
+    console.error(`warcio_verify: no *.warc or *.warc.gz file in ${inputs.join(' ')}`);
+    process.exit(1);
+  }
+
   const failures = [];
   const fail = (msg) => failures.push(msg);
   const totals = { files: 0, records: 0, blockDigests: 0, payloadDigests: 0, revisits: 0,
