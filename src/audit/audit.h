@@ -2,7 +2,7 @@
 // complete, from the test web's request log and manifest alone.
 //
 // It shares no code with the crawler's scheduler, robots matcher or URL canonicalizer
-// (DESIGN §7): an instrument that reuses what it measures proves nothing. It reads
+// (docs/architecture.md §7): an instrument that reuses what it measures proves nothing. It reads
 //   * the request log: JSON lines, one per request the test web served —
 //     {"host","path","page"(string|null),"start_us","end_us","status","bytes","conn","kind",
 //      "disallowed", optional "retry_after_s", optional "cond"};
@@ -54,7 +54,7 @@ namespace harvest::audit {
 
 struct AuditOptions {
   // Minimum delay between the end of one request to a host and the start of the next.
-  // Default: 1000 ms (DESIGN §1, the crawler's configured default).
+  // Default: 1000 ms (docs/architecture.md §1, the crawler's configured default).
   std::chrono::milliseconds default_delay{1000};
   // Slack subtracted from the expected delay before a gap counts as a violation. Does not
   // apply to concurrency. Default: 0 (a correct crawler needs none, see header comment).
@@ -73,7 +73,7 @@ struct AuditOptions {
   // Malformed lines listed (all are counted). Default: 20.
   size_t max_malformed = 20;
   // Times, in the log's microsecond clock, at which the crawler was killed and restarted
-  // (DESIGN §1.3: a page fetched but not yet durably committed is legitimately fetched
+  // (docs/architecture.md §1.3: a page fetched but not yet durably committed is legitimately fetched
   // again). Any order; duplicates are harmless. Default: none (every re-fetch of a settled
   // page is a duplicate violation).
   std::vector<int64_t> restarts_us;

@@ -78,7 +78,7 @@ int RunCrawl(const CrawlFlags& f) {
     }
   }
   options.out_dir = f.out;
-  if (f.delay_ms) options.politeness.default_delay = std::chrono::milliseconds(*f.delay_ms);
+  if (f.delay_ms) options.frontier.default_delay = std::chrono::milliseconds(*f.delay_ms);
   if (f.max_depth) options.scope.max_depth = static_cast<int>(*f.max_depth);
   if (f.max_pages) options.max_pages = static_cast<uint64_t>(*f.max_pages);
   if (f.workers) options.workers = static_cast<int>(*f.workers);

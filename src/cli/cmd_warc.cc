@@ -6,10 +6,14 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "extract/extract.h"
 #include "store/store.h"
 
 namespace harvest::cli {
 namespace {
+
+// `warc get --decode` refuses larger decoded payloads (a decompression bomb guard).
+constexpr size_t kMaxDecodedBytes = size_t{1} << 30;
 
 struct WarcOpts {
   std::string path;
@@ -83,9 +87,9 @@ int RunGet(const WarcOpts& o) {
       auto orig = store::ParseHttpResponse(page->original->block);
       if (orig.ok()) enc = orig->header("Content-Encoding");
     }
-    auto decoded = store::DecodeContent(body, enc);
-    if (!decoded.ok()) return Fail("get", o.url + ": " + decoded.status().message());
-    body = std::move(decoded).value();
+    extract::DecodeResult decoded = extract::DecodeContent(enc, body, kMaxDecodedBytes);
+    if (!decoded.ok) return Fail("get", o.url + ": cannot decode payload: " + decoded.error);
+    body = std::move(decoded.body);
   }
   if (o.headers) {
     const std::string& block = page->record.block;

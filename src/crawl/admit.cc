@@ -1,4 +1,4 @@
-// Admission of seeds and discovered links on the I/O thread (DESIGN §2 [admit]).
+// Admission of seeds and discovered links on the I/O thread (docs/architecture.md §2 [admit]).
 #include <spdlog/spdlog.h>
 
 #include "crawl/crawler_impl.h"

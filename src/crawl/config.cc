@@ -128,12 +128,12 @@ const std::map<std::string, Setter>& Keys() {
       {"state.write_buffer_mb", Int("state.write_buffer_mb", 1, 1 << 16, [](auto* o, int64_t v) { o->state.write_buffer_bytes = static_cast<size_t>(v) << 20; })},
       {"state.sync", Bool("state.sync", [](auto* o, bool v) { o->state.sync = v; })},
       // [politeness]
-      {"politeness.delay_ms", Int("politeness.delay_ms", 0, 3600000, [](auto* o, int64_t v) { o->politeness.default_delay = milliseconds(v); })},
-      {"politeness.max_crawl_delay_ms", Int("politeness.max_crawl_delay_ms", 0, kDayMs, [](auto* o, int64_t v) { o->politeness.max_crawl_delay = milliseconds(v); })},
-      {"politeness.adaptive_factor", Double("politeness.adaptive_factor", 0, 1000, [](auto* o, double v) { o->politeness.adaptive_factor = v; })},
-      {"politeness.per_ip_limit", Int("politeness.per_ip_limit", 0, 1 << 20, [](auto* o, int64_t v) { o->politeness.per_ip_limit = v; })},
+      {"politeness.delay_ms", Int("politeness.delay_ms", 0, 3600000, [](auto* o, int64_t v) { o->frontier.default_delay = milliseconds(v); })},
+      {"politeness.max_crawl_delay_ms", Int("politeness.max_crawl_delay_ms", 0, kDayMs, [](auto* o, int64_t v) { o->frontier.max_crawl_delay = milliseconds(v); })},
+      {"politeness.adaptive_factor", Double("politeness.adaptive_factor", 0, 1000, [](auto* o, double v) { o->frontier.adaptive_factor = v; })},
+      {"politeness.per_ip_limit", Int("politeness.per_ip_limit", 0, 1 << 20, [](auto* o, int64_t v) { o->frontier.per_ip_limit = v; })},
       // [retry]
-      {"retry.max_attempts", Int("retry.max_attempts", 1, 100, [](auto* o, int64_t v) { o->politeness.max_attempts = v; })},
+      {"retry.max_attempts", Int("retry.max_attempts", 1, 100, [](auto* o, int64_t v) { o->frontier.max_attempts = v; })},
       {"retry.backoff_s", [](const toml::node& n, CrawlOptions* o) -> Status {
          const toml::array* arr = n.as_array();
          if (arr == nullptr || arr->empty()) return TypeError("retry.backoff_s", "a non-empty array of integers");
@@ -147,12 +147,12 @@ const std::map<std::string, Setter>& Keys() {
            }
            out.emplace_back(v);
          }
-         o->politeness.backoff = std::move(out);
+         o->frontier.backoff = std::move(out);
          return Status::Ok();
        }},
-      {"retry.breaker_window", Int("retry.breaker_window", 1, 100000, [](auto* o, int64_t v) { o->politeness.breaker_window = v; })},
-      {"retry.breaker_error_rate", Double("retry.breaker_error_rate", 0, 1, [](auto* o, double v) { o->politeness.breaker_error_rate = v; })},
-      {"retry.breaker_cooldown_s", Int("retry.breaker_cooldown_s", 0, kDayS, [](auto* o, int64_t v) { o->politeness.breaker_cooldown = seconds(v); })},
+      {"retry.breaker_window", Int("retry.breaker_window", 1, 100000, [](auto* o, int64_t v) { o->frontier.breaker_window = v; })},
+      {"retry.breaker_error_rate", Double("retry.breaker_error_rate", 0, 1, [](auto* o, double v) { o->frontier.breaker_error_rate = v; })},
+      {"retry.breaker_cooldown_s", Int("retry.breaker_cooldown_s", 0, kDayS, [](auto* o, int64_t v) { o->frontier.breaker_cooldown = seconds(v); })},
       // [fetch]
       {"fetch.connect_timeout_ms", Int("fetch.connect_timeout_ms", 1, 3600000, [](auto* o, int64_t v) { o->fetch.connect_timeout = milliseconds(v); })},
       {"fetch.total_timeout_ms", Int("fetch.total_timeout_ms", 1, 36000000, [](auto* o, int64_t v) { o->fetch.total_timeout = milliseconds(v); })},

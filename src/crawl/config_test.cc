@@ -28,10 +28,10 @@ digest = "sha1"
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(o.max_pages, 500u);
   EXPECT_EQ(o.fetch.user_agent, "TestBot/1.0 (+https://example.test/bot)");
-  EXPECT_EQ(o.politeness.default_delay, std::chrono::milliseconds(250));
-  EXPECT_DOUBLE_EQ(o.politeness.adaptive_factor, 1.5);
-  ASSERT_EQ(o.politeness.backoff.size(), 3u);
-  EXPECT_EQ(o.politeness.backoff[2], std::chrono::seconds(4));
+  EXPECT_EQ(o.frontier.default_delay, std::chrono::milliseconds(250));
+  EXPECT_DOUBLE_EQ(o.frontier.adaptive_factor, 1.5);
+  ASSERT_EQ(o.frontier.backoff.size(), 3u);
+  EXPECT_EQ(o.frontier.backoff[2], std::chrono::seconds(4));
   ASSERT_EQ(o.fetch.connect_to.size(), 1u);
   EXPECT_FALSE(o.fetch.http2);
   EXPECT_EQ(o.scope.max_depth, 3);

@@ -1,18 +1,18 @@
-// crawl: the pipeline that wires Harvest's components into a crawler (DESIGN §2, §4).
+// crawl: the pipeline that wires Harvest's components into a crawler (docs/architecture.md §2, §4).
 //
 // Data flow: seeds -> admission (canonicalize, scope, traps, seen test) -> frontier (per-host
 // queues, politeness scheduler) -> robots gate -> fetcher -> process pool (decode, extract
 // links, fingerprints) -> WARC writer (response | revisit, metadata, CDXJ) and the outcome log;
 // discovered links go back to admission.
 //
-// Threads (DESIGN §4): Crawler::Run's thread is the I/O thread — it alone owns the frontier,
+// Threads (docs/architecture.md §4): Crawler::Run's thread is the I/O thread — it alone owns the frontier,
 // the admission state, the robots cache and the curl multi handle. A pool of process threads
 // parses and hashes; one writer thread appends to WARC files. They talk through bounded
 // queues: a full queue holds back new fetches (back-pressure), it never drops.
 //
-// Every URL admitted ends with a recorded outcome in <out>/outcomes.jsonl (DESIGN §1.3).
+// Every URL admitted ends with a recorded outcome in <out>/outcomes.jsonl (docs/architecture.md §1.3).
 //
-// Durability (DESIGN §1.3, §5): the crawl's state lives in RocksDB under <out>/state (host
+// Durability (docs/architecture.md §1.3, §5): the crawl's state lives in RocksDB under <out>/state (host
 // queues, seen URLs, host politeness and robots.txt, payload digests; src/state). A URL is
 // marked done only after its WARC records are durable; a run on an existing crawl directory
 // resumes it after any stop, kill -9 included: it repairs the newest WARC files (torn tail,
@@ -72,7 +72,7 @@ struct CrawlOptions {
   // `fetch`. Tests pass a scripted fake (src/fetch/testing/fake_fetcher.h). Not owned; it
   // must outlive the Crawler and serve no one else while Run() runs.
   fetch::Fetcher* fetcher = nullptr;
-  frontier::FrontierOptions politeness;
+  frontier::FrontierOptions frontier;  // politeness scheduler: delays, per-IP limit, retries, breaker
   frontier::ScopeOptions scope;
   frontier::TrapOptions traps;
   dedup::SeenSetOptions seen;

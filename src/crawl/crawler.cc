@@ -63,7 +63,7 @@ Status Crawler::Impl::Setup() {
   robots_ = std::make_unique<RobotsGate>(
       RobotsGate::Options{.product_token = product_token_,
                           .ttl = opts_.robots_ttl,
-                          .retry = opts_.politeness},
+                          .retry = opts_.frontier},
       clock_, db_.get());
   if (resumed_) {
     RecoverWarcs();

@@ -55,9 +55,9 @@ class CrawlerTest : public ::testing::Test {
     o.workers = 2;
     o.progress = false;
     o.flush_interval = 5ms;  // real time: pages become durable quickly
-    o.politeness.default_delay = 1s;
-    o.politeness.backoff = {30s, 120s, 300s};
-    o.politeness.max_attempts = 3;
+    o.frontier.default_delay = 1s;
+    o.frontier.backoff = {30s, 120s, 300s};
+    o.frontier.max_attempts = 3;
     o.seen.expected_urls = 100'000;
     o.state.sync = false;
     o.state.block_cache_bytes = 1u << 20;
@@ -353,7 +353,7 @@ TEST_F(CrawlerTest, CrawlDelayAboveTheMaximumGivesTheHostUp) {
   fetcher_->Script("http://a.test/robots.txt",
                    FakeResponse::Text("User-agent: *\nCrawl-delay: 1000\n"));
   CrawlOptions o = Options();
-  o.politeness.max_crawl_delay = 300s;
+  o.frontier.max_crawl_delay = 300s;
   CrawlStats s = Crawl(o, {"http://a.test/", "http://a.test/b"});
   EXPECT_EQ(fetcher_->log().size(), 1u);  // robots.txt only
   for (const char* u : {"http://a.test/", "http://a.test/b"}) {
@@ -437,8 +437,8 @@ TEST_F(CrawlerTest, SitemapEntriesAreAdmitted) {
 
 TEST_F(CrawlerTest, PerIpCapHoldsHostsSharingAnAddress) {
   CrawlOptions o = Options();
-  o.politeness.per_ip_limit = 1;
-  o.politeness.default_delay = 0ms;
+  o.frontier.per_ip_limit = 1;
+  o.frontier.default_delay = 0ms;
   std::vector<std::string> seeds;
   for (const char* h : {"a", "b", "c"}) {
     std::string base = std::string("http://") + h + ".test/";

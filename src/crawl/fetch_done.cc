@@ -73,7 +73,7 @@ void Crawler::Impl::ApplyRobots(const frontier::Lease& lease, const RobotsGate::
     hosts_[host].crawl_delay_ms = step.crawl_delay->count();
     if (frontier_->HostSkipped(host)) {
       done->kind = frontier::CompletionKind::kDone;
-      const auto max_s = std::chrono::duration<double>(opts_.politeness.max_crawl_delay).count();
+      const auto max_s = std::chrono::duration<double>(opts_.frontier.max_crawl_delay).count();
       GiveUpHost(host, lease.item, "crawl-delay-too-long",
                  "robots.txt Crawl-delay " +
                      std::to_string(std::chrono::duration<double>(*step.crawl_delay).count()) +

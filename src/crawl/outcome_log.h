@@ -1,4 +1,4 @@
-// OutcomeLog: <out>/outcomes.jsonl, one JSON object per final outcome of a URL (DESIGN §1.3:
+// OutcomeLog: <out>/outcomes.jsonl, one JSON object per final outcome of a URL (docs/architecture.md §1.3:
 // every admitted URL is fetched, retried, or given a final recorded outcome).
 //
 // Line format: {"url":...,"outcome":...,"status":N,"detail":...,"time_us":N}

@@ -1,4 +1,4 @@
-// PageProcessor: the work a process thread does for one fetched response (DESIGN §2
+// PageProcessor: the work a process thread does for one fetched response (docs/architecture.md §2
 // [process]): undo Content-Encoding, detect the charset and extract links, meta robots,
 // X-Robots-Tag, <base> and visible text from HTML (or URLs from a sitemap), resolve and
 // canonicalize every link, fingerprint the text (SimHash) and the payload (SHA-256), and build

@@ -1,5 +1,5 @@
 // Crawl state: opening, resuming after a stop or a kill -9, and what the I/O thread persists
-// (DESIGN §1.3; docs/recovery.md).
+// (docs/architecture.md §1.3; docs/recovery.md).
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -52,7 +52,7 @@ Status Crawler::Impl::OpenState() {
   seen_ = std::make_unique<dedup::SeenSet>(opts_.seen, db_->seen());
   admission_ = std::make_unique<frontier::Admission>(opts_.scope, opts_.traps, seen_.get(), clock_);
   frontier_ = std::make_unique<frontier::Frontier>(
-      opts_.politeness, clock_, db_->NewQueueStore(opts_.politeness.priority_classes));
+      opts_.frontier, clock_, db_->NewQueueStore(opts_.frontier.priority_classes));
   return db_->status();
 }
 

@@ -1,4 +1,4 @@
-// A bounded multi-producer multi-consumer queue for the crawl's threads (DESIGN §4): Push
+// A bounded multi-producer multi-consumer queue for the crawl's threads (docs/architecture.md §4): Push
 // blocks while the queue is full (back-pressure, never drops); Pop blocks until an item
 // arrives or the queue is closed and empty.
 //

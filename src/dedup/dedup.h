@@ -1,5 +1,5 @@
 // Dedup: the structures that keep Harvest from fetching a URL twice and from storing the
-// same content twice (DESIGN §1.4, §2 "seen test" and "dedup decision").
+// same content twice (docs/architecture.md §1.4, §2 "seen test" and "dedup decision").
 //
 //   BloomFilter   a blocked Bloom filter (Putze, Sanders, Singler, "Cache-, Hash- and
 //                 Space-Efficient Bloom Filters", 2007): every key touches one 512-bit

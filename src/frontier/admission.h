@@ -1,5 +1,5 @@
 // Admission: the gate every discovered URL passes before it enters the frontier
-// (DESIGN §2 "[admit]"): scope, depth, trap guards, then the seen test.
+// (docs/architecture.md §2 "[admit]"): scope, depth, trap guards, then the seen test.
 //
 // The caller parses and canonicalises the URL (src/url) and fills an AdmitCandidate; this
 // file does not include src/url so that the frontier stays below url in the dependency

@@ -1,5 +1,5 @@
 // Frontier: the politeness scheduler. It holds the URLs waiting to be fetched, one queue per
-// host, and hands out leases so that the crawl honours DESIGN §1.1:
+// host, and hands out leases so that the crawl honours docs/architecture.md §1.1:
 //
 //  * at most one request in flight per host (a host is busy from Next() to Complete());
 //  * the next request to a host starts no earlier than the previous one's end (the time
@@ -43,7 +43,7 @@
 namespace harvest::frontier {
 
 struct FrontierOptions {
-  // Delay between the end of one request to a host and the start of the next (DESIGN §1.1).
+  // Delay between the end of one request to a host and the start of the next (docs/architecture.md §1.1).
   // Default: 1 s.
   std::chrono::milliseconds default_delay{1000};
   // A robots.txt Crawl-delay above this marks the host skipped (its URLs get a recorded

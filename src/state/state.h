@@ -1,4 +1,4 @@
-// state: a crawl's durable state in RocksDB (DESIGN §1.3, §1.5, §5) — one database per crawl
+// state: a crawl's durable state in RocksDB (docs/architecture.md §1.3, §1.5, §5) — one database per crawl
 // directory (<out>/state), with column families
 //
 //   queues   host queues: (host id, priority class, sequence) -> URL item. Every admitted URL
@@ -25,7 +25,7 @@
 // write-ahead log (group commit: once per flush interval). A kill -9 loses only a suffix of
 // the batches — and nothing written depends on what was lost.
 //
-// Memory (DESIGN §1.5): the queue store keeps at most `queue_ram_items` items in RAM (a
+// Memory (docs/architecture.md §1.5): the queue store keeps at most `queue_ram_items` items in RAM (a
 // window at the head of each host's queue); the rest live only on disk and are read back
 // in key order when a host's window runs dry. Per host it keeps ~100 bytes of counters.
 //

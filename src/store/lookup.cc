@@ -2,15 +2,11 @@
 #include <algorithm>
 #include <fstream>
 
-#include "extract/extract.h"
 #include "store/internal.h"
 #include "store/store.h"
 
 namespace harvest::store {
 namespace {
-
-// Decoded payloads larger than this are refused (a decompression bomb guard for the CLI).
-constexpr uint64_t kMaxDecodedBytes = 1ull << 30;
 
 bool EndsWith(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -129,12 +125,5 @@ Result<StoredPage> GetLatestCapture(const std::filesystem::path& dir, std::strin
                           digest + "), which is not in " + dir.string());
 }
 
-Result<std::string> DecodeContent(std::string_view body, std::string_view encoding) {
-  extract::DecodeResult r = extract::DecodeContent(encoding, body, kMaxDecodedBytes);
-  if (r.ok) return std::move(r.body);
-  if (r.too_large) return Status::ResourceExhausted("cannot decode payload: " + r.error);
-  if (r.unsupported) return Status::InvalidArgument("cannot decode payload: " + r.error);
-  return Status::Corruption("cannot decode payload: " + r.error);
-}
 
 }  // namespace harvest::store

@@ -83,25 +83,5 @@ TEST(Lookup, RevisitWhoseOriginalIsMissing) {
   EXPECT_NE(page.status().message().find("http://elsewhere/"), std::string::npos);
 }
 
-// The codings themselves are tested with extract::DecodeContent; this checks the mapping
-// of its result to a Status.
-TEST(DecodeContent, GzipDeflateIdentityAndUnknown) {
-  internal::GzipCompressor gz(9);
-  auto member = gz.Member("payload");
-  ASSERT_TRUE(member.ok());
-  auto d = DecodeContent(*member, "gzip");
-  ASSERT_TRUE(d.ok()) << d.status().ToString();
-  EXPECT_EQ(*d, "payload");
-  // Raw deflate (servers send it for "deflate"): the member without its 10-byte header and
-  // 8-byte trailer.
-  d = DecodeContent(member->substr(10, member->size() - 18), "Deflate");
-  ASSERT_TRUE(d.ok()) << d.status().ToString();
-  EXPECT_EQ(*d, "payload");
-  EXPECT_EQ(*DecodeContent("plain", ""), "plain");
-  EXPECT_EQ(*DecodeContent("plain", "Identity"), "plain");
-  EXPECT_EQ(DecodeContent("x", "compress").status().code(), Status::Code::kInvalidArgument);
-  EXPECT_EQ(DecodeContent("not gzip", "gzip").status().code(), Status::Code::kCorruption);
-}
-
 }  // namespace
 }  // namespace harvest::store

@@ -59,7 +59,7 @@ struct WarcOptions {
   std::string description;
   // Write the `<warc>.cdxj` index beside each WARC. Default true.
   bool write_cdxj = true;
-  // Flush() fsyncs the WARC and CDXJ files. Default true (DESIGN §1.3: done only when durable).
+  // Flush() fsyncs the WARC and CDXJ files. Default true (docs/architecture.md §1.3: done only when durable).
   bool fsync_on_flush = true;
   // Wall clock for file names and warcinfo dates. nullptr = SystemClock::Default().
   const Clock* clock = nullptr;
@@ -288,12 +288,6 @@ struct StoredPage {
 // The newest capture of `url`, following a revisit to the response with the same payload
 // digest for WARC-Refers-To-Target-URI. NotFound with a clear message when absent.
 Result<StoredPage> GetLatestCapture(const std::filesystem::path& dir, std::string_view url);
-
-// Undoes a Content-Encoding with the crawler's decoder (extract::DecodeContent: gzip,
-// x-gzip, deflate, br, zstd, identity and lists of them), for `warc get --decode`.
-// InvalidArgument for an unknown coding, Corruption for bad data, ResourceExhausted past
-// 1 GiB decoded.
-Result<std::string> DecodeContent(std::string_view body, std::string_view content_encoding);
 
 // ---- Helpers shared with the CLI and the lead's code ----
 

@@ -35,7 +35,7 @@ printf 'http://ok.test/\n' > "$tmp/good-seeds.txt"
 printf '[politeness]\ndelay_ms = 100\ndealy = 3\n' > "$tmp/bad.toml"
 expect 2 "bad.toml:3" -- "$bin" crawl --seeds "$tmp/good-seeds.txt" --out "$tmp/out" --config "$tmp/bad.toml"
 
-# Out-of-range numbers and unknown words are usage errors naming the value (issue 10). A crawl
+# Out-of-range numbers and unknown words are usage errors naming the value. A crawl
 # that wrongly starts anyway ends at once: its only host refuses connections, one try each.
 printf '[retry]\nmax_attempts = 1\n' > "$tmp/fast.toml"
 crawl_args=(--seeds "$tmp/good-seeds.txt" --config "$tmp/fast.toml" --connect-to ::127.0.0.1:1 --no-progress)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Output errors (issue 5): when the WARC output cannot be written — here a file-size limit
+# Output errors: when the WARC output cannot be written — here a file-size limit
 # (ulimit -f) makes every append past 2 MiB fail with EFBIG, as a full disk fails with
 # ENOSPC — the crawl pauses with a clear message and starts no new fetches; nothing it
 # could not write is taken as done: stopped (SIGTERM) and run again without the limit, the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fault test (issue 5, DESIGN §7): crawl the test web while killing the crawler with SIGKILL
+# Fault test (docs/architecture.md §7): crawl the test web while killing the crawler with SIGKILL
 # at KILLS random moments, restarting it each time with the same command; then let it finish.
 # The end state must equal an uninterrupted crawl's:
 #  - audit of the whole request log across restarts: 0 concurrency, delay, robots and

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end: --scope keeps a crawl on its seeds' hosts (issue 10).
+# End-to-end: --scope keeps a crawl on its seeds' hosts.
 # A test web of 20 hosts x 10 pages; ONE seed host. Each crawl gets a fresh test web, so
 # its request log (requests.jsonl, field host) holds exactly what that crawl requested.
 #  - --scope any (capped by --max-pages) reaches other hosts: the seed's pages do link
