@@ -80,8 +80,9 @@ class Auditor {
                                          std::to_string(kMaxRequests) + " requests");
       Add(parsed);
     }
-    if (log.bad()) return Status::IOError("reading the request log failed at line " +
-                                          std::to_string(report_.lines + 1));
+    if (log.bad())
+      return Status::IOError("reading the request log failed at line " +
+                             std::to_string(report_.lines + 1));
     return Status::Ok();
   }
 
@@ -176,8 +177,10 @@ class Auditor {
     int64_t gap = r.start_us - prev.end_us;
     if (gap < 0) {
       ++h.counts.concurrency;
-      Keep({.kind = ViolationKind::kConcurrency, .request = Ref(i), .previous = Ref(h.last),
-               .gap_us = gap});
+      Keep({.kind = ViolationKind::kConcurrency,
+            .request = Ref(i),
+            .previous = Ref(h.last),
+            .gap_us = gap});
     } else {
       int64_t required = options_.default_delay.count() * 1000;
       DelaySource source = DelaySource::kDefault;
@@ -194,8 +197,12 @@ class Auditor {
         if (source == DelaySource::kDefault) ++h.counts.delay_default;
         if (source == DelaySource::kCrawlDelay) ++h.counts.delay_crawl_delay;
         if (source == DelaySource::kRetryAfter) ++h.counts.delay_retry_after;
-        Keep({.kind = ViolationKind::kDelay, .request = Ref(i), .previous = Ref(h.last),
-                 .gap_us = gap, .required_us = required, .delay_source = source});
+        Keep({.kind = ViolationKind::kDelay,
+              .request = Ref(i),
+              .previous = Ref(h.last),
+              .gap_us = gap,
+              .required_us = required,
+              .delay_source = source});
       }
     }
     if (r.end_us >= prev.end_us) h.last = i;
@@ -223,12 +230,11 @@ class Auditor {
       if (std::optional<int64_t> restart = ExcusingRestart(latest, i)) {
         ++h.counts.refetched_after_restart;
         if (report_.refetches.size() < options_.max_examples)
-          report_.refetches.push_back({.request = Ref(i), .previous = Ref(latest),
-                                       .restart_us = *restart});
+          report_.refetches.push_back(
+              {.request = Ref(i), .previous = Ref(latest), .restart_us = *restart});
       } else {
         ++h.counts.duplicate;
-        Keep({.kind = ViolationKind::kDuplicate, .request = Ref(i),
-              .previous = Ref(first_final)});
+        Keep({.kind = ViolationKind::kDuplicate, .request = Ref(i), .previous = Ref(first_final)});
       }
     }
     if (first_final == kNone && IsFinal(r.status)) first_final = i;
@@ -288,8 +294,8 @@ class Auditor {
   std::string paths_;  // arena of every request's path
   std::vector<HostState> hosts_;
   std::unordered_map<std::string, uint32_t> host_index_;
-  Interner identities_;  // page identities
-  Interner must_fetch_;  // only with check_must_not_fetch
+  Interner identities_;                 // page identities
+  Interner must_fetch_;                 // only with check_must_not_fetch
   std::vector<uint32_t> final_answer_;  // per identity: first record with a final answer
   std::vector<int64_t> restarts_;       // sorted, distinct
   std::vector<uint32_t> latest_final_;  // per identity: latest final answer (restarts only)

@@ -73,8 +73,8 @@ struct AuditOptions {
   // Malformed lines listed (all are counted). Default: 20.
   size_t max_malformed = 20;
   // Times, in the log's microsecond clock, at which the crawler was killed and restarted
-  // (docs/architecture.md §1.3: a page fetched but not yet durably committed is legitimately fetched
-  // again). Any order; duplicates are harmless. Default: none (every re-fetch of a settled
+  // (docs/architecture.md §1.3: a page fetched but not yet durably committed is legitimately
+  // fetched again). Any order; duplicates are harmless. Default: none (every re-fetch of a settled
   // page is a duplicate violation).
   std::vector<int64_t> restarts_us;
   // How long before a kill a final answer may have come and still not have been committed.
@@ -136,16 +136,16 @@ struct HostReport {
   bool in_manifest = false;
   int64_t requests = 0;
   ViolationCounts violations;
-  int64_t must_fetch = 0;  // distinct must_fetch identities for this host
-  int64_t covered = 0;     // of those, requested at least once
+  int64_t must_fetch = 0;            // distinct must_fetch identities for this host
+  int64_t covered = 0;               // of those, requested at least once
   std::vector<std::string> missing;  // first max_missing, manifest order
   double Coverage() const { return must_fetch == 0 ? 1.0 : double(covered) / double(must_fetch); }
 };
 
 // A request excused as a re-fetch after a crawler restart (not a violation).
 struct Refetch {
-  RequestRef request;   // the re-fetch
-  RequestRef previous;  // the page's latest earlier final answer, lost with the restart
+  RequestRef request;      // the re-fetch
+  RequestRef previous;     // the page's latest earlier final answer, lost with the restart
   int64_t restart_us = 0;  // the earliest restart r with previous.start_us < r
 };
 
@@ -181,7 +181,7 @@ struct AuditReport {
 struct ManifestHost {
   std::string host;  // normalised
   int64_t crawl_delay_ms = 0;
-  std::vector<std::string> must_fetch;  // normalised identities, duplicates removed
+  std::vector<std::string> must_fetch;               // normalised identities, duplicates removed
   std::vector<std::string> must_not_fetch_prefixes;  // as written in the manifest
 };
 

@@ -14,9 +14,10 @@ std::string MakeLog(int lines, int hosts, nlohmann::json* manifest) {
   std::string log;
   log.reserve(size_t(lines) * 240);
   nlohmann::json host_list = nlohmann::json::array();
-  for (int h = 0; h < hosts; ++h) host_list.push_back({{"host", "h" + std::to_string(h) + ".test"},
-                                                       {"crawl_delay_ms", 0},
-                                                       {"must_fetch", nlohmann::json::array()}});
+  for (int h = 0; h < hosts; ++h)
+    host_list.push_back({{"host", "h" + std::to_string(h) + ".test"},
+                         {"crawl_delay_ms", 0},
+                         {"must_fetch", nlohmann::json::array()}});
   const int64_t t0 = 1700000000000000;
   char buf[512];
   for (int i = 0; i < lines; ++i) {
@@ -26,12 +27,14 @@ std::string MakeLog(int lines, int hosts, nlohmann::json* manifest) {
     std::snprintf(buf, sizeof buf,
                   R"({"host":"h%d.test","path":"/p/%lld?b=2&a=1","page":"h%d.test/p/%lld",)"
                   R"("start_us":%lld,"end_us":%lld,"status":200,"bytes":1234,"conn":%d,)"
-                  R"("kind":"page","disallowed":false})" "\n",
+                  R"("kind":"page","disallowed":false})"
+                  "\n",
                   h, (long long)n, h, (long long)n, (long long)start, (long long)(start + 12000),
                   h);
     log += buf;
-    if (n < 20) (*host_list[h]["must_fetch"].get_ptr<nlohmann::json::array_t*>())
-        .push_back("h" + std::to_string(h) + ".test/p/" + std::to_string(n));
+    if (n < 20)
+      (*host_list[h]["must_fetch"].get_ptr<nlohmann::json::array_t*>())
+          .push_back("h" + std::to_string(h) + ".test/p/" + std::to_string(n));
   }
   *manifest = {{"hosts", host_list}};
   return log;

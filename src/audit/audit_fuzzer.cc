@@ -25,15 +25,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     options.restarts_us.insert(options.restarts_us.end(), restarts->begin(), restarts->end());
   }
   static const nlohmann::json manifest = {
-      {"hosts", {{{"host", "a.test"}, {"crawl_delay_ms", 2000},
-                  {"must_fetch", {"a.test/", "a.test/robots.txt"}},
-                  {"must_not_fetch_prefixes",
-                   {"/private/ (but /private/open/)", "*.pdf", "/p/*?print=", "/x*y$"}}}}}};
+      {"hosts",
+       {{{"host", "a.test"},
+         {"crawl_delay_ms", 2000},
+         {"must_fetch", {"a.test/", "a.test/robots.txt"}},
+         {"must_not_fetch_prefixes",
+          {"/private/ (but /private/open/)", "*.pdf", "/p/*?print=", "/x*y$"}}}}}};
   std::istringstream in(text);
-  harvest::Result<harvest::audit::AuditReport> report = harvest::audit::RunAudit(in, manifest, options);
+  harvest::Result<harvest::audit::AuditReport> report =
+      harvest::audit::RunAudit(in, manifest, options);
   if (!report.ok()) __builtin_trap();
   std::string out = harvest::audit::FormatText(*report);
-  std::string json = harvest::audit::ToJson(*report).dump(
-      -1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string json = harvest::audit::ToJson(*report).dump(-1, ' ', false,
+                                                          nlohmann::json::error_handler_t::replace);
   return out.empty() || json.empty();
 }

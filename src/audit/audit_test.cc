@@ -22,10 +22,16 @@ struct Req {
   int status = 200;
   json extra = json::object();
   std::string Line() const {
-    json j = {{"host", host},          {"path", path},   {"page", nullptr},
-              {"start_us", kT0 + start_ms * kMs}, {"end_us", kT0 + end_ms * kMs},
-              {"status", status},      {"bytes", 10},    {"conn", 1},
-              {"kind", "page"},        {"disallowed", false}};
+    json j = {{"host", host},
+              {"path", path},
+              {"page", nullptr},
+              {"start_us", kT0 + start_ms * kMs},
+              {"end_us", kT0 + end_ms * kMs},
+              {"status", status},
+              {"bytes", 10},
+              {"conn", 1},
+              {"kind", "page"},
+              {"disallowed", false}};
     j.update(extra);
     return j.dump();
   }
@@ -37,7 +43,9 @@ std::string Log(const std::vector<Req>& reqs) {
   return out;
 }
 
-json ManifestJson(json hosts) { return {{"seed", 1}, {"hosts", std::move(hosts)}, {"edge", json::array()}}; }
+json ManifestJson(json hosts) {
+  return {{"seed", 1}, {"hosts", std::move(hosts)}, {"edge", json::array()}};
+}
 
 json Host(const std::string& name, std::vector<std::string> must_fetch, int64_t crawl_delay_ms = 0,
           std::vector<std::string> prefixes = {}) {
@@ -66,15 +74,16 @@ const HostReport& HostOf(const AuditReport& r, const std::string& host) {
 
 // A polite crawl of two hosts: robots.txt first, then pages 1 s apart (end to start).
 std::vector<Req> CleanCrawl() {
-  return {{"a.test", "/robots.txt", 0, 10},     {"b.test", "/robots.txt", 5, 20},
-          {"a.test", "/", 1010, 1030},          {"b.test", "/", 1020, 1100},
-          {"a.test", "/p/1", 2030, 2040},       {"b.test", "/p/1", 2100, 2150},
+  return {{"a.test", "/robots.txt", 0, 10},  {"b.test", "/robots.txt", 5, 20},
+          {"a.test", "/", 1010, 1030},       {"b.test", "/", 1020, 1100},
+          {"a.test", "/p/1", 2030, 2040},    {"b.test", "/p/1", 2100, 2150},
           {"a.test", "/p/2?x=1", 3040, 3050}};
 }
 
 json CleanManifest() {
-  return ManifestJson({Host("a.test", {"a.test/robots.txt", "a.test/", "a.test/p/1", "a.test/p/2?x=1"}),
-                   Host("b.test", {"b.test/robots.txt", "b.test/", "b.test/p/1"})});
+  return ManifestJson(
+      {Host("a.test", {"a.test/robots.txt", "a.test/", "a.test/p/1", "a.test/p/2?x=1"}),
+       Host("b.test", {"b.test/robots.txt", "b.test/", "b.test/p/1"})});
 }
 
 TEST(AuditTest, CleanLogPasses) {
@@ -182,7 +191,7 @@ TEST(AuditTest, DetectsCrawlDelayOnlyWhereTheManifestAsksForIt) {
 TEST(AuditTest, DetectsRetryAfterAndRetriesAreNotDuplicates) {
   std::string log = Log({{"a.test", "/", 0, 10, 503, {{"retry_after_s", 10}}},
                          {"a.test", "/", 3010, 3020, 503, {{"retry_after_s", 2}}},  // < 10 s
-                         {"a.test", "/", 5020, 5030},  // 2 s after: honours the second one
+                         {"a.test", "/", 5020, 5030},     // 2 s after: honours the second one
                          {"a.test", "/x", 6030, 6040}});  // back to the default delay
   AuditReport r = Audit(log, ManifestJson({Host("a.test", {"a.test/"})}));
   EXPECT_EQ(r.totals.delay, 1);
@@ -246,11 +255,11 @@ TEST(MatchesNotFetchPatternTest, ManifestPatternSyntax) {
 
 TEST(AuditTest, DetectsDuplicates) {
   std::string log = Log({{"a.test", "/p/1", 0, 10},
-                         {"a.test", "/p/1", 2000, 2010},                 // duplicate
+                         {"a.test", "/p/1", 2000, 2010},  // duplicate
                          {"a.test", "/gone", 4000, 4010, 404},
-                         {"a.test", "/gone", 6000, 6010, 404},           // duplicate (404 final)
+                         {"a.test", "/gone", 6000, 6010, 404},  // duplicate (404 final)
                          {"a.test", "/r", 8000, 8010, 301},
-                         {"a.test", "/r", 10000, 10010, 301}});          // duplicate
+                         {"a.test", "/r", 10000, 10010, 301}});  // duplicate
   AuditReport r = Audit(log, ManifestJson({Host("a.test", {})}));
   EXPECT_EQ(r.totals.duplicate, 3);
   EXPECT_EQ(HostOf(r, "a.test").violations.duplicate, 3);
@@ -320,7 +329,8 @@ TEST(AuditTest, MalformedLinesFailWithLineNumbers) {
   std::string log = Log(CleanCrawl());
   log.insert(0, "\n");  // a blank line is ignored but counted as a line
   log += "{not json\n";
-  log += R"({"host":"a.test","path":"/x","end_us":1,"status":200})" "\n";
+  log += R"({"host":"a.test","path":"/x","end_us":1,"status":200})"
+         "\n";
   AuditReport r = Audit(log, CleanManifest());
   EXPECT_EQ(r.lines, 10);
   EXPECT_EQ(r.requests, 7);
@@ -359,7 +369,11 @@ TEST(AuditTest, UnknownHostsAreReportedNotViolations) {
 TEST(AuditTest, ExamplesAreCappedAndEarliestFirst) {
   std::vector<Req> reqs;
   for (int i = 0; i < 5; ++i)
-    reqs.push_back({"a.test", "/d" + std::to_string(i), (4 - i) * 2000, (4 - i) * 2000 + 10, 200,
+    reqs.push_back({"a.test",
+                    "/d" + std::to_string(i),
+                    (4 - i) * 2000,
+                    (4 - i) * 2000 + 10,
+                    200,
                     {{"disallowed", true}}});
   AuditReport r = Audit(Log(reqs), ManifestJson({Host("a.test", {})}), {.max_examples = 2});
   EXPECT_EQ(r.totals.robots, 5);
@@ -390,7 +404,8 @@ TEST(AuditTest, RejectsBadManifests) {
   EXPECT_FALSE(RunAudit(empty, json{{"hosts", {{{"crawl_delay_ms", 1}}}}}).ok());
   EXPECT_FALSE(RunAudit(empty, ManifestJson({{{"host", "a"}, {"must_fetch", {1}}}})).ok());
   EXPECT_FALSE(RunAudit(empty, ManifestJson({{{"host", "a"}, {"crawl_delay_ms", "x"}}})).ok());
-  Result<AuditReport> bad_option = RunAudit(empty, ManifestJson(json::array()), {.min_coverage = 2});
+  Result<AuditReport> bad_option =
+      RunAudit(empty, ManifestJson(json::array()), {.min_coverage = 2});
   EXPECT_FALSE(bad_option.ok());
   Result<AuditReport> ok = RunAudit(empty, ManifestJson(json::array()));
   ASSERT_TRUE(ok.ok());
@@ -398,14 +413,13 @@ TEST(AuditTest, RejectsBadManifests) {
 }
 
 TEST(AuditTest, RepeatedManifestHostsMerge) {
-  Result<audit::Manifest> m = ParseManifest(
-      ManifestJson({Host("a.test", {"a.test/", "a.test/x"}, 100), Host("A.test", {"a.test/"}, 2000)}));
+  Result<audit::Manifest> m = ParseManifest(ManifestJson(
+      {Host("a.test", {"a.test/", "a.test/x"}, 100), Host("A.test", {"a.test/"}, 2000)}));
   ASSERT_TRUE(m.ok());
   ASSERT_EQ(m->hosts.size(), 1u);
   EXPECT_EQ(m->hosts[0].crawl_delay_ms, 2000);
   EXPECT_EQ(m->hosts[0].must_fetch.size(), 2u);
 }
-
 
 // --- Refetches after a crawler restart (AuditOptions::restarts_us) -------------------------
 
@@ -420,8 +434,8 @@ AuditOptions WithRestarts(std::vector<int64_t> restarts, int64_t window_ms = 100
 }
 
 TEST(AuditRestartTest, RefetchJustAfterRestartWithinWindowIsCountedNotAViolation) {
-  std::string log = Log({{"a.test", "/p/1", 0, 10},
-                         {"a.test", "/p/1", 2000, 2010}});  // killed at 500 ms, restarted
+  std::string log = Log(
+      {{"a.test", "/p/1", 0, 10}, {"a.test", "/p/1", 2000, 2010}});  // killed at 500 ms, restarted
   json m = ManifestJson({Host("a.test", {"a.test/p/1"})});
   ASSERT_EQ(Audit(log, m).totals.duplicate, 1);  // without the restart: a duplicate
   AuditReport r = Audit(log, m, WithRestarts({At(500)}));
@@ -503,9 +517,9 @@ TEST(AuditRestartTest, OneRestartExcusesOneRefetchPerPage) {
 TEST(AuditRestartTest, TwoRestarts) {
   std::string log = Log({{"a.test", "/p/1", 0, 10},
                          {"b.test", "/p/1", 0, 10},
-                         {"a.test", "/p/1", 2000, 2010},    // after restart 1
-                         {"b.test", "/p/1", 2000, 2010},    // after restart 1
-                         {"a.test", "/p/1", 4000, 4010},    // after restart 2: lost again
+                         {"a.test", "/p/1", 2000, 2010},  // after restart 1
+                         {"b.test", "/p/1", 2000, 2010},  // after restart 1
+                         {"a.test", "/p/1", 4000, 4010},  // after restart 2: lost again
                          {"b.test", "/p/3", 10000, 10010},
                          {"b.test", "/p/3", 40000, 40010}});  // restart 3 came 20 s later
   json m = ManifestJson({Host("a.test", {}), Host("b.test", {})});
@@ -594,9 +608,9 @@ Result<std::vector<int64_t>> ParseRestarts(const std::string& text) {
 }
 
 TEST(ParseRestartTimesTest, ReadsOneTimePerLineSkippingBlanksAndComments) {
-  Result<std::vector<int64_t>> r =
-      ParseRestarts("# kill times\n1700000000500000\n\n   \t\n  1700000002500000  # second\r\n"
-                    "-5\n9223372036854775807");
+  Result<std::vector<int64_t>> r = ParseRestarts(
+      "# kill times\n1700000000500000\n\n   \t\n  1700000002500000  # second\r\n"
+      "-5\n9223372036854775807");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(*r, (std::vector<int64_t>{1700000000500000, 1700000002500000, -5, INT64_MAX}));
   Result<std::vector<int64_t>> empty = ParseRestarts("");
@@ -609,8 +623,7 @@ TEST(ParseRestartTimesTest, BadLineIsAnErrorNamingTheLine) {
     Result<std::vector<int64_t>> r = ParseRestarts(std::string("# c\n10\n") + bad + "\n20\n");
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument) << bad;
-    EXPECT_NE(r.status().message().find("line 3: '"), std::string::npos)
-        << r.status().message();
+    EXPECT_NE(r.status().message().find("line 3: '"), std::string::npos) << r.status().message();
   }
   Result<std::vector<int64_t>> big = ParseRestarts("99999999999999999999\n");
   ASSERT_FALSE(big.ok());

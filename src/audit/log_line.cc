@@ -101,10 +101,14 @@ class Cursor {
     for (int k = 0; k < 4; ++k) {
       char c = s_[i_++];
       *v <<= 4;
-      if (c >= '0' && c <= '9') *v |= uint32_t(c - '0');
-      else if (c >= 'a' && c <= 'f') *v |= uint32_t(c - 'a' + 10);
-      else if (c >= 'A' && c <= 'F') *v |= uint32_t(c - 'A' + 10);
-      else return false;
+      if (c >= '0' && c <= '9')
+        *v |= uint32_t(c - '0');
+      else if (c >= 'a' && c <= 'f')
+        *v |= uint32_t(c - 'a' + 10);
+      else if (c >= 'A' && c <= 'F')
+        *v |= uint32_t(c - 'A' + 10);
+      else
+        return false;
     }
     return true;
   }
@@ -113,16 +117,34 @@ class Cursor {
     if (i_ >= s_.size()) return false;
     char e = s_[i_++];
     switch (e) {
-      case '"': out->push_back('"'); return true;
-      case '\\': out->push_back('\\'); return true;
-      case '/': out->push_back('/'); return true;
-      case 'b': out->push_back('\b'); return true;
-      case 'f': out->push_back('\f'); return true;
-      case 'n': out->push_back('\n'); return true;
-      case 'r': out->push_back('\r'); return true;
-      case 't': out->push_back('\t'); return true;
-      case 'u': return Unicode(out);
-      default: return false;
+      case '"':
+        out->push_back('"');
+        return true;
+      case '\\':
+        out->push_back('\\');
+        return true;
+      case '/':
+        out->push_back('/');
+        return true;
+      case 'b':
+        out->push_back('\b');
+        return true;
+      case 'f':
+        out->push_back('\f');
+        return true;
+      case 'n':
+        out->push_back('\n');
+        return true;
+      case 'r':
+        out->push_back('\r');
+        return true;
+      case 't':
+        out->push_back('\t');
+        return true;
+      case 'u':
+        return Unicode(out);
+      default:
+        return false;
     }
   }
 
@@ -230,9 +252,12 @@ struct FieldParser {
     return true;
   }
   bool BoolField(std::string_view key, bool* dst) {
-    if (cur.Literal("true")) *dst = true;
-    else if (cur.Literal("false") || cur.Literal("null")) *dst = false;
-    else return Fail("\"" + std::string(key) + "\" is not a boolean");
+    if (cur.Literal("true"))
+      *dst = true;
+    else if (cur.Literal("false") || cur.Literal("null"))
+      *dst = false;
+    else
+      return Fail("\"" + std::string(key) + "\" is not a boolean");
     return true;
   }
 
@@ -300,21 +325,22 @@ bool ParseLogLine(std::string_view text, LogLine* out, std::string* error) {
   if (!cur.Consume('}')) {
     while (true) {
       cur.SkipWs();
-      if (!cur.String(&key)) return fields.Fail("expected a field name at byte " +
-                                                std::to_string(cur.pos() + 1));
+      if (!cur.String(&key))
+        return fields.Fail("expected a field name at byte " + std::to_string(cur.pos() + 1));
       cur.SkipWs();
       if (!cur.Consume(':')) return fields.Fail("expected ':' after \"" + key + "\"");
       cur.SkipWs();
       if (!fields.Field(key)) return false;
       cur.SkipWs();
       if (cur.Consume('}')) break;
-      if (!cur.Consume(',')) return fields.Fail("expected ',' or '}' at byte " +
-                                                std::to_string(cur.pos() + 1));
+      if (!cur.Consume(','))
+        return fields.Fail("expected ',' or '}' at byte " + std::to_string(cur.pos() + 1));
     }
   }
   cur.SkipWs();
   if (!cur.AtEnd()) return fields.Fail("trailing characters after the object");
-  if (fields.seen != kAll) return fields.Fail(std::string("missing \"") + MissingName(fields.seen) + "\"");
+  if (fields.seen != kAll)
+    return fields.Fail(std::string("missing \"") + MissingName(fields.seen) + "\"");
   if (out->host.empty()) return fields.Fail("\"host\" is empty");
   if (out->end_us < out->start_us) return fields.Fail("\"end_us\" is before \"start_us\"");
   return true;

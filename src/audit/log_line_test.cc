@@ -69,8 +69,8 @@ TEST(ParseLogLineTest, ReusedRecordIsReset) {
   LogLine l;
   std::string error;
   ASSERT_TRUE(ParseLogLine(kFull, &l, &error));
-  ASSERT_TRUE(ParseLogLine(R"({"host":"a","path":"/","start_us":1,"end_us":2,"status":200})", &l,
-                           &error));
+  ASSERT_TRUE(
+      ParseLogLine(R"({"host":"a","path":"/","start_us":1,"end_us":2,"status":200})", &l, &error));
   EXPECT_FALSE(l.has_page);
   EXPECT_FALSE(l.cond);
   EXPECT_FALSE(l.has_retry_after);
@@ -105,13 +105,13 @@ INSTANTIATE_TEST_SUITE_P(
                 "\"start_us\" is not a non-negative integer"},
         BadLine{R"({"host":"a","path":"/","start_us":1.5,"end_us":2,"status":200})",
                 "\"start_us\""},
-        BadLine{R"({"host":"a","path":"/","start_us":-1,"end_us":2,"status":200})",
-                "\"start_us\""},
+        BadLine{R"({"host":"a","path":"/","start_us":-1,"end_us":2,"status":200})", "\"start_us\""},
         BadLine{R"({"host":"a","path":"/","start_us":1,"end_us":2,"status":1000})", "0..999"},
         BadLine{R"({"host":"a","path":"/","start_us":1,"end_us":2,"status":200,"cond":1})",
                 "\"cond\" is not a boolean"},
-        BadLine{R"({"host":"a","path":"/","start_us":1,"end_us":2,"status":200,"retry_after_s":"x"})",
-                "retry_after_s"},
+        BadLine{
+            R"({"host":"a","path":"/","start_us":1,"end_us":2,"status":200,"retry_after_s":"x"})",
+            "retry_after_s"},
         BadLine{R"({"host":7,"path":"/","start_us":1,"end_us":2,"status":200})",
                 "\"host\" is not a string"},
         BadLine{R"({"host":"a","path":"/","start_us":1,"end_us":2,"status":200} x)", "trailing"},

@@ -11,8 +11,8 @@ std::string NormalizeHost(std::string_view host) {
   if (!host.empty() && host.front() == '[') {  // IPv6 literal: keep through ']'
     size_t close = host.find(']');
     if (close != std::string_view::npos) host = host.substr(0, close + 1);
-  } else if (size_t colon = host.rfind(':'); colon != std::string_view::npos &&
-                                             host.find(':') == colon) {
+  } else if (size_t colon = host.rfind(':');
+             colon != std::string_view::npos && host.find(':') == colon) {
     host = host.substr(0, colon);  // exactly one ':' → "name:port"
   }
   std::string out(host);
@@ -37,8 +37,7 @@ bool WildcardPrefix(std::string_view pat, std::string_view s) {
   bool anchored = !pat.empty() && pat.back() == '$';
   if (anchored) pat.remove_suffix(1);
   size_t star = pat.find('*');
-  if (star == std::string_view::npos)
-    return anchored ? s == pat : s.starts_with(pat);
+  if (star == std::string_view::npos) return anchored ? s == pat : s.starts_with(pat);
   if (!s.starts_with(pat.substr(0, star))) return false;
   std::string_view rest_pat = pat.substr(star + 1);
   if (anchored) {
@@ -109,8 +108,8 @@ Result<Manifest> ParseManifest(const nlohmann::json& j) {
     }
     std::vector<std::string> must_fetch;
     if (Status s = StringArray(h, "must_fetch", where, &must_fetch); !s.ok()) return s;
-    if (Status s = StringArray(h, "must_not_fetch_prefixes", where,
-                               &parsed.must_not_fetch_prefixes);
+    if (Status s =
+            StringArray(h, "must_not_fetch_prefixes", where, &parsed.must_not_fetch_prefixes);
         !s.ok())
       return s;
     for (auto& id : must_fetch) parsed.must_fetch.push_back(NormalizeIdentity(id));

@@ -9,20 +9,28 @@ namespace harvest::audit {
 
 const char* ViolationKindName(ViolationKind kind) {
   switch (kind) {
-    case ViolationKind::kConcurrency: return "concurrency";
-    case ViolationKind::kDelay: return "delay";
-    case ViolationKind::kRobots: return "robots";
-    case ViolationKind::kMustNotFetch: return "must_not_fetch";
-    case ViolationKind::kDuplicate: return "duplicate";
+    case ViolationKind::kConcurrency:
+      return "concurrency";
+    case ViolationKind::kDelay:
+      return "delay";
+    case ViolationKind::kRobots:
+      return "robots";
+    case ViolationKind::kMustNotFetch:
+      return "must_not_fetch";
+    case ViolationKind::kDuplicate:
+      return "duplicate";
   }
   return "unknown";
 }
 
 const char* DelaySourceName(DelaySource source) {
   switch (source) {
-    case DelaySource::kDefault: return "default";
-    case DelaySource::kCrawlDelay: return "crawl_delay";
-    case DelaySource::kRetryAfter: return "retry_after";
+    case DelaySource::kDefault:
+      return "default";
+    case DelaySource::kCrawlDelay:
+      return "crawl_delay";
+    case DelaySource::kRetryAfter:
+      return "retry_after";
   }
   return "unknown";
 }
@@ -39,8 +47,8 @@ std::vector<std::string> AuditReport::FailureReasons() const {
   if (totals.Total() > 0) out.push_back(std::to_string(totals.Total()) + " violation(s)");
   if (!(Coverage() >= min_coverage)) {
     char buf[160];
-    std::snprintf(buf, sizeof buf, "coverage %.4f%% is below the minimum %.4f%%",
-                  Coverage() * 100, min_coverage * 100);
+    std::snprintf(buf, sizeof buf, "coverage %.4f%% is below the minimum %.4f%%", Coverage() * 100,
+                  min_coverage * 100);
     out.push_back(buf);
   }
   return out;
@@ -75,8 +83,8 @@ std::string DescribeViolation(const Violation& v) {
       return out + ", " + Millis(-v.gap_us) + " before " + Describe(*v.previous) + " ended";
     case ViolationKind::kDelay:
       return out + ", " + Millis(v.gap_us) + " after " + Describe(*v.previous) +
-             " ended; required " + Millis(v.required_us) + " (" +
-             DelaySourceName(v.delay_source) + ")";
+             " ended; required " + Millis(v.required_us) + " (" + DelaySourceName(v.delay_source) +
+             ")";
     case ViolationKind::kRobots:
       return out + ", logged as disallowed by robots.txt";
     case ViolationKind::kMustNotFetch:
@@ -104,18 +112,24 @@ std::string Percent(double f) {
 void AppendCounts(const ViolationCounts& c, std::string* out) {
   char buf[512];
   std::snprintf(buf, sizeof buf,
-                "  concurrency     %" PRId64 "\n"
+                "  concurrency     %" PRId64
+                "\n"
                 "  delay           %" PRId64 " (default %" PRId64 ", crawl_delay %" PRId64
-                ", retry_after %" PRId64 ")\n"
-                "  robots          %" PRId64 "\n"
-                "  must_not_fetch  %" PRId64 "\n"
+                ", retry_after %" PRId64
+                ")\n"
+                "  robots          %" PRId64
+                "\n"
+                "  must_not_fetch  %" PRId64
+                "\n"
                 "  duplicate       %" PRId64 "\n",
-                c.concurrency, c.delay, c.delay_default, c.delay_crawl_delay,
-                c.delay_retry_after, c.robots, c.must_not_fetch, c.duplicate);
+                c.concurrency, c.delay, c.delay_default, c.delay_crawl_delay, c.delay_retry_after,
+                c.robots, c.must_not_fetch, c.duplicate);
   *out += buf;
 }
 
-bool HasProblem(const HostReport& h) { return h.violations.Total() > 0 || h.covered < h.must_fetch; }
+bool HasProblem(const HostReport& h) {
+  return h.violations.Total() > 0 || h.covered < h.must_fetch;
+}
 
 void AppendWorstHosts(const AuditReport& report, size_t max_hosts, std::string* out) {
   std::vector<const HostReport*> bad;
@@ -140,20 +154,24 @@ void AppendWorstHosts(const AuditReport& report, size_t max_hosts, std::string* 
     std::snprintf(buf, sizeof buf,
                   "  %-28s %9" PRId64 " %6" PRId64 " %6" PRId64 " %6" PRId64 " %6" PRId64
                   " %6" PRId64 "  %s (%" PRId64 "/%" PRId64 ")\n",
-                  h.host.c_str(), h.requests, c.concurrency, c.delay, c.robots,
-                  c.must_not_fetch, c.duplicate, Percent(h.Coverage()).c_str(), h.covered,
-                  h.must_fetch);
+                  h.host.c_str(), h.requests, c.concurrency, c.delay, c.robots, c.must_not_fetch,
+                  c.duplicate, Percent(h.Coverage()).c_str(), h.covered, h.must_fetch);
     *out += buf;
   }
 }
 
 int64_t CountOf(const ViolationCounts& c, ViolationKind kind) {
   switch (kind) {
-    case ViolationKind::kConcurrency: return c.concurrency;
-    case ViolationKind::kDelay: return c.delay;
-    case ViolationKind::kRobots: return c.robots;
-    case ViolationKind::kMustNotFetch: return c.must_not_fetch;
-    case ViolationKind::kDuplicate: return c.duplicate;
+    case ViolationKind::kConcurrency:
+      return c.concurrency;
+    case ViolationKind::kDelay:
+      return c.delay;
+    case ViolationKind::kRobots:
+      return c.robots;
+    case ViolationKind::kMustNotFetch:
+      return c.must_not_fetch;
+    case ViolationKind::kDuplicate:
+      return c.duplicate;
   }
   return 0;
 }
@@ -169,16 +187,15 @@ void AppendRestarts(const AuditReport& report, std::string* out) {
 
 void AppendRefetches(const AuditReport& report, std::string* out) {
   if (report.refetches.empty()) return;
-  *out += "\nRefetched after restart (first " + std::to_string(report.refetches.size()) +
-          " of " + std::to_string(report.totals.refetched_after_restart) +
-          "; not violations):\n";
+  *out += "\nRefetched after restart (first " + std::to_string(report.refetches.size()) + " of " +
+          std::to_string(report.totals.refetched_after_restart) + "; not violations):\n";
   for (const auto& f : report.refetches) *out += "  " + DescribeRefetch(f) + "\n";
 }
 
 void AppendExamples(const AuditReport& report, std::string* out) {
-  for (ViolationKind kind : {ViolationKind::kConcurrency, ViolationKind::kDelay,
-                             ViolationKind::kRobots, ViolationKind::kMustNotFetch,
-                             ViolationKind::kDuplicate}) {
+  for (ViolationKind kind :
+       {ViolationKind::kConcurrency, ViolationKind::kDelay, ViolationKind::kRobots,
+        ViolationKind::kMustNotFetch, ViolationKind::kDuplicate}) {
     size_t shown = 0;
     std::string lines;
     for (const auto& v : report.examples) {
@@ -188,8 +205,8 @@ void AppendExamples(const AuditReport& report, std::string* out) {
     }
     if (shown == 0) continue;
     *out += std::string("\n") + ViolationKindName(kind) + " violations (first " +
-            std::to_string(shown) + " of " + std::to_string(CountOf(report.totals, kind)) +
-            "):\n" + lines;
+            std::to_string(shown) + " of " + std::to_string(CountOf(report.totals, kind)) + "):\n" +
+            lines;
   }
 }
 
@@ -229,9 +246,9 @@ std::string FormatText(const AuditReport& report, size_t max_hosts) {
   std::string out = report.Passed() ? "AUDIT PASSED\n" : "AUDIT FAILED\n";
   for (const auto& reason : report.FailureReasons()) out += "  failed: " + reason + "\n";
   out += "Requests: " + std::to_string(report.requests) + " (" + std::to_string(report.lines) +
-         " lines, " + std::to_string(report.malformed_count) + " malformed); hosts: " +
-         std::to_string(report.hosts.size()) + " (" + std::to_string(report.UnknownHosts()) +
-         " not in manifest)\n";
+         " lines, " + std::to_string(report.malformed_count) +
+         " malformed); hosts: " + std::to_string(report.hosts.size()) + " (" +
+         std::to_string(report.UnknownHosts()) + " not in manifest)\n";
   out += "Coverage: " + Percent(report.Coverage()) + " (" + std::to_string(report.covered) +
          " of " + std::to_string(report.must_fetch) + " must_fetch; minimum " +
          Percent(report.min_coverage) + ")\n";
@@ -255,8 +272,7 @@ std::string FormatText(const AuditReport& report, size_t max_hosts) {
   if (report.UnknownHosts() > 0) {
     out += "\nHosts not in the manifest (" + std::to_string(report.UnknownHosts()) + "):\n";
     for (const auto& h : report.hosts) {
-      if (!h.in_manifest)
-        out += "  " + h.host + " (" + std::to_string(h.requests) + " requests)\n";
+      if (!h.in_manifest) out += "  " + h.host + " (" + std::to_string(h.requests) + " requests)\n";
     }
   }
   return out;
@@ -264,7 +280,8 @@ std::string FormatText(const AuditReport& report, size_t max_hosts) {
 
 nlohmann::json ToJson(const AuditReport& report) {
   nlohmann::json malformed = nlohmann::json::array();
-  for (const auto& m : report.malformed) malformed.push_back({{"line", m.line}, {"reason", m.reason}});
+  for (const auto& m : report.malformed)
+    malformed.push_back({{"line", m.line}, {"reason", m.reason}});
   nlohmann::json examples = nlohmann::json::array();
   for (const auto& v : report.examples) examples.push_back(ViolationJson(v));
   nlohmann::json refetches = nlohmann::json::array();

@@ -50,8 +50,7 @@ Result<std::vector<int64_t>> ParseRestartTimes(std::istream& in, std::string_vie
                                      " is not an integer microsecond time");
     out.push_back(value);
   }
-  if (in.bad())
-    return Status::IOError("reading restart times failed after " + where());
+  if (in.bad()) return Status::IOError("reading restart times failed after " + where());
   return out;
 }
 

@@ -29,8 +29,8 @@ class SystemClock final : public Clock {
     return std::chrono::time_point_cast<Duration>(std::chrono::steady_clock::now());
   }
   int64_t WallMicros() const override {
-    return std::chrono::duration_cast<Duration>(
-               std::chrono::system_clock::now().time_since_epoch()).count();
+    return std::chrono::duration_cast<Duration>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
   }
   // The process-wide default (stateless, so sharing it is safe).
   static SystemClock* Default() {

@@ -4,15 +4,24 @@ namespace harvest {
 namespace {
 const char* CodeName(Status::Code code) {
   switch (code) {
-    case Status::Code::kOk: return "ok";
-    case Status::Code::kInvalidArgument: return "invalid argument";
-    case Status::Code::kNotFound: return "not found";
-    case Status::Code::kCorruption: return "corruption";
-    case Status::Code::kIOError: return "I/O error";
-    case Status::Code::kUnavailable: return "unavailable";
-    case Status::Code::kResourceExhausted: return "resource exhausted";
-    case Status::Code::kAborted: return "aborted";
-    case Status::Code::kInternal: return "internal error";
+    case Status::Code::kOk:
+      return "ok";
+    case Status::Code::kInvalidArgument:
+      return "invalid argument";
+    case Status::Code::kNotFound:
+      return "not found";
+    case Status::Code::kCorruption:
+      return "corruption";
+    case Status::Code::kIOError:
+      return "I/O error";
+    case Status::Code::kUnavailable:
+      return "unavailable";
+    case Status::Code::kResourceExhausted:
+      return "resource exhausted";
+    case Status::Code::kAborted:
+      return "aborted";
+    case Status::Code::kInternal:
+      return "internal error";
   }
   return "unknown";
 }

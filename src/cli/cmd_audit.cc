@@ -55,7 +55,8 @@ int Run(const AuditCmdOptions& o) {
   std::ifstream manifest_file(o.manifest);
   if (!manifest_file || IsDirectory(o.manifest))
     return UsageError("audit", "cannot open manifest '" + o.manifest + "'");
-  nlohmann::json manifest = nlohmann::json::parse(manifest_file, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json manifest =
+      nlohmann::json::parse(manifest_file, nullptr, /*allow_exceptions=*/false);
   if (manifest.is_discarded())
     return UsageError("audit", "manifest '" + o.manifest + "' is not valid JSON");
 
@@ -84,12 +85,12 @@ int Run(const AuditCmdOptions& o) {
   if (!report.ok()) {
     if (report.status().code() == Status::Code::kInvalidArgument)
       return UsageError("audit", "manifest '" + o.manifest + "': " + report.status().message());
-    return UsageError("audit", "cannot audit request log '" + o.log + "': " +
-                                   report.status().message());
+    return UsageError("audit",
+                      "cannot audit request log '" + o.log + "': " + report.status().message());
   }
   if (o.json) {
-    std::string out = audit::ToJson(*report).dump(2, ' ', false,
-                                                  nlohmann::json::error_handler_t::replace);
+    std::string out =
+        audit::ToJson(*report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
     std::fwrite(out.data(), 1, out.size(), stdout);
     std::fputc('\n', stdout);
   } else {

@@ -24,10 +24,10 @@ extern "C" void OnStopSignal(int) {
 }
 
 // Ranges of the numeric flags: those of the config keys they override (src/crawl/config.cc).
-constexpr int64_t kMaxDelayMs = 3'600'000;  // politeness.delay_ms
-constexpr int64_t kMaxDepth = 100'000;      // scope.max_depth
+constexpr int64_t kMaxDelayMs = 3'600'000;       // politeness.delay_ms
+constexpr int64_t kMaxDepth = 100'000;           // scope.max_depth
 constexpr int64_t kMaxPages = int64_t{1} << 50;  // crawl.max_pages
-constexpr int64_t kMaxWorkers = 256;         // crawl.workers
+constexpr int64_t kMaxWorkers = 256;             // crawl.workers
 
 // A flag not given (nullopt) leaves the config file's value or the default.
 struct CrawlFlags {
@@ -61,8 +61,7 @@ void WriteSummaryJson(const std::string& path, const crawl::CrawlStats& stats) {
       << ",\"http_3xx\":" << stats.http_3xx << ",\"http_4xx\":" << stats.http_4xx
       << ",\"http_5xx\":" << stats.http_5xx << ",\"fetch_errors\":" << stats.fetch_errors
       << ",\"retries\":" << stats.retries << ",\"gave_up\":" << stats.gave_up
-      << ",\"truncated\":" << stats.truncated
-      << ",\"responses_stored\":" << stats.responses_stored
+      << ",\"truncated\":" << stats.truncated << ",\"responses_stored\":" << stats.responses_stored
       << ",\"revisits_stored\":" << stats.revisits_stored
       << ",\"near_duplicates\":" << stats.near_duplicates
       << ",\"bytes_downloaded\":" << stats.bytes_downloaded
@@ -127,8 +126,7 @@ int RunCrawl(const CrawlFlags& f) {
 }
 
 CommandRegistration reg(
-    "crawl", "Crawl from seed URLs, politely, into WARC files",
-    [](CLI::App* app) -> CommandRunner {
+    "crawl", "Crawl from seed URLs, politely, into WARC files", [](CLI::App* app) -> CommandRunner {
       auto f = std::make_shared<CrawlFlags>();
       app->add_option("--seeds", f->seeds, "File of seed URLs, one per line")->required();
       app->add_option("--out", f->out,

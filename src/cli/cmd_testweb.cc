@@ -14,9 +14,9 @@ namespace harvest::cli {
 namespace {
 
 // Ranges of the numeric options (checked when parsed: a usage error naming the value).
-constexpr int64_t kMaxHosts = 10'000;        // testweb::kMaxHosts
-constexpr int64_t kMaxPages = 1'000'000;     // the manifest lists every page of every host
-constexpr int64_t kMaxLinks = 10'000;        // per page
+constexpr int64_t kMaxHosts = 10'000;     // testweb::kMaxHosts
+constexpr int64_t kMaxPages = 1'000'000;  // the manifest lists every page of every host
+constexpr int64_t kMaxLinks = 10'000;     // per page
 constexpr int64_t kMaxThreads = 256;
 constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
 

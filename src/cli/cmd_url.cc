@@ -22,7 +22,8 @@ struct UrlOpts {
 };
 
 // Runs one input: the href (parse, canon) or SURT key (surt); nullopt on failure.
-std::optional<std::string> RunOne(Mode mode, const std::string& input, const std::string* base_text) {
+std::optional<std::string> RunOne(Mode mode, const std::string& input,
+                                  const std::string* base_text) {
   std::optional<url::Url> base;
   if (base_text != nullptr) {
     base = url::Parse(*base_text);
@@ -69,7 +70,9 @@ struct ModeSpec {
 };
 
 int RunMode(const ModeSpec& m) {
-  const char* command = m.mode == Mode::kParse ? "url parse" : m.mode == Mode::kCanon ? "url canon" : "url surt";
+  const char* command = m.mode == Mode::kParse   ? "url parse"
+                        : m.mode == Mode::kCanon ? "url canon"
+                                                 : "url surt";
   if (m.opts->jsonl) {
     if (!m.opts->url.empty()) return UsageError(command, "give either a URL or --jsonl, not both");
     return RunJsonl(m.mode);
@@ -98,19 +101,23 @@ ModeSpec AddMode(CLI::App* app, Mode mode, const char* name, const char* help) {
 
 CommandRegistration reg("url", "Parse, canonicalize and key URLs (WHATWG URL Standard)",
                         [](CLI::App* app) -> CommandRunner {
-  app->require_subcommand(1);
-  std::vector<ModeSpec> modes = {
-      AddMode(app, Mode::kParse, "parse", "Print the WHATWG serialization of a URL, or 'failure'"),
-      AddMode(app, Mode::kCanon, "canon", "Print the crawler-canonical form of a URL, or 'failure'"),
-      AddMode(app, Mode::kSurt, "surt", "Print the SURT key (CDXJ) of the canonical URL, or 'failure'"),
-  };
-  return [modes]() -> int {
-    for (const ModeSpec& m : modes) {
-      if (m.sub->parsed()) return RunMode(m);
-    }
-    return UsageError("url", "expected parse, canon or surt");
-  };
-});
+                          app->require_subcommand(1);
+                          std::vector<ModeSpec> modes = {
+                              AddMode(app, Mode::kParse, "parse",
+                                      "Print the WHATWG serialization of a URL, or 'failure'"),
+                              AddMode(app, Mode::kCanon, "canon",
+                                      "Print the crawler-canonical form of a URL, or 'failure'"),
+                              AddMode(
+                                  app, Mode::kSurt, "surt",
+                                  "Print the SURT key (CDXJ) of the canonical URL, or 'failure'"),
+                          };
+                          return [modes]() -> int {
+                            for (const ModeSpec& m : modes) {
+                              if (m.sub->parsed()) return RunMode(m);
+                            }
+                            return UsageError("url", "expected parse, canon or surt");
+                          };
+                        });
 
 }  // namespace
 }  // namespace harvest::cli

@@ -45,7 +45,8 @@ std::vector<std::filesystem::path> WarcFiles(const std::filesystem::path& p) {
 
 int RunLs(const WarcOpts& o) {
   std::error_code ec;
-  if (!std::filesystem::exists(o.path, ec)) return Fail("ls", o.path + ": no such file or directory");
+  if (!std::filesystem::exists(o.path, ec))
+    return Fail("ls", o.path + ": no such file or directory");
   int rc = kExitOk;
   for (const auto& file : WarcFiles(o.path)) {
     auto reader = store::WarcReader::Open(file);
@@ -147,32 +148,36 @@ int RunRepair(const WarcOpts& o) {
   return rc;
 }
 
-CommandRegistration reg("warc", "Inspect WARC files: list records, get a page, print a record, repair",
-                        [](CLI::App* app) -> CommandRunner {
-  auto o = std::make_shared<WarcOpts>();
-  app->require_subcommand(1);
-  auto ls = app->add_subcommand("ls", "One line per record: file, offset, type, URI, status, digest");
-  ls->add_option("DIR", o->path, "Output directory (or one WARC file)")->required();
-  auto get = app->add_subcommand("get", "Print the newest stored payload of URL (follows revisits)");
-  get->add_option("DIR", o->path, "Output directory (or one WARC file)")->required();
-  get->add_option("URL", o->url, "The URL as crawled")->required();
-  get->add_flag("--headers", o->headers, "Print the HTTP response head before the payload");
-  get->add_flag("--decode", o->decode, "Undo Content-Encoding gzip/deflate");
-  auto cat = app->add_subcommand("cat", "Print the record at FILE:OFFSET (WARC headers + block)");
-  cat->add_option("LOCATION", o->location, "FILE:OFFSET, e.g. out/x.warc.gz:1234")->required();
-  auto repair = app->add_subcommand(
-      "repair",
-      "Crash recovery: cut a torn record off the end of each WARC and index its unindexed records");
-  repair->add_option("DIR", o->path, "Output directory (or one WARC file)")->required();
-  repair->add_flag("--force", o->force, "Also cut after corruption far from the end");
-  return [o, ls, get, cat, repair]() -> int {
-    if (ls->parsed()) return RunLs(*o);
-    if (repair->parsed()) return RunRepair(*o);
-    if (get->parsed()) return RunGet(*o);
-    if (cat->parsed()) return RunCat(*o);
-    return UsageError("warc", "expected a subcommand: ls, get, cat or repair");
-  };
-});
+CommandRegistration reg(
+    "warc", "Inspect WARC files: list records, get a page, print a record, repair",
+    [](CLI::App* app) -> CommandRunner {
+      auto o = std::make_shared<WarcOpts>();
+      app->require_subcommand(1);
+      auto ls =
+          app->add_subcommand("ls", "One line per record: file, offset, type, URI, status, digest");
+      ls->add_option("DIR", o->path, "Output directory (or one WARC file)")->required();
+      auto get =
+          app->add_subcommand("get", "Print the newest stored payload of URL (follows revisits)");
+      get->add_option("DIR", o->path, "Output directory (or one WARC file)")->required();
+      get->add_option("URL", o->url, "The URL as crawled")->required();
+      get->add_flag("--headers", o->headers, "Print the HTTP response head before the payload");
+      get->add_flag("--decode", o->decode, "Undo Content-Encoding gzip/deflate");
+      auto cat =
+          app->add_subcommand("cat", "Print the record at FILE:OFFSET (WARC headers + block)");
+      cat->add_option("LOCATION", o->location, "FILE:OFFSET, e.g. out/x.warc.gz:1234")->required();
+      auto repair = app->add_subcommand("repair",
+                                        "Crash recovery: cut a torn record off the end of each "
+                                        "WARC and index its unindexed records");
+      repair->add_option("DIR", o->path, "Output directory (or one WARC file)")->required();
+      repair->add_flag("--force", o->force, "Also cut after corruption far from the end");
+      return [o, ls, get, cat, repair]() -> int {
+        if (ls->parsed()) return RunLs(*o);
+        if (repair->parsed()) return RunRepair(*o);
+        if (get->parsed()) return RunGet(*o);
+        if (cat->parsed()) return RunCat(*o);
+        return UsageError("warc", "expected a subcommand: ls, get, cat or repair");
+      };
+    });
 
 }  // namespace
 }  // namespace harvest::cli

@@ -7,8 +7,8 @@
 #include <map>
 
 #include "base/log.h"
-#include "cli/command.h"
 #include "base/version.h"
+#include "cli/command.h"
 
 namespace harvest::cli {
 

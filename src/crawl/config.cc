@@ -30,8 +30,7 @@ Setter Int(const std::string& key, int64_t min, int64_t max, F store) {
     if (!v || !n.is_integer()) return TypeError(key, "an integer");
     if (*v < min || *v > max) {
       return Status::InvalidArgument("'" + key + "' must be between " + std::to_string(min) +
-                                     " and " + std::to_string(max) + ", got " +
-                                     std::to_string(*v));
+                                     " and " + std::to_string(max) + ", got " + std::to_string(*v));
     }
     store(o, *v);
     return Status::Ok();
@@ -51,8 +50,8 @@ Setter Double(const std::string& key, double min, double max, F store) {
     if (!n.is_number()) return TypeError(key, "a number");
     double v = n.value<double>().value_or(0);
     if (!(v >= min && v <= max)) {  // also refuses nan (TOML allows it)
-      return Status::InvalidArgument("'" + key + "' must be between " + FormatReal(min) +
-                                     " and " + FormatReal(max) + ", got " + FormatReal(v));
+      return Status::InvalidArgument("'" + key + "' must be between " + FormatReal(min) + " and " +
+                                     FormatReal(max) + ", got " + FormatReal(v));
     }
     store(o, v);
     return Status::Ok();

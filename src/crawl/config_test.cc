@@ -24,7 +24,8 @@ max_depth = 3
 allowed_domains = ["example.test"]
 [warc]
 digest = "sha1"
-)toml", "test.toml", &o);
+)toml",
+                              "test.toml", &o);
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(o.max_pages, 500u);
   EXPECT_EQ(o.fetch.user_agent, "TestBot/1.0 (+https://example.test/bot)");
@@ -64,7 +65,8 @@ TEST(LoadConfigStringTest, OutOfRangeValuesAreErrorsNamingTheValue) {
     const char* message;  // expected in the error
   };
   const Case cases[] = {
-      {"[politeness]\ndelay_ms = -5\n", "'politeness.delay_ms' must be between 0 and 3600000, got -5"},
+      {"[politeness]\ndelay_ms = -5\n",
+       "'politeness.delay_ms' must be between 0 and 3600000, got -5"},
       {"[crawl]\nmax_pages = -1\n", "got -1"},
       {"[crawl]\nworkers = -2\n", "got -2"},
       {"[crawl]\nworkers = 100000\n", "got 100000"},
@@ -73,16 +75,19 @@ TEST(LoadConfigStringTest, OutOfRangeValuesAreErrorsNamingTheValue) {
       {"[crawl]\nrobots_ttl_s = 400000000000\n", "got 400000000000"},
       {"[politeness]\nmax_crawl_delay_ms = 100000000000000\n", "got 100000000000000"},
       {"[retry]\nbreaker_cooldown_s = 100000000000000\n", "got 100000000000000"},
-      {"[retry]\nbackoff_s = [1, -3]\n", "'retry.backoff_s' entries must be between 0 and 86400, got -3"},
+      {"[retry]\nbackoff_s = [1, -3]\n",
+       "'retry.backoff_s' entries must be between 0 and 86400, got -3"},
       {"[retry]\nbackoff_s = [1, 100000000000000]\n", "got 100000000000000"},
-      {"[retry]\nbreaker_error_rate = 1.5\n", "'retry.breaker_error_rate' must be between 0 and 1, got 1.5"},
+      {"[retry]\nbreaker_error_rate = 1.5\n",
+       "'retry.breaker_error_rate' must be between 0 and 1, got 1.5"},
       {"[politeness]\nadaptive_factor = -0.5\n", "got -0.5"},
       {"[politeness]\nadaptive_factor = nan\n", "got nan"},
       {"[dedup]\nfalse_positive_rate = inf\n", "got inf"},
       {"[dedup]\nexpected_urls = 1000000000000000\n", "got 1000000000000000"},
       {"[fetch]\nconnect_timeout_ms = 0\n", "got 0"},
       {"[warc]\ngzip_level = 13\n", "got 13"},
-      {"[scope]\nmode = \"bogus\"\n", "'scope.mode' must be \"any\", \"host\" or \"site\", got \"bogus\""},
+      {"[scope]\nmode = \"bogus\"\n",
+       "'scope.mode' must be \"any\", \"host\" or \"site\", got \"bogus\""},
       {"[scope]\nmode = \"Host\"\n", "got \"Host\""},
   };
   for (const Case& c : cases) {
@@ -121,7 +126,8 @@ workers = 256
 [retry]
 backoff_s = [0, 86400]
 breaker_error_rate = 1
-)toml", "t.toml", &o);
+)toml",
+                              "t.toml", &o);
   EXPECT_TRUE(s.ok()) << s.ToString();
 }
 

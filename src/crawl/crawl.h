@@ -5,15 +5,16 @@
 // links, fingerprints) -> WARC writer (response | revisit, metadata, CDXJ) and the outcome log;
 // discovered links go back to admission.
 //
-// Threads (docs/architecture.md §4): Crawler::Run's thread is the I/O thread — it alone owns the frontier,
-// the admission state, the robots cache and the curl multi handle. A pool of process threads
-// parses and hashes; one writer thread appends to WARC files. They talk through bounded
+// Threads (docs/architecture.md §4): Crawler::Run's thread is the I/O thread — it alone owns the
+// frontier, the admission state, the robots cache and the curl multi handle. A pool of process
+// threads parses and hashes; one writer thread appends to WARC files. They talk through bounded
 // queues: a full queue holds back new fetches (back-pressure), it never drops.
 //
-// Every URL admitted ends with a recorded outcome in <out>/outcomes.jsonl (docs/architecture.md §1.3).
+// Every URL admitted ends with a recorded outcome in <out>/outcomes.jsonl (docs/architecture.md
+// §1.3).
 //
-// Durability (docs/architecture.md §1.3, §5): the crawl's state lives in RocksDB under <out>/state (host
-// queues, seen URLs, host politeness and robots.txt, payload digests; src/state). A URL is
+// Durability (docs/architecture.md §1.3, §5): the crawl's state lives in RocksDB under <out>/state
+// (host queues, seen URLs, host politeness and robots.txt, payload digests; src/state). A URL is
 // marked done only after its WARC records are durable; a run on an existing crawl directory
 // resumes it after any stop, kill -9 included: it repairs the newest WARC files (torn tail,
 // missing CDXJ lines), rebuilds the Bloom filter from the seen store, serves again the URLs
@@ -72,12 +73,13 @@ struct CrawlOptions {
   // `fetch`. Tests pass a scripted fake (src/fetch/testing/fake_fetcher.h). Not owned; it
   // must outlive the Crawler and serve no one else while Run() runs.
   fetch::Fetcher* fetcher = nullptr;
-  frontier::FrontierOptions frontier;  // politeness scheduler: delays, per-IP limit, retries, breaker
+  frontier::FrontierOptions
+      frontier;  // politeness scheduler: delays, per-IP limit, retries, breaker
   frontier::ScopeOptions scope;
   frontier::TrapOptions traps;
   dedup::SeenSetOptions seen;
   url::CanonOptions canon;
-  store::WarcOptions warc;  // warc.dir is set from out_dir
+  store::WarcOptions warc;    // warc.dir is set from out_dir
   state::StateOptions state;  // state.dir is set to out_dir/state
 };
 
@@ -99,33 +101,33 @@ struct HostsGivenUp {
 };
 
 struct CrawlStats {
-  bool started = false;           // setup succeeded (output and state opened)
+  bool started = false;  // setup succeeded (output and state opened)
   uint64_t seeds = 0;
-  uint64_t admitted = 0;          // URLs accepted into the frontier
-  uint64_t rejected = 0;          // links refused by admission (seen, scope, traps)
-  uint64_t fetches = 0;           // HTTP requests completed (pages + robots.txt)
-  uint64_t pages = 0;             // page fetches that produced an HTTP response
+  uint64_t admitted = 0;  // URLs accepted into the frontier
+  uint64_t rejected = 0;  // links refused by admission (seen, scope, traps)
+  uint64_t fetches = 0;   // HTTP requests completed (pages + robots.txt)
+  uint64_t pages = 0;     // page fetches that produced an HTTP response
   uint64_t robots_fetches = 0;
-  uint64_t disallowed = 0;        // URLs not requested because robots.txt disallows them
+  uint64_t disallowed = 0;  // URLs not requested because robots.txt disallows them
   uint64_t http_2xx = 0, http_3xx = 0, http_4xx = 0, http_5xx = 0;
-  uint64_t fetch_errors = 0;      // timeouts, connection errors, ... (each try)
+  uint64_t fetch_errors = 0;  // timeouts, connection errors, ... (each try)
   uint64_t retries = 0;
-  uint64_t gave_up = 0;           // retryable errors that exhausted their attempts
+  uint64_t gave_up = 0;  // retryable errors that exhausted their attempts
   uint64_t truncated = 0;
   uint64_t responses_stored = 0;  // WARC response records
   uint64_t revisits_stored = 0;   // WARC revisit records (payload already stored)
   uint64_t near_duplicates = 0;   // SimHash within distance 3 of an earlier page
   uint64_t bytes_downloaded = 0;
   uint64_t warc_bytes = 0;
-  uint64_t outcomes = 0;          // lines in outcomes.jsonl
+  uint64_t outcomes = 0;  // lines in outcomes.jsonl
   double elapsed_s = 0;
-  bool complete = false;          // frontier drained, nothing in flight
-  bool interrupted = false;       // stopped by RequestStop() / a signal
+  bool complete = false;     // frontier drained, nothing in flight
+  bool interrupted = false;  // stopped by RequestStop() / a signal
   bool page_limit_reached = false;
   // Resume of an existing crawl directory.
   bool resumed = false;
-  uint64_t resumed_queued = 0;      // URLs queued (or in flight) when the last run stopped
-  uint64_t resumed_seen = 0;        // fingerprints restored into the Bloom filter
+  uint64_t resumed_queued = 0;  // URLs queued (or in flight) when the last run stopped
+  uint64_t resumed_seen = 0;    // fingerprints restored into the Bloom filter
   double bloom_restore_s = 0;
   uint64_t recovered_bytes_cut = 0;   // torn WARC tail removed
   uint64_t recovered_cdxj_lines = 0;  // CDXJ lines written for unindexed records

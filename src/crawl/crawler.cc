@@ -61,9 +61,8 @@ Status Crawler::Impl::Setup() {
   }
   if (Status s = OpenState(); !s.ok()) return s;
   robots_ = std::make_unique<RobotsGate>(
-      RobotsGate::Options{.product_token = product_token_,
-                          .ttl = opts_.robots_ttl,
-                          .retry = opts_.frontier},
+      RobotsGate::Options{
+          .product_token = product_token_, .ttl = opts_.robots_ttl, .retry = opts_.frontier},
       clock_, db_.get());
   if (resumed_) {
     RecoverWarcs();
@@ -73,14 +72,14 @@ Status Crawler::Impl::Setup() {
   opts_.warc.dir = opts_.out_dir;
   Result<std::unique_ptr<store::WarcWriter>> writer = store::WarcWriter::Open(opts_.warc);
   if (!writer.ok()) return writer.status();
-  sink_ = std::make_unique<WarcSink>(
-      std::move(*writer), &outcomes_, db_.get(),
-      WarcSink::Options{.flush_interval = opts_.flush_interval,
-                        .retry_interval = opts_.output_retry_interval,
-                        .queue_capacity = opts_.max_pending_pages},
-      [this] {
-        if (fetcher_) fetcher_->Wakeup();
-      });
+  sink_ =
+      std::make_unique<WarcSink>(std::move(*writer), &outcomes_, db_.get(),
+                                 WarcSink::Options{.flush_interval = opts_.flush_interval,
+                                                   .retry_interval = opts_.output_retry_interval,
+                                                   .queue_capacity = opts_.max_pending_pages},
+                                 [this] {
+                                   if (fetcher_) fetcher_->Wakeup();
+                                 });
   if (opts_.fetcher != nullptr) {
     fetcher_ = opts_.fetcher;
   } else {

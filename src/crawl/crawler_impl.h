@@ -74,8 +74,8 @@ class Crawler::Impl {
                    frontier::Completion* done);
   void OnPageDone(InFlight flight, fetch::FetchResult&& result);
   void NoteIp(const std::string& host, const std::string& ip);
-  void GiveUpHost(const std::string& host, const frontier::UrlItem& leased,
-                  std::string_view reason, std::string_view detail, int status);
+  void GiveUpHost(const std::string& host, const frontier::UrlItem& leased, std::string_view reason,
+                  std::string_view detail, int status);
   void KillHost(const std::string& host, std::string_view reason, std::string_view detail);
   void DispatchCapture(const frontier::UrlItem& item, fetch::FetchResult&& r, bool robots,
                        std::string outcome, std::string detail);
@@ -101,7 +101,7 @@ class Crawler::Impl {
   // I/O thread state. db_ first: the frontier's queue store refers to it.
   std::unique_ptr<state::StateDb> db_;
   std::unique_ptr<fetch::Fetcher> owned_fetcher_;  // the default CurlFetcher
-  fetch::Fetcher* fetcher_ = nullptr;               // options' fetcher or owned_fetcher_
+  fetch::Fetcher* fetcher_ = nullptr;              // options' fetcher or owned_fetcher_
   std::unique_ptr<frontier::Frontier> frontier_;
   std::unique_ptr<dedup::SeenSet> seen_;
   std::unique_ptr<frontier::Admission> admission_;
@@ -129,7 +129,7 @@ class Crawler::Impl {
   uint64_t dispatched_ = 0;       // I/O thread
   uint64_t consumed_ = 0;         // I/O thread
   mutable std::mutex stats_mu_;
-  CrawlStats published_;          // guarded by stats_mu_: a copy for other threads
+  CrawlStats published_;  // guarded by stats_mu_: a copy for other threads
 };
 
 }  // namespace harvest::crawl

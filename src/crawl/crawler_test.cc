@@ -179,7 +179,8 @@ TEST_F(CrawlerTest, FetchesSeedAndLinksOneAtATimeWithTheDelay) {
 TEST_F(CrawlerTest, SchemeAndPortAreSeparateHostsWithTheirOwnRobots) {
   // RFC 9309 §2.3: robots.txt applies to its scheme, host and port.
   fetcher_->Script("http://a.test/", FakeResponse::Html(Links({"http://a.test:8080/x"})));
-  fetcher_->Script("http://a.test:8080/robots.txt", FakeResponse::Text("User-agent: *\nDisallow: /x\n"));
+  fetcher_->Script("http://a.test:8080/robots.txt",
+                   FakeResponse::Text("User-agent: *\nDisallow: /x\n"));
   Crawl(Options(), {"http://a.test/"});
   EXPECT_EQ(fetcher_->RequestsFor("http://a.test:8080/robots.txt"), 1u);
   EXPECT_EQ(fetcher_->RequestsFor("http://a.test:8080/x"), 0u);
@@ -316,8 +317,8 @@ TEST_F(CrawlerTest, Robots5xxDisallowsAllRetriesThenGivesTheHostUp) {
 }
 
 TEST_F(CrawlerTest, Robots429IsATemporaryFailureToo) {
-  fetcher_->Script("http://a.test/robots.txt",
-                   {FakeResponse::WithStatus(429), FakeResponse::Text("User-agent: *\nAllow: /\n")});
+  fetcher_->Script("http://a.test/robots.txt", {FakeResponse::WithStatus(429),
+                                                FakeResponse::Text("User-agent: *\nAllow: /\n")});
   fetcher_->Script("http://a.test/", FakeResponse::Html("home"));
   Crawl(Options(), {"http://a.test/"});
   std::vector<FakeRequestLog> tries = RequestsOf("http://a.test/robots.txt");
@@ -342,7 +343,8 @@ TEST_F(CrawlerTest, RobotsUnreachableNamesTheCause) {
 // ---- Crawl-delay ----
 
 TEST_F(CrawlerTest, CrawlDelayIsHonoured) {
-  fetcher_->Script("http://a.test/robots.txt", FakeResponse::Text("User-agent: *\nCrawl-delay: 7\n"));
+  fetcher_->Script("http://a.test/robots.txt",
+                   FakeResponse::Text("User-agent: *\nCrawl-delay: 7\n"));
   fetcher_->Script("http://a.test/", FakeResponse::Html(Links({"/1", "/2", "/3"})));
   Crawl(Options(), {"http://a.test/"});
   EXPECT_EQ(fetcher_->log().size(), 5u);
@@ -374,8 +376,9 @@ TEST_F(CrawlerTest, EachTrapHasItsOutcome) {
   o.traps.max_repeated_segment = 3;
   o.max_redirect_hops = 2;
   const std::string long_url = "/" + std::string(120, 'l');
-  fetcher_->Script("http://a.test/", FakeResponse::Html(Links(
-                                         {long_url, "/q?a=1&b=2&c=3&d=4", "/s/t/s/t/s/t/", "/r0"})));
+  fetcher_->Script(
+      "http://a.test/",
+      FakeResponse::Html(Links({long_url, "/q?a=1&b=2&c=3&d=4", "/s/t/s/t/s/t/", "/r0"})));
   fetcher_->Script("http://a.test/r0", FakeResponse::Redirect(302, "/r1"));
   fetcher_->Script("http://a.test/r1", FakeResponse::Redirect(302, "/r2"));
   fetcher_->Script("http://a.test/r2", FakeResponse::Redirect(302, "/r3"));
@@ -571,7 +574,8 @@ TEST_F(CrawlerTest, ResumeAfterAKillLosesNothingAndStoresNothingTwice) {
   std::set<std::string> fetched_first;
   for (const FakeRequestLog& r : first_run) fetched_first.insert(r.url);
   size_t again = 0;
-  for (const std::string& u : SitePages(10)) again += fetched_first.count(u) && fetcher_->RequestsFor(u) > 0;
+  for (const std::string& u : SitePages(10))
+    again += fetched_first.count(u) && fetcher_->RequestsFor(u) > 0;
   EXPECT_LE(again, 4u);  // at most what the kill left unfinished, not the whole site
   // No payload stored twice as a full response.
   for (const auto& [url, counts] : IndexedRecords()) {

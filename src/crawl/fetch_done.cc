@@ -129,8 +129,8 @@ void Crawler::Impl::OnPageDone(InFlight flight, fetch::FetchResult&& r) {
     return;  // not stored: the retry will produce the stored response
   }
   ++stats_.gave_up;
-  std::string detail = FetchFailureDetail(r) + " (" + std::to_string(lease.item.attempts + 1) +
-                       " attempts)";
+  std::string detail =
+      FetchFailureDetail(r) + " (" + std::to_string(lease.item.attempts + 1) + " attempts)";
   if (!got_response) {
     Record(lease.item.url, "gave-up", 0, detail);
     MarkDone(lease.item, 0);

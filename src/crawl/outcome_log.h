@@ -1,5 +1,6 @@
-// OutcomeLog: <out>/outcomes.jsonl, one JSON object per final outcome of a URL (docs/architecture.md §1.3:
-// every admitted URL is fetched, retried, or given a final recorded outcome).
+// OutcomeLog: <out>/outcomes.jsonl, one JSON object per final outcome of a URL
+// (docs/architecture.md §1.3: every admitted URL is fetched, retried, or given a final recorded
+// outcome).
 //
 // Line format: {"url":...,"outcome":...,"status":N,"detail":...,"time_us":N}
 // Outcomes: the names in kOutcomeNames (documented in docs/crawling.md; a test compares the
@@ -25,12 +26,19 @@
 namespace harvest::crawl {
 
 // Every outcome the crawl records, spelled as in outcomes.jsonl.
-inline constexpr std::array<std::string_view, 13> kOutcomeNames = {
-    "fetched",         "revisit",          "disallowed",
-    "gave-up",         "robots-unavailable", "crawl-delay-too-long",
-    "redirect-limit",  "trap-long-url",    "trap-many-params",
-    "trap-repeated-segment", "trap-quota", "trap-discovery-ratio",
-    "not-stored"};
+inline constexpr std::array<std::string_view, 13> kOutcomeNames = {"fetched",
+                                                                   "revisit",
+                                                                   "disallowed",
+                                                                   "gave-up",
+                                                                   "robots-unavailable",
+                                                                   "crawl-delay-too-long",
+                                                                   "redirect-limit",
+                                                                   "trap-long-url",
+                                                                   "trap-many-params",
+                                                                   "trap-repeated-segment",
+                                                                   "trap-quota",
+                                                                   "trap-discovery-ratio",
+                                                                   "not-stored"};
 bool IsOutcomeName(std::string_view name);
 
 class OutcomeLog {

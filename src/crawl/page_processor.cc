@@ -160,7 +160,8 @@ void PageProcessor::ExtractFromHtml(const PageTask& task, const url::Url& page_u
                                     StoreTask* store) const {
   extract::ExtractOptions eo;
   eo.product_token = product_token_;
-  extract::PageInfo info = extract::ExtractHtml(body, task.result.Header("content-type").value_or(""), eo);
+  extract::PageInfo info =
+      extract::ExtractHtml(body, task.result.Header("content-type").value_or(""), eo);
   extract::RobotsDirectives header_robots;
   for (const auto& [name, value] : task.result.headers) {
     if (Lower(name) == "x-robots-tag") {

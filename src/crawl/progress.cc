@@ -70,10 +70,10 @@ CrawlStats Crawler::stats() const { return impl_->stats(); }
 std::string FormatSummary(const CrawlStats& s) {
   std::ostringstream out;
   auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };
-  const char* state = s.complete ? "complete"
+  const char* state = s.complete             ? "complete"
                       : s.page_limit_reached ? "stopped at the page limit"
-                      : s.interrupted ? "interrupted"
-                                      : "stopped";
+                      : s.interrupted        ? "interrupted"
+                                             : "stopped";
   out << "crawl " << state << " in " << s.elapsed_s << " s\n";
   if (s.resumed) {
     out << "  resumed: " << u(s.resumed_queued) << " URLs were queued or in flight, "
@@ -87,18 +87,17 @@ std::string FormatSummary(const CrawlStats& s) {
       << u(s.pages) << ")";
   if (s.elapsed_s > 0) out << ", " << static_cast<uint64_t>(s.pages / s.elapsed_s) << " pages/s";
   out << "\n";
-  out << "  status 2xx " << u(s.http_2xx) << ", 3xx " << u(s.http_3xx) << ", 4xx "
-      << u(s.http_4xx) << ", 5xx " << u(s.http_5xx) << "; errors " << u(s.fetch_errors)
-      << ", retries " << u(s.retries) << ", gave up " << u(s.gave_up) << ", truncated "
-      << u(s.truncated) << "\n";
+  out << "  status 2xx " << u(s.http_2xx) << ", 3xx " << u(s.http_3xx) << ", 4xx " << u(s.http_4xx)
+      << ", 5xx " << u(s.http_5xx) << "; errors " << u(s.fetch_errors) << ", retries "
+      << u(s.retries) << ", gave up " << u(s.gave_up) << ", truncated " << u(s.truncated) << "\n";
   out << "  robots.txt disallowed " << u(s.disallowed) << "\n";
   out << "  stored " << u(s.responses_stored) << " responses, " << u(s.revisits_stored)
       << " revisits (duplicate payloads), " << u(s.near_duplicates) << " near-duplicates\n";
   out << "  downloaded " << HumanBytes(s.bytes_downloaded) << ", WARC " << HumanBytes(s.warc_bytes)
       << ", outcomes " << u(s.outcomes) << "\n";
   for (const auto& [reason, given_up] : s.hosts_given_up) {
-    out << "  gave up " << u(given_up.hosts) << (given_up.hosts == 1 ? " host" : " hosts")
-        << ": " << reason << " (e.g. " << given_up.example << ")\n";
+    out << "  gave up " << u(given_up.hosts) << (given_up.hosts == 1 ? " host" : " hosts") << ": "
+        << reason << " (e.g. " << given_up.example << ")\n";
   }
   if (s.still_queued > 0) {
     out << "  " << u(s.still_queued)

@@ -82,9 +82,10 @@ void Crawler::Impl::RecoverWarcs() {
       ++digests;
     }
     if (r->bytes_cut > 0 || r->cdxj_lines_added > 0 || digests > 0) {
-      spdlog::warn("recovery: {}: cut a torn tail of {} bytes, indexed {} records, restored {} "
-                   "payload digests",
-                   warcs[i].filename().string(), r->bytes_cut, r->cdxj_lines_added, digests);
+      spdlog::warn(
+          "recovery: {}: cut a torn tail of {} bytes, indexed {} records, restored {} "
+          "payload digests",
+          warcs[i].filename().string(), r->bytes_cut, r->cdxj_lines_added, digests);
     }
   }
 }
@@ -105,10 +106,11 @@ void Crawler::Impl::RestoreState() {
     EnsureHost(host);
     stats_.resumed_queued += n;
   });
-  spdlog::info("resuming the crawl in {}: {} URLs queued or in flight over {} hosts, {} URLs "
-               "seen (Bloom filter restored in {:.2f} s)",
-               opts_.out_dir.string(), stats_.resumed_queued, hosts_.size(), stats_.resumed_seen,
-               stats_.bloom_restore_s);
+  spdlog::info(
+      "resuming the crawl in {}: {} URLs queued or in flight over {} hosts, {} URLs "
+      "seen (Bloom filter restored in {:.2f} s)",
+      opts_.out_dir.string(), stats_.resumed_queued, hosts_.size(), stats_.resumed_seen,
+      stats_.bloom_restore_s);
 }
 
 Clock::TimePoint Crawler::Impl::SteadyFromWall(int64_t wall_us) const {
@@ -150,8 +152,9 @@ void Crawler::Impl::SavePoliteness(const std::string& name,
 }
 
 void Crawler::Impl::MarkDone(const frontier::UrlItem& item, int status) {
-  db_->MarkDone(item, {.state = state::SeenRecord::State::kDone, .status = status,
-                       .fetch_time_us = WallNow()});
+  db_->MarkDone(
+      item,
+      {.state = state::SeenRecord::State::kDone, .status = status, .fetch_time_us = WallNow()});
 }
 
 }  // namespace harvest::crawl

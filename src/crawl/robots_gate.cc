@@ -56,8 +56,7 @@ std::optional<std::string> RobotsGate::RedirectTarget(const fetch::FetchResult& 
   return to->href();
 }
 
-RobotsGate::FetchStep RobotsGate::OnFetched(const std::string& host,
-                                            const fetch::FetchResult& r) {
+RobotsGate::FetchStep RobotsGate::OnFetched(const std::string& host, const fetch::FetchResult& r) {
   HostRobots& h = hosts_[host];
   int status = GotResponse(r) ? r.status : 0;
   int redirects = h.hops;
@@ -72,8 +71,8 @@ RobotsGate::FetchStep RobotsGate::OnFetched(const std::string& host,
   }
   h.redirect_url.clear();
   h.hops = 0;
-  extract::DecodeResult decoded = extract::DecodeContent(
-      r.Header("content-encoding").value_or(""), r.body, kRobotsDecodeCap);
+  extract::DecodeResult decoded =
+      extract::DecodeContent(r.Header("content-encoding").value_or(""), r.body, kRobotsDecodeCap);
   // An undecodable 2xx is no robots.txt: treat it as unreachable and retry later. A body
   // over the cap decodes to its first kRobotsDecodeCap bytes, which is what is parsed.
   if (!decoded.ok && !decoded.too_large && status >= 200 && status < 300) status = 0;
@@ -85,13 +84,12 @@ RobotsGate::FetchStep RobotsGate::OnFetched(const std::string& host,
   return step;
 }
 
-RobotsGate::FetchStep RobotsGate::Failure(HostRobots& h, int status,
-                                          const fetch::FetchResult& r) {
+RobotsGate::FetchStep RobotsGate::Failure(HostRobots& h, int status, const fetch::FetchResult& r) {
   ++h.failures;
   FetchStep step{.step = Step::kRetry, .status = status};
   step.detail = "robots.txt: " + (status > 0 ? "HTTP " + std::to_string(status)
                                              : (GotResponse(r) ? std::string("undecodable body")
-                                                             : FetchFailureDetail(r)));
+                                                               : FetchFailureDetail(r)));
   if (h.failures >= options_.retry.max_attempts) {
     step.step = Step::kUnavailable;
     step.detail += " (" + std::to_string(h.failures) + " attempts)";

@@ -42,9 +42,9 @@ inline constexpr size_t kRobotsDecodeCap = robots::kMaxRobotsBytes;
 class RobotsGate {
  public:
   struct Options {
-    std::string product_token;                   // our robots.txt product token
-    std::chrono::seconds ttl{24 * 3600};         // RFC 9309 §2.4: refetch after 24 h
-    frontier::FrontierOptions retry;             // max_attempts and backoff for failures
+    std::string product_token;            // our robots.txt product token
+    std::chrono::seconds ttl{24 * 3600};  // RFC 9309 §2.4: refetch after 24 h
+    frontier::FrontierOptions retry;      // max_attempts and backoff for failures
   };
 
   enum class Gate { kFetchRobots, kAllowed, kDisallowed };

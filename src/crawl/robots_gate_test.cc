@@ -43,8 +43,9 @@ TEST_F(RobotsGateTest, NoRulesMeansFetchRobotsFirst) {
 TEST_F(RobotsGateTest, Rfc9309_2xxRulesInForceUntilTheTtl) {
   RobotsGate gate = MakeGate();
   auto step = gate.OnFetched(
-      host_, Response(host_ + "/robots.txt", 200,
-                      "User-agent: *\nDisallow: /no\nCrawl-delay: 2\nSitemap: http://a.test/s.xml\n"));
+      host_,
+      Response(host_ + "/robots.txt", 200,
+               "User-agent: *\nDisallow: /no\nCrawl-delay: 2\nSitemap: http://a.test/s.xml\n"));
   EXPECT_EQ(step.step, RobotsGate::Step::kRules);
   ASSERT_TRUE(step.crawl_delay.has_value());
   EXPECT_EQ(*step.crawl_delay, 2000ms);

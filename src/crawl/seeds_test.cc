@@ -20,9 +20,7 @@ TEST(ParseSeedsTest, BadLinesReportedWithLineNumbers) {
   EXPECT_EQ(m.find("seeds.txt:1"), std::string::npos) << m;
 }
 
-TEST(ParseSeedsTest, EmptyFileIsAnError) {
-  EXPECT_FALSE(ParseSeeds("\n# nothing\n", "s").ok());
-}
+TEST(ParseSeedsTest, EmptyFileIsAnError) { EXPECT_FALSE(ParseSeeds("\n# nothing\n", "s").ok()); }
 
 }  // namespace
 }  // namespace harvest::crawl

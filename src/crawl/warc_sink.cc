@@ -19,7 +19,9 @@ WarcSink::~WarcSink() {
   if (thread_.joinable()) thread_.join();
 }
 
-void WarcSink::Start() { thread_ = std::thread([this] { Loop(); }); }
+void WarcSink::Start() {
+  thread_ = std::thread([this] { Loop(); });
+}
 
 void WarcSink::Submit(StoreTask task) { queue_.Push(std::move(task)); }
 
@@ -45,9 +47,10 @@ void WarcSink::SetError(const Status& s) {
 
 bool WarcSink::PauseAfter(const Status& s) {
   if (!paused_.exchange(true)) {
-    spdlog::error("writer: {} — crawl paused: no new fetches until the output can be written "
-                  "again (retrying every {} s)",
-                  s.ToString(), options_.retry_interval.count() / 1000.0);
+    spdlog::error(
+        "writer: {} — crawl paused: no new fetches until the output can be written "
+        "again (retrying every {} s)",
+        s.ToString(), options_.retry_interval.count() / 1000.0);
     if (wake_) wake_();
   }
   auto until = std::chrono::steady_clock::now() + options_.retry_interval;
@@ -141,16 +144,19 @@ void WarcSink::Write(StoreTask& task) {
     } else {
       ++responses_;
       if (!c.payload.empty()) {
-        Status s = db_->PutDigest(c.payload_digest, {c.target_uri, c.fetch_time_us, loc->record_id});
+        Status s =
+            db_->PutDigest(c.payload_digest, {c.target_uri, c.fetch_time_us, loc->record_id});
         if (!s.ok()) spdlog::error("writer: {}", s.ToString());
       }
     }
     if (task.mark_done) {
-      written_.push_back(
-          {std::move(task.item),
-           {.state = state::SeenRecord::State::kDone, .status = c.status,
-            .fetch_time_us = c.fetch_time_us, .next_due_us = 0, .etag = std::move(task.etag),
-            .last_modified = std::move(task.last_modified)}});
+      written_.push_back({std::move(task.item),
+                          {.state = state::SeenRecord::State::kDone,
+                           .status = c.status,
+                           .fetch_time_us = c.fetch_time_us,
+                           .next_due_us = 0,
+                           .etag = std::move(task.etag),
+                           .last_modified = std::move(task.last_modified)}});
     }
   } else {
     SetError(loc.status());

@@ -1,12 +1,12 @@
-// WarcSink: the crawl's single writer thread (docs/architecture.md §4). It appends every capture to the
-// WARC files — a full response the first time a payload digest is seen, a revisit record
+// WarcSink: the crawl's single writer thread (docs/architecture.md §4). It appends every capture to
+// the WARC files — a full response the first time a payload digest is seen, a revisit record
 // (identical-payload-digest) after that — records the URL's outcome, notes near-duplicates by
 // SimHash, and flushes in groups (one fsync covers many pages).
 //
-// Commit protocol (docs/architecture.md §1.3): a page is reported durable (TakeDurable) only after the
-// flush that fsynced its records; the I/O thread then marks it done in the crawl state.
-// Payload digests go to the state database as soon as their response is written, so a
-// re-fetch after a crash finds them and becomes a revisit.
+// Commit protocol (docs/architecture.md §1.3): a page is reported durable (TakeDurable) only after
+// the flush that fsynced its records; the I/O thread then marks it done in the crawl state. Payload
+// digests go to the state database as soon as their response is written, so a re-fetch after a
+// crash finds them and becomes a revisit.
 //
 // Output errors (disk full, I/O error): the writer pauses — it keeps the capture, logs what
 // failed and retries every `retry_interval` — so the bounded queues fill and the crawl stops

@@ -1,5 +1,5 @@
-// A bounded multi-producer multi-consumer queue for the crawl's threads (docs/architecture.md §4): Push
-// blocks while the queue is full (back-pressure, never drops); Pop blocks until an item
+// A bounded multi-producer multi-consumer queue for the crawl's threads (docs/architecture.md §4):
+// Push blocks while the queue is full (back-pressure, never drops); Pop blocks until an item
 // arrives or the queue is closed and empty.
 //
 // Thread-safety: all methods are safe from any thread.

@@ -121,7 +121,10 @@ class SeenSet {
   // backend nullptr: the exact set is the in-memory FingerprintSet.
   explicit SeenSet(SeenSetOptions options = {}, SeenBackend* backend = nullptr);
   // Restores the Bloom filter after a restart: `fp` is already in the backend.
-  void Preload(uint64_t fp) { bloom_.Insert(fp); ++preloaded_; }
+  void Preload(uint64_t fp) {
+    bloom_.Insert(fp);
+    ++preloaded_;
+  }
   // Records `fp`. Returns true when it was not seen before.
   bool InsertIfNew(uint64_t fp);
   // True iff `fp` was inserted. Never a false positive or negative. Does not touch counters.

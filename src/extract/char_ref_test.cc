@@ -31,17 +31,15 @@ TEST(CharRef, Html5_NamedFullTable) {
   EXPECT_EQ(Text("&NotNestedGreaterGreater;"), "\xE2\xAA\xA2\xCC\xB8");  // two code points
 }
 
-TEST(CharRef, Html5_NamedIsCaseSensitive) {
-  EXPECT_EQ(Text("&AMP;&Amp;"), "&&Amp;");
-}
+TEST(CharRef, Html5_NamedIsCaseSensitive) { EXPECT_EQ(Text("&AMP;&Amp;"), "&&Amp;"); }
 
 TEST(CharRef, Html5_LegacyNoSemicolonInText) {
-  EXPECT_EQ(Text("&amp &copy2020 &notit;"), "& \xC2\xA9" "2020 \xC2\xACit;");
+  EXPECT_EQ(Text("&amp &copy2020 &notit;"),
+            "& \xC2\xA9"
+            "2020 \xC2\xACit;");
 }
 
-TEST(CharRef, Html5_NonLegacyNeedsSemicolon) {
-  EXPECT_EQ(Text("&hellip x"), "&hellip x");
-}
+TEST(CharRef, Html5_NonLegacyNeedsSemicolon) { EXPECT_EQ(Text("&hellip x"), "&hellip x"); }
 
 TEST(CharRef, Html5_AttributeRule_NoDecodeBeforeEqualsOrAlnum) {
   EXPECT_EQ(Attr("?a=1&amp=2"), "?a=1&amp=2");

@@ -93,9 +93,7 @@ TEST(Charset, Html5_PrescanStopsAt1024Bytes) {
   EXPECT_EQ(DetectCharset(body, ""), "utf-8");
 }
 
-TEST(Charset, FallbackValidUtf8) {
-  EXPECT_EQ(DetectCharset("<p>caf\xC3\xA9</p>", ""), "utf-8");
-}
+TEST(Charset, FallbackValidUtf8) { EXPECT_EQ(DetectCharset("<p>caf\xC3\xA9</p>", ""), "utf-8"); }
 
 TEST(Charset, FallbackUchardetWindows1251) {
   std::string page = "<html><body><p>" + Encode(kRussian, "CP1251") + "</p></body></html>";
@@ -121,7 +119,11 @@ TEST(Charset, Iso88591IsWindows1252) {
 }
 
 TEST(Charset, InvalidUtf8Replaced) {
-  EXPECT_EQ(ConvertToUtf8("a\xFF" "b\xC3", "utf-8"), "a\xEF\xBF\xBD" "b\xEF\xBF\xBD");
+  EXPECT_EQ(ConvertToUtf8("a\xFF"
+                          "b\xC3",
+                          "utf-8"),
+            "a\xEF\xBF\xBD"
+            "b\xEF\xBF\xBD");
   // Maximal subpart: E1 80 followed by 'x' is one replacement, surrogates are invalid.
   EXPECT_EQ(ConvertToUtf8("\xE1\x80x\xED\xA0\x80", "utf-8"),
             "\xEF\xBF\xBDx\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");

@@ -87,8 +87,8 @@ void Brotli(std::string_view in, size_t max, DecodeResult* r, std::string* out) 
     if (rc == BROTLI_DECODER_RESULT_SUCCESS) return;
     if (rc == BROTLI_DECODER_RESULT_NEEDS_MORE_OUTPUT) continue;
     r->ok = false;
-    r->error = rc == BROTLI_DECODER_RESULT_NEEDS_MORE_INPUT ? "truncated br stream"
-                                                            : "corrupt br stream";
+    r->error =
+        rc == BROTLI_DECODER_RESULT_NEEDS_MORE_INPUT ? "truncated br stream" : "corrupt br stream";
     return;
   }
 }
@@ -140,10 +140,9 @@ void DecodeOne(const std::string& coding, size_t max, DecodeResult* r) {
   } else if (coding == "deflate") {
     // RFC 9110 says zlib format; some servers send raw deflate. A zlib header has CM=8 and
     // a check value making the first 16 bits a multiple of 31.
-    bool zlib = in.size() >= 2 && (static_cast<unsigned char>(in[0]) & 0x0F) == 8 &&
-                ((static_cast<unsigned char>(in[0]) << 8) | static_cast<unsigned char>(in[1])) %
-                        31 ==
-                    0;
+    bool zlib =
+        in.size() >= 2 && (static_cast<unsigned char>(in[0]) & 0x0F) == 8 &&
+        ((static_cast<unsigned char>(in[0]) << 8) | static_cast<unsigned char>(in[1])) % 31 == 0;
     Inflate(in, zlib ? 15 : -15, "deflate", max, r, &r->body);
   } else if (coding == "br") {
     Brotli(in, max, r, &r->body);

@@ -356,8 +356,8 @@ bool IsHtml(std::string_view content_type, std::string_view body) {
   if (body.substr(0, 3) == "\xEF\xBB\xBF") body.remove_prefix(3);
   while (!body.empty() && IsSpace(body.front())) body.remove_prefix(1);
   static constexpr std::string_view kPatterns[] = {
-      "<!doctype html", "<html", "<head", "<script", "<iframe", "<h1", "<div", "<font",
-      "<table", "<a", "<style", "<title", "<b", "<body", "<br", "<p"};
+      "<!doctype html", "<html", "<head",  "<script", "<iframe", "<h1",   "<div", "<font",
+      "<table",         "<a",    "<style", "<title",  "<b",      "<body", "<br",  "<p"};
   for (std::string_view p : kPatterns) {
     if (body.size() <= p.size()) continue;
     if (LowerCopy(body.substr(0, p.size())) != p) continue;

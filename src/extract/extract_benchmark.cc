@@ -43,7 +43,8 @@ std::string RealisticPage() {
          "industrial site into a <strong>12-hectare park</strong> with a cycle path, "
          "playgrounds &amp; a caf&eacute;. &ldquo;This is a great day for the city,&rdquo; "
          "said the mayor. Read <a href=\"/2024/04/plan-" +
-         std::to_string(i) + "?utm_source=article&amp;utm_medium=web\">the earlier report</a> "
+         std::to_string(i) +
+         "?utm_source=article&amp;utm_medium=web\">the earlier report</a> "
          "or see <em>the full minutes</em> (PDF, 2&nbsp;MB).</p>\n";
     if (i % 7 == 3) {
       p += "<figure><img src=\"/img/park-" + std::to_string(i) +

@@ -148,9 +148,14 @@ TEST(ExtractHtml, VisibleText) {
 
 TEST(ExtractHtml, VisibleTextWhitespaceCollapse) {
   // U+00A0 collapses; other characters with a 0xC2 lead byte (U+00A9 ©) do not.
-  PageInfo p = ExtractHtml("<p> a\xC2\xA0\xC2\xA0" "b\xC2\xA9" "c \n\t d&nbsp;</p><p>e</p>",
-                           "text/html; charset=utf-8");
-  EXPECT_EQ(p.text, "a b\xC2\xA9" "c d e");
+  PageInfo p = ExtractHtml(
+      "<p> a\xC2\xA0\xC2\xA0"
+      "b\xC2\xA9"
+      "c \n\t d&nbsp;</p><p>e</p>",
+      "text/html; charset=utf-8");
+  EXPECT_EQ(p.text,
+            "a b\xC2\xA9"
+            "c d e");
 }
 
 TEST(ExtractHtml, VisibleTextCapOnUtf8Boundary) {

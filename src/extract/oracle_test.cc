@@ -78,7 +78,8 @@ void Walk(const GumboNode* node, std::vector<std::string>* out) {
       if (HasAttr(e, "href")) source = "area", href = Attr(e, "href");
       break;
     case GUMBO_TAG_LINK:
-      if (HasAttr(e, "href") && RelHasLinkType(Attr(e, "rel"))) source = "link", href = Attr(e, "href");
+      if (HasAttr(e, "href") && RelHasLinkType(Attr(e, "rel")))
+        source = "link", href = Attr(e, "href");
       break;
     case GUMBO_TAG_FRAME:
       if (HasAttr(e, "src")) source = "frame", href = Attr(e, "src");

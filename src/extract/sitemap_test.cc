@@ -76,7 +76,8 @@ TEST(ParseSitemap, SitemapsOrg_50000UrlLimit) {
   EXPECT_EQ(r.urls.size(), 50000u);
   EXPECT_TRUE(r.truncated);
   std::string xml = "<urlset>";
-  for (int i = 0; i < 50001; ++i) xml += "<url><loc>http://e.com/" + std::to_string(i) + "</loc></url>";
+  for (int i = 0; i < 50001; ++i)
+    xml += "<url><loc>http://e.com/" + std::to_string(i) + "</loc></url>";
   r = ParseSitemap(xml + "</urlset>");
   EXPECT_EQ(r.urls.size(), 50000u);
   EXPECT_TRUE(r.truncated);
@@ -85,7 +86,8 @@ TEST(ParseSitemap, SitemapsOrg_50000UrlLimit) {
 TEST(ParseSitemap, SitemapsOrg_GzipBombCappedAt50MiB) {
   // 60 MiB of spaces inside <urlset> compress to ~60 KiB.
   std::string big = "<urlset><url><loc>http://e.com/first</loc></url>" +
-                    std::string(60u << 20, ' ') + "<url><loc>http://e.com/late</loc></url></urlset>";
+                    std::string(60u << 20, ' ') +
+                    "<url><loc>http://e.com/late</loc></url></urlset>";
   std::string gz = testing::Gzip(big);
   big.clear();
   big.shrink_to_fit();

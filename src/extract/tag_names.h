@@ -9,9 +9,25 @@ namespace harvest::extract::internal {
 
 enum class TagId : uint8_t {
   kOther,
-  kA, kArea, kLink, kFrame, kIframe, kBase, kMeta, kTitle,
-  kScript, kStyle, kXmp, kNoembed, kNoframes, kTextarea, kPlaintext,
-  kTemplate, kNoscript, kSvg, kMath,
+  kA,
+  kArea,
+  kLink,
+  kFrame,
+  kIframe,
+  kBase,
+  kMeta,
+  kTitle,
+  kScript,
+  kStyle,
+  kXmp,
+  kNoembed,
+  kNoframes,
+  kTextarea,
+  kPlaintext,
+  kTemplate,
+  kNoscript,
+  kSvg,
+  kMath
 };
 
 // Bits of TagInfo::flags.

@@ -387,10 +387,10 @@ class Tokenizer {
         return;
       }
       // A duplicate's (or a dropped attribute's) value is parsed into scratch_ and discarded.
-      Attribute* target = tag_.attribute_count > 0 &&
-                                  &tag_.attributes[tag_.attribute_count - 1] == attr
-                              ? attr
-                              : &scratch_;
+      Attribute* target =
+          tag_.attribute_count > 0 && &tag_.attributes[tag_.attribute_count - 1] == attr
+              ? attr
+              : &scratch_;
       scratch_.value.clear();
       i = AttributeValue(j, &target->value);
       if (i == std::string_view::npos) break;
@@ -436,8 +436,6 @@ const std::string* Tag::Find(std::string_view name) const {
   return nullptr;
 }
 
-void Tokenize(std::string_view input, TokenHandler* handler) {
-  Tokenizer(input, handler).Run();
-}
+void Tokenize(std::string_view input, TokenHandler* handler) { Tokenizer(input, handler).Run(); }
 
 }  // namespace harvest::extract::internal

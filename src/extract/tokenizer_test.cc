@@ -121,9 +121,7 @@ TEST(Tokenizer, Html5_EofInTag_TagDropped) {
   EXPECT_EQ(Tok("x<a"), (V{"T:x"}));
 }
 
-TEST(Tokenizer, Html5_EndTagOpen_EmptyEndTagIgnored) {
-  EXPECT_EQ(Tok("a</>b"), (V{"T:ab"}));
-}
+TEST(Tokenizer, Html5_EndTagOpen_EmptyEndTagIgnored) { EXPECT_EQ(Tok("a</>b"), (V{"T:ab"})); }
 
 TEST(Tokenizer, Html5_EndTagOpen_NonLetterIsBogusComment) {
   EXPECT_EQ(Tok("a</ x>b"), (V{"T:a", "C: x", "T:b"}));
@@ -137,18 +135,14 @@ TEST(Tokenizer, Html5_MarkupDeclaration_BogusComment) {
   EXPECT_EQ(Tok("<!foo><p>"), (V{"C:foo", "<p>"}));
 }
 
-TEST(Tokenizer, Html5_CommentState) {
-  EXPECT_EQ(Tok("<!-- a <b> -->c"), (V{"C: a <b> ", "T:c"}));
-}
+TEST(Tokenizer, Html5_CommentState) { EXPECT_EQ(Tok("<!-- a <b> -->c"), (V{"C: a <b> ", "T:c"})); }
 
 TEST(Tokenizer, Html5_CommentStart_AbruptClosing) {
   EXPECT_EQ(Tok("<!-->a"), (V{"C:", "T:a"}));
   EXPECT_EQ(Tok("<!--->a"), (V{"C:", "T:a"}));
 }
 
-TEST(Tokenizer, Html5_CommentEndBang) {
-  EXPECT_EQ(Tok("<!-- x --!>a"), (V{"C: x ", "T:a"}));
-}
+TEST(Tokenizer, Html5_CommentEndBang) { EXPECT_EQ(Tok("<!-- x --!>a"), (V{"C: x ", "T:a"})); }
 
 TEST(Tokenizer, Html5_CommentEnd_ExtraDashes) {
   EXPECT_EQ(Tok("<!-- x --->a"), (V{"C: x -", "T:a"}));
@@ -172,13 +166,11 @@ TEST(Tokenizer, Html5_CdataOutsideForeignContentIsBogusComment) {
 }
 
 TEST(Tokenizer, Html5_CdataInForeignContentIsText) {
-  EXPECT_EQ(Tok("<svg><![CDATA[<a href=x>]]></svg>"),
-            (V{"<svg>", "X:<a href=x>", "</svg>"}));
+  EXPECT_EQ(Tok("<svg><![CDATA[<a href=x>]]></svg>"), (V{"<svg>", "X:<a href=x>", "</svg>"}));
 }
 
 TEST(Tokenizer, Html5_RawtextState_Style) {
-  EXPECT_EQ(Tok("<style>a<b>&amp;</style >c"),
-            (V{"<style>", "X:a<b>&amp;", "</style>", "T:c"}));
+  EXPECT_EQ(Tok("<style>a<b>&amp;</style >c"), (V{"<style>", "X:a<b>&amp;", "</style>", "T:c"}));
 }
 
 TEST(Tokenizer, Html5_RawtextState_EndTagNeedsDelimiter) {
@@ -242,8 +234,8 @@ TEST(Tokenizer, Html5_CharRefInAttribute_LegacyNoSemicolon) {
 }
 
 TEST(Tokenizer, Html5_NullInTagNameAndAttribute) {
-  EXPECT_EQ(Tok(std::string_view("<a\0b x='\0'>", 11)),
-            (V{"<a\xEF\xBF\xBD" "b x=\xEF\xBF\xBD>"}));
+  EXPECT_EQ(Tok(std::string_view("<a\0b x='\0'>", 11)), (V{"<a\xEF\xBF\xBD"
+                                                           "b x=\xEF\xBF\xBD>"}));
 }
 
 }  // namespace

@@ -120,7 +120,7 @@ struct FetchResult {
   std::string response_head;  // raw final response head as received (status line .. CRLF CRLF;
                               // HTTP/2: curl's HTTP/1-style rendering, "HTTP/2 200 \r\n...")
   std::vector<std::pair<std::string, std::string>> headers;  // parsed from response_head
-  std::string body;           // de-chunked, NOT content-decoded
+  std::string body;                                          // de-chunked, NOT content-decoded
   std::string truncated;      // "" or "length" / "time" / "disconnect" (WARC-Truncated)
   std::string ip;             // remote IP address of the final connection
   int64_t start_wall_us = 0;  // when the transfer started (µs since the Unix epoch)

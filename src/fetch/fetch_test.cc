@@ -36,7 +36,8 @@ TEST_F(FetcherTest, Ok200CapturesHeadsBodyAndMetadata) {
       MakeResponse(200, "OK", {{"Content-Type", "text/html"}, {"X-Test", "a"}}, "hello world");
   Serve([&](const RawRequest&) { return RawReply{.bytes = reply}; });
   const int64_t before = std::chrono::duration_cast<std::chrono::microseconds>(
-                             std::chrono::system_clock::now().time_since_epoch()).count();
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
   const FetchResult r = FetchPath("/hello?x=1");
   EXPECT_EQ(r.outcome, FetchOutcome::kOk) << r.error;
   EXPECT_EQ(r.id, 7u);
@@ -67,7 +68,9 @@ TEST_F(FetcherTest, Ok200CapturesHeadsBodyAndMetadata) {
 }
 
 TEST_F(FetcherTest, Status404IsAResultNotAnError) {
-  Serve([](const RawRequest&) { return RawReply{.bytes = MakeResponse(404, "Not Found", {}, "no")}; });
+  Serve([](const RawRequest&) {
+    return RawReply{.bytes = MakeResponse(404, "Not Found", {}, "no")};
+  });
   const FetchResult r = FetchPath("/missing");
   EXPECT_EQ(r.outcome, FetchOutcome::kOk);
   EXPECT_EQ(r.status, 404);
@@ -157,7 +160,8 @@ TEST_F(FetcherTest, ChunkedBodyDechunkedAndTrailersKeptOutOfHead) {
 TEST_F(FetcherTest, InformationalResponseNotMixedIntoHead) {
   const std::string final_head = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n";
   Serve([&](const RawRequest&) {
-    return RawReply{.bytes = "HTTP/1.1 103 Early Hints\r\nLink: </s.css>\r\n\r\n" + final_head + "ok"};
+    return RawReply{.bytes =
+                        "HTTP/1.1 103 Early Hints\r\nLink: </s.css>\r\n\r\n" + final_head + "ok"};
   });
   const FetchResult r = FetchPath("/hints");
   EXPECT_EQ(r.outcome, FetchOutcome::kOk) << r.error;
@@ -321,11 +325,14 @@ TEST_F(FetcherTest, BadConnectToFailsEveryRequest) {
 }
 
 TEST_F(FetcherTest, ExtraRequestHeadersSentAndInjectionRejected) {
-  Serve([](const RawRequest&) { return RawReply{.bytes = MakeResponse(304, "Not Modified", {}, "")}; });
+  Serve([](const RawRequest&) {
+    return RawReply{.bytes = MakeResponse(304, "Not Modified", {}, "")};
+  });
   CurlFetcher f(TestOptions());
-  FetchResult r = FetchOne(f, {.url = Url("/c"),
-                               .headers = {{"If-None-Match", "\"abc\""},
-                                           {"If-Modified-Since", "Sun, 06 Nov 1994 08:49:37 GMT"}}});
+  FetchResult r =
+      FetchOne(f, {.url = Url("/c"),
+                   .headers = {{"If-None-Match", "\"abc\""},
+                               {"If-Modified-Since", "Sun, 06 Nov 1994 08:49:37 GMT"}}});
   EXPECT_EQ(r.status, 304);
   const auto log = server_->requests();
   ASSERT_EQ(log.size(), 1u);

@@ -111,16 +111,14 @@ class CurlFetcher::Impl {
   // and launched entries are taken from the middle.
   std::list<std::unique_ptr<Transfer>> queued_;
   std::unordered_map<std::string, size_t> per_host_;  // running transfers per host_key()
-  std::vector<Ready> ready_;  // finished; callbacks not yet run
+  std::vector<Ready> ready_;                          // finished; callbacks not yet run
 };
 
 CurlFetcher::Impl::Impl(FetchOptions options) {
   GlobalInitOnce();
   resolved_.options = std::move(options);
   const FetchOptions& o = resolved_.options;
-  resolved_.user_agent = o.user_agent.empty()
-                             ? DefaultUserAgent()
-                             : o.user_agent;
+  resolved_.user_agent = o.user_agent.empty() ? DefaultUserAgent() : o.user_agent;
   for (const std::string& entry : o.connect_to) {
     if (!ValidConnectTo(entry)) {
       status_ = Status::InvalidArgument("connect_to entry '" + entry +
@@ -332,8 +330,8 @@ int CurlFetcher::Impl::RunCallbacks() {
 int CurlFetcher::Impl::Poll(std::chrono::milliseconds timeout) {
   CheckThread();
   epoll_event events[kMaxEventsPerWait];
-  int n = epoll_fd_ >= 0 ? epoll_wait(epoll_fd_, events, kMaxEventsPerWait, WaitMillis(timeout))
-                         : 0;
+  int n =
+      epoll_fd_ >= 0 ? epoll_wait(epoll_fd_, events, kMaxEventsPerWait, WaitMillis(timeout)) : 0;
   if (n < 0) n = 0;  // EINTR: treat as a timeout
   if (multi_ != nullptr) {
     HandleEvents(n, events);
@@ -351,7 +349,8 @@ void CurlFetcher::Impl::Wakeup() {
   [[maybe_unused]] ssize_t w = write(event_fd_, &one, sizeof(one));
 }
 
-CurlFetcher::CurlFetcher(FetchOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+CurlFetcher::CurlFetcher(FetchOptions options)
+    : impl_(std::make_unique<Impl>(std::move(options))) {}
 CurlFetcher::~CurlFetcher() = default;
 void CurlFetcher::Start(FetchRequest request, FetchCallback done) {
   impl_->Start(std::move(request), std::move(done));

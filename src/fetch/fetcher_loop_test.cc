@@ -42,7 +42,8 @@ TEST_F(FetcherTest, ServerClosingEachConnectionStillWorks) {
   // Each reply closes its connection, so curl opens a new socket every time and descriptor
   // numbers get reused: exercises the epoll ADD/MOD/DEL bookkeeping.
   Serve([](const RawRequest&) {
-    return RawReply{.bytes = MakeResponse(200, "OK", {{"Connection", "close"}}, "c"), .close = true};
+    return RawReply{.bytes = MakeResponse(200, "OK", {{"Connection", "close"}}, "c"),
+                    .close = true};
   });
   CurlFetcher f(TestOptions());
   for (int i = 0; i < 20; ++i) {
@@ -55,7 +56,8 @@ TEST_F(FetcherTest, ServerClosingEachConnectionStillWorks) {
 
 TEST_F(FetcherTest, FiveHundredConcurrentTransfersComplete) {
   Serve([](const RawRequest& req) {
-    return RawReply{.bytes = MakeResponse(200, "OK", {}, req.Header("Host").value_or("") + req.target)};
+    return RawReply{.bytes =
+                        MakeResponse(200, "OK", {}, req.Header("Host").value_or("") + req.target)};
   });
   FetchOptions o = TestOptions();
   o.connect_to = {RouteAll()};
@@ -145,10 +147,12 @@ TEST_F(FetcherTest, MaxHostConnectionsLimitsEachUrlHost) {
 }
 
 TEST_F(FetcherTest, CallbackMayStartTheNextTransfer) {
-  Serve([](const RawRequest& req) { return RawReply{.bytes = MakeResponse(200, "OK", {}, req.target)}; });
+  Serve([](const RawRequest& req) {
+    return RawReply{.bytes = MakeResponse(200, "OK", {}, req.target)};
+  });
   CurlFetcher f(TestOptions());
   std::vector<std::string> bodies;
-  std::function<void(FetchResult&&)> next = [&](FetchResult&& r) {
+  std::function<void(FetchResult &&)> next = [&](FetchResult&& r) {
     bodies.push_back(r.body);
     if (bodies.size() < 5) f.Start({.url = Url("/n" + std::to_string(bodies.size()))}, next);
   };
@@ -177,7 +181,10 @@ TEST_F(FetcherTest, ErrorsAreDeliveredInsidePollNotStart) {
   CurlFetcher f(TestOptions());
   bool called = false;
   FetchResult got;
-  f.Start({.url = "http://"}, [&](FetchResult&& r) { called = true; got = std::move(r); });
+  f.Start({.url = "http://"}, [&](FetchResult&& r) {
+    called = true;
+    got = std::move(r);
+  });
   EXPECT_FALSE(called);
   EXPECT_EQ(f.in_flight(), 1u);
   const auto deadline = Clock::now() + 2s;

@@ -52,8 +52,8 @@ int MonthIndex(const char* name) {
 
 std::optional<int64_t> ToEpoch(int year, const char* month, int day, int h, int m, int s) {
   const int mon = MonthIndex(month);
-  if (mon == 0 || day < 1 || day > 31 || h < 0 || h > 23 || m < 0 || m > 59 || s < 0 ||
-      s > 60 || year < 1900 || year > 9999) {
+  if (mon == 0 || day < 1 || day > 31 || h < 0 || h > 23 || m < 0 || m > 59 || s < 0 || s > 60 ||
+      year < 1900 || year > 9999) {
     return std::nullopt;
   }
   return DaysFromCivil(year, mon, day) * 86400 + h * 3600 + m * 60 + s;
@@ -63,16 +63,26 @@ std::optional<int64_t> ToEpoch(int year, const char* month, int day, int h, int 
 
 std::string_view OutcomeName(FetchOutcome outcome) {
   switch (outcome) {
-    case FetchOutcome::kOk: return "ok";
-    case FetchOutcome::kTruncated: return "truncated";
-    case FetchOutcome::kTimeout: return "timeout";
-    case FetchOutcome::kConnectError: return "connect_error";
-    case FetchOutcome::kDnsError: return "dns_error";
-    case FetchOutcome::kTlsError: return "tls_error";
-    case FetchOutcome::kProtocolError: return "protocol_error";
-    case FetchOutcome::kTooManyRedirects: return "too_many_redirects";
-    case FetchOutcome::kAborted: return "aborted";
-    case FetchOutcome::kOtherError: return "other_error";
+    case FetchOutcome::kOk:
+      return "ok";
+    case FetchOutcome::kTruncated:
+      return "truncated";
+    case FetchOutcome::kTimeout:
+      return "timeout";
+    case FetchOutcome::kConnectError:
+      return "connect_error";
+    case FetchOutcome::kDnsError:
+      return "dns_error";
+    case FetchOutcome::kTlsError:
+      return "tls_error";
+    case FetchOutcome::kProtocolError:
+      return "protocol_error";
+    case FetchOutcome::kTooManyRedirects:
+      return "too_many_redirects";
+    case FetchOutcome::kAborted:
+      return "aborted";
+    case FetchOutcome::kOtherError:
+      return "other_error";
   }
   return "other_error";
 }
@@ -89,7 +99,7 @@ std::vector<std::pair<std::string, std::string>> ParseResponseHeaders(std::strin
       first = false;
       continue;
     }
-    if (line.empty()) break;  // end of the head
+    if (line.empty()) break;                            // end of the head
     if (line.front() == ' ' || line.front() == '\t') {  // obs-fold: continues the last value
       if (!out.empty()) {
         std::string_view more = TrimOws(line);

@@ -43,7 +43,8 @@ TEST(ParseResponseHeaders, ToleratesBareLfAndGarbage) {
 }
 
 TEST(FetchResult, HeaderIsCaseInsensitiveAndLastWins) {
-  const FetchResult r = WithHeaders({{"Content-Type", "text/plain"}, {"content-type", "text/html"},
+  const FetchResult r = WithHeaders({{"Content-Type", "text/plain"},
+                                     {"content-type", "text/html"},
                                      {"Content-Encoding", "gzip"}});
   EXPECT_EQ(r.Header("CONTENT-TYPE"), "text/html");
   EXPECT_EQ(r.ContentType(), "text/html");

@@ -19,11 +19,16 @@ bool HasForbiddenHeaderChar(std::string_view s) {
 
 const char* HttpVersionName(long v) {
   switch (v) {
-    case CURL_HTTP_VERSION_1_0: return "1.0";
-    case CURL_HTTP_VERSION_1_1: return "1.1";
-    case CURL_HTTP_VERSION_2_0: return "2";
-    case CURL_HTTP_VERSION_3: return "3";
-    default: return "";
+    case CURL_HTTP_VERSION_1_0:
+      return "1.0";
+    case CURL_HTTP_VERSION_1_1:
+      return "1.1";
+    case CURL_HTTP_VERSION_2_0:
+      return "2";
+    case CURL_HTTP_VERSION_3:
+      return "3";
+    default:
+      return "";
   }
 }
 
@@ -120,7 +125,8 @@ Status Transfer::Configure(const ResolvedOptions& r, int64_t start_wall_us) {
   Set(easy_, CURLOPT_HTTP_CONTENT_DECODING, 0L);
   Set(easy_, CURLOPT_HTTP_TRANSFER_DECODING, 1L);
   Set(easy_, CURLOPT_HTTP_VERSION,
-      o.http2 ? static_cast<long>(CURL_HTTP_VERSION_2TLS) : static_cast<long>(CURL_HTTP_VERSION_1_1));
+      o.http2 ? static_cast<long>(CURL_HTTP_VERSION_2TLS)
+              : static_cast<long>(CURL_HTTP_VERSION_1_1));
   // PIPEWAIT only where multiplexing is possible (h2 over TLS). On plain http it made every
   // new transfer wait for a still-unconfirmed connection of the same connection bundle —
   // with --connect-to routing all hosts to one address, a single slow response held up
@@ -256,8 +262,8 @@ void Transfer::MapError(CURLcode code) {
   } else if (code == CURLE_ABORTED_BY_CALLBACK) {
     r.outcome = FetchOutcome::kAborted;
   } else if (code == CURLE_PARTIAL_FILE || code == CURLE_RECV_ERROR || code == CURLE_SEND_ERROR ||
-             code == CURLE_GOT_NOTHING || code == CURLE_WEIRD_SERVER_REPLY ||
-             code == CURLE_HTTP2 || code == CURLE_HTTP2_STREAM || code == CURLE_HTTP3 ||
+             code == CURLE_GOT_NOTHING || code == CURLE_WEIRD_SERVER_REPLY || code == CURLE_HTTP2 ||
+             code == CURLE_HTTP2_STREAM || code == CURLE_HTTP3 ||
              code == CURLE_BAD_CONTENT_ENCODING) {
     r.outcome = FetchOutcome::kProtocolError;
     if (got_response) r.truncated = "disconnect";

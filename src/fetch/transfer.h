@@ -17,7 +17,7 @@ namespace harvest::fetch {
 // Options resolved once per Fetcher and shared by all its transfers.
 struct ResolvedOptions {
   FetchOptions options;
-  std::string user_agent;        // never empty
+  std::string user_agent;            // never empty
   curl_slist* connect_to = nullptr;  // owned by the Fetcher
 };
 

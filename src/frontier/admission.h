@@ -75,7 +75,7 @@ struct AdmitCandidate {
   std::string_view canonical_url;
   std::string_view host;  // lower-case; may carry ":port"
   std::string_view path;
-  std::string_view query;  // without '?'
+  std::string_view query;               // without '?'
   std::string_view registrable_domain;  // "" when there is none (IP address, "localhost")
   uint64_t fp = 0;
   int depth = 0;

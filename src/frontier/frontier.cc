@@ -38,7 +38,7 @@ struct Frontier::Host {
     std::optional<milliseconds> crawl_delay;
     std::optional<milliseconds> override_delay;
     microseconds last_response_time{0};  // kept only when adaptive_factor > 0
-    size_t adopted = 0;  // items a persistent store held at start (AdoptStoredHost)
+    size_t adopted = 0;                  // items a persistent store held at start (AdoptStoredHost)
     std::vector<Retry> retries;
     uint64_t retry_seq = 0;
     Clock::TimePoint open_until{};  // breaker open: paused until then

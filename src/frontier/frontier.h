@@ -43,8 +43,8 @@
 namespace harvest::frontier {
 
 struct FrontierOptions {
-  // Delay between the end of one request to a host and the start of the next (docs/architecture.md §1.1).
-  // Default: 1 s.
+  // Delay between the end of one request to a host and the start of the next (docs/architecture.md
+  // §1.1). Default: 1 s.
   std::chrono::milliseconds default_delay{1000};
   // A robots.txt Crawl-delay above this marks the host skipped (its URLs get a recorded
   // outcome instead of a fetch). Default: 300 s.

@@ -1,8 +1,8 @@
 // QueueStore: where the frontier keeps the URLs waiting in each host's queue.
 //
 // The scheduler (Frontier) owns host state and timing; the queued items live behind this
-// small interface so that a disk-backed store (RocksDB, Redis — docs/architecture.md §5, §6) can replace
-// the in-memory one without touching the scheduler. Hosts are identified by a dense id the
+// small interface so that a disk-backed store (RocksDB, Redis — docs/architecture.md §5, §6) can
+// replace the in-memory one without touching the scheduler. Hosts are identified by a dense id the
 // frontier assigns; RegisterHost tells the store the id's name (a persistent store keys its
 // records by name).
 //

@@ -135,8 +135,8 @@ RobotsRules FromFetch(int status, std::string_view body, int redirects_followed)
     impl->no_match_note = "(robots.txt status " + std::to_string(status) + ": allow all)";
     return RobotsRules(std::move(impl));
   }
-  // RFC 9309 §2.3.1.4: "unreachable" (5xx, and by docs/architecture.md §1.2 also 429, network errors and
-  // anything unexpected) — assume complete disallow and retry later.
+  // RFC 9309 §2.3.1.4: "unreachable" (5xx, and by docs/architecture.md §1.2 also 429, network
+  // errors and anything unexpected) — assume complete disallow and retry later.
   std::string reason = status == 0
                            ? "robots.txt unreachable: network error, retry later"
                            : "robots.txt status " + std::to_string(status) + ", retry later";

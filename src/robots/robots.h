@@ -54,7 +54,8 @@ inline constexpr size_t kMaxRobotsBytes = 500 * 1024;
 // RFC 9309 §2.3.1.2: follow at least five consecutive redirects.
 inline constexpr int kMaxRedirects = 5;
 // Larger Crawl-delay values are clamped: the crawler skips hosts above its own maximum
-// (docs/architecture.md §1.1, default 300 s) anyway, and the clamp keeps the millisecond count from overflowing.
+// (docs/architecture.md §1.1, default 300 s) anyway, and the clamp keeps the millisecond count from
+// overflowing.
 inline constexpr std::chrono::milliseconds kMaxCrawlDelay = std::chrono::hours(24);
 // More Sitemap lines are ignored: bounds memory for hostile files; real sites list a handful.
 inline constexpr size_t kMaxSitemaps = 1000;

@@ -98,8 +98,7 @@ std::string QueueKey(int bits, uint32_t host, uint8_t cls, uint64_t seq) {
   return std::string(k.data, kQueueKeySize);
 }
 
-bool ParseQueueKey(int bits, std::string_view key, uint32_t* host, uint8_t* cls,
-                   uint64_t* seq) {
+bool ParseQueueKey(int bits, std::string_view key, uint32_t* host, uint8_t* cls, uint64_t* seq) {
   if (key.size() != kQueueKeySize) return false;
   *host = static_cast<uint32_t>(ReadBigEndian(key.substr(4), 4));
   *cls = static_cast<uint8_t>(key[8]);

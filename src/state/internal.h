@@ -56,8 +56,7 @@ struct QueueKeyBytes {
 };
 QueueKeyBytes MakeQueueKey(int bits, uint32_t host, uint8_t cls, uint64_t seq);
 // Parses a queue key; false if it is not one.
-bool ParseQueueKey(int bits, std::string_view key, uint32_t* host, uint8_t* cls,
-                   uint64_t* seq);
+bool ParseQueueKey(int bits, std::string_view key, uint32_t* host, uint8_t* cls, uint64_t* seq);
 // seen, admitted: fingerprint (8).
 std::string SeenKey(uint64_t fp);
 // hosts: 'n' id -> name (ids are per run, except for hosts with queue entries); 'p' name ->

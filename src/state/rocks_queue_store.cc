@@ -14,9 +14,7 @@ RocksQueueStore::RocksQueueStore(StateDb::Impl* db, int priority_classes)
   db_->AttachQueueStore(this);
 }
 
-RocksQueueStore::~RocksQueueStore() {
-  db_->DetachQueueStore(this);
-}
+RocksQueueStore::~RocksQueueStore() { db_->DetachQueueStore(this); }
 
 Status RocksQueueStore::Load() {
   struct Found {

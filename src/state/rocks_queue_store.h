@@ -49,14 +49,14 @@ class RocksQueueStore final : public frontier::QueueStore {
     std::vector<frontier::UrlItem> window;  // ascending (class, seq) from window_head
     size_t window_head = 0;
   };
-  struct Spill {          // per class
+  struct Spill {  // per class
     uint64_t from = 0;
     uint32_t only = 0;
   };
   struct Host {
     std::string name;
-    uint32_t id = 0;  // persistent host id
-    size_t size = 0;  // items not yet popped
+    uint32_t id = 0;                 // persistent host id
+    size_t size = 0;                 // items not yet popped
     std::unique_ptr<Ram> ram;        // while items are in RAM
     std::unique_ptr<Spill[]> spill;  // per class; allocated on the first spill
     size_t InRam() const {

@@ -14,8 +14,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <cinttypes>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -271,12 +271,13 @@ void PrintCompaction(const std::string& stats) {
         i = j;
       }
       if (cols.size() > 11) {
-        std::printf("  compaction [%s]: size %.*s %.*s, read %.*s GB, written %.*s GB, "
-                    "W-Amp %.*s\n", cf.c_str(), static_cast<int>(cols[2].size()),
-                    cols[2].data(), static_cast<int>(cols[3].size()), cols[3].data(),
-                    static_cast<int>(cols[5].size()), cols[5].data(),
-                    static_cast<int>(cols[8].size()), cols[8].data(),
-                    static_cast<int>(cols[11].size()), cols[11].data());
+        std::printf(
+            "  compaction [%s]: size %.*s %.*s, read %.*s GB, written %.*s GB, "
+            "W-Amp %.*s\n",
+            cf.c_str(), static_cast<int>(cols[2].size()), cols[2].data(),
+            static_cast<int>(cols[3].size()), cols[3].data(), static_cast<int>(cols[5].size()),
+            cols[5].data(), static_cast<int>(cols[8].size()), cols[8].data(),
+            static_cast<int>(cols[11].size()), cols[11].data());
       }
       cf.clear();
     }
@@ -284,9 +285,9 @@ void PrintCompaction(const std::string& stats) {
 }
 
 struct Counters {
-  uint64_t refused = 0;      // distinct URLs not accepted (must stay 0)
-  uint64_t unparsable = 0;   // generated URLs the parser rejected (must stay 0)
-  uint64_t duplicates = 0;   // drained URLs that came out twice (must stay 0)
+  uint64_t refused = 0;     // distinct URLs not accepted (must stay 0)
+  uint64_t unparsable = 0;  // generated URLs the parser rejected (must stay 0)
+  uint64_t duplicates = 0;  // drained URLs that came out twice (must stay 0)
   uint64_t drained = 0;
 };
 
@@ -352,8 +353,8 @@ struct ProducerResult {
   uint64_t unparsable = 0;
   uint64_t hosts_seen = 0;
   size_t generator_bytes = 0;
-  double cpu_s = 0;                  // the producer thread's CPU time
-  double gen_ns = 0, parse_ns = 0;   // sampled
+  double cpu_s = 0;                 // the producer thread's CPU time
+  double gen_ns = 0, parse_ns = 0;  // sampled
   uint64_t samples = 0;
 };
 
@@ -468,8 +469,8 @@ bool Admit(const Flags& f, StateDb* db, dedup::SeenSet* seen, frontier::Admissio
         frontier::UrlItem item;
         item.url = cand.canonical_url;
         // The host key is the origin, as in the crawl (canonical URLs carry no userinfo).
-        item.host = std::string(
-            cand.canonical_url.substr(0, cand.canonical_url.find('/', cand.canonical_url.find("://") + 3)));
+        item.host = std::string(cand.canonical_url.substr(
+            0, cand.canonical_url.find('/', cand.canonical_url.find("://") + 3)));
         item.fp = l.fp;
         item.depth = l.depth;
         item.priority = frontier::PriorityFor(l.depth, false, false, 0);
@@ -505,24 +506,27 @@ bool Admit(const Flags& f, StateDb* db, dedup::SeenSet* seen, frontier::Admissio
   const double wall = Seconds(t0), cpu = CpuSeconds() - cpu0;
   const StateStats st = db->stats();
   const double per_url = 1e6 / static_cast<double>(std::max<uint64_t>(n, 1));
-  std::printf("admitted %" PRIu64 " URLs over %" PRIu64 " hosts in %.1f s: %.0f admissions/s wall, "
+  std::printf("admitted %" PRIu64 " URLs over %" PRIu64
+              " hosts in %.1f s: %.0f admissions/s wall, "
               "%.0f admissions/s CPU (%.2f CPU-us each)\n",
               frontier->queued(), produced.hosts_seen, wall, static_cast<double>(n) / wall,
               static_cast<double>(n) / cpu, cpu * per_url);
-  std::printf("  CPU-us per admission: I/O thread %.2f, producer thread %.2f, RocksDB "
-              "background threads and the rest %.2f\n",
-              io_cpu * per_url, produced.cpu_s * per_url,
-              (cpu - io_cpu - produced.cpu_s) * per_url);
+  std::printf(
+      "  CPU-us per admission: I/O thread %.2f, producer thread %.2f, RocksDB "
+      "background threads and the rest %.2f\n",
+      io_cpu * per_url, produced.cpu_s * per_url, (cpu - io_cpu - produced.cpu_s) * per_url);
   if (samples > 0 && produced.samples > 0 && n > 0) {
     const double per = 1e-3 / static_cast<double>(samples);
     const double pper = 1e-3 / static_cast<double>(produced.samples);
-    std::printf("  producer wall us per URL: generate %.2f, parse+canonicalize+registrable "
-                "domain+fingerprint %.2f\n",
-                produced.gen_ns * pper, produced.parse_ns * pper);
-    std::printf("  I/O thread wall us per admission: Admission::Admit %.2f, Frontier::Add "
-                "%.2f, Commit %.2f, waiting for links %.2f\n",
-                t_admit * per, t_add * per, t_commit * 1e-3 / static_cast<double>(n),
-                t_wait * 1e-3 / static_cast<double>(n));
+    std::printf(
+        "  producer wall us per URL: generate %.2f, parse+canonicalize+registrable "
+        "domain+fingerprint %.2f\n",
+        produced.gen_ns * pper, produced.parse_ns * pper);
+    std::printf(
+        "  I/O thread wall us per admission: Admission::Admit %.2f, Frontier::Add "
+        "%.2f, Commit %.2f, waiting for links %.2f\n",
+        t_admit * per, t_add * per, t_commit * 1e-3 / static_cast<double>(n),
+        t_wait * 1e-3 / static_cast<double>(n));
   }
   std::printf("  refused %" PRIu64 ", unparsable %" PRIu64 ", Bloom %.1f MiB (%" PRIu64
               " false positives caught), queued in RAM %" PRIu64 ", admitted-set files %" PRIu64
@@ -564,7 +568,8 @@ bool Drain(const Flags& f, StateDb* db, frontier::Admission* admission,
   (void)db->Commit();
   (void)db->Sync();
   const double wall = Seconds(t0), cpu = CpuSeconds() - cpu0;
-  std::printf("drained %" PRIu64 " URLs in %.1f s: %.0f drains/s wall, %.0f drains/s CPU; "
+  std::printf("drained %" PRIu64
+              " URLs in %.1f s: %.0f drains/s wall, %.0f drains/s CPU; "
               "duplicates %" PRIu64 "; peak RSS %.0f MiB\n",
               c->drained, wall, static_cast<double>(c->drained) / wall,
               static_cast<double>(c->drained) / cpu, c->duplicates, MiB(ProcStatusKb("VmHWM")));
@@ -597,12 +602,13 @@ bool Restart(const Flags& f, uint64_t expected_queued) {
     ++fps;
   });
   const double bloom_s = Seconds(t2);
-  std::printf("restart: open %.2f s; queue store load + adopt %" PRIu64 " hosts, %zu URLs: %.1f s; "
-              "Bloom rebuild from %" PRIu64 " seen fingerprints: %.1f s (%.2f s per 10 M); "
+  std::printf("restart: open %.2f s; queue store load + adopt %" PRIu64
+              " hosts, %zu URLs: %.1f s; "
+              "Bloom rebuild from %" PRIu64
+              " seen fingerprints: %.1f s (%.2f s per 10 M); "
               "peak RSS %.0f MiB\n",
               open_s, db->stats().hosts, frontier.queued(), load_s, fps, bloom_s,
-              fps > 0 ? bloom_s * 1e7 / static_cast<double>(fps) : 0.0,
-              MiB(ProcStatusKb("VmHWM")));
+              fps > 0 ? bloom_s * 1e7 / static_cast<double>(fps) : 0.0, MiB(ProcStatusKb("VmHWM")));
   bool ok = s.ok() && db->status().ok();
   if (frontier.queued() != expected_queued || fps != f.urls) {
     std::printf("restart MISMATCH: expected %" PRIu64 " queued and %" PRIu64 " seen\n",
@@ -614,7 +620,8 @@ bool Restart(const Flags& f, uint64_t expected_queued) {
 
 int Run(const Flags& f) {
   std::error_code ec;
-  if (fs::exists(f.dir, ec) && !fs::is_empty(f.dir, ec) && !fs::exists(fs::path(f.dir) / "CURRENT")) {
+  if (fs::exists(f.dir, ec) && !fs::is_empty(f.dir, ec) &&
+      !fs::exists(fs::path(f.dir) / "CURRENT")) {
     std::fprintf(stderr, "%s exists and is not a state directory; refusing to delete it\n",
                  f.dir.c_str());
     return 2;

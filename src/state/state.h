@@ -1,5 +1,5 @@
-// state: a crawl's durable state in RocksDB (docs/architecture.md §1.3, §1.5, §5) — one database per crawl
-// directory (<out>/state), with column families
+// state: a crawl's durable state in RocksDB (docs/architecture.md §1.3, §1.5, §5) — one database
+// per crawl directory (<out>/state), with column families
 //
 //   queues   host queues: (host id, priority class, sequence) -> URL item. Every admitted URL
 //            not yet done has an entry; an entry is deleted only when the URL is done (its
@@ -25,9 +25,9 @@
 // write-ahead log (group commit: once per flush interval). A kill -9 loses only a suffix of
 // the batches — and nothing written depends on what was lost.
 //
-// Memory (docs/architecture.md §1.5): the queue store keeps at most `queue_ram_items` items in RAM (a
-// window at the head of each host's queue); the rest live only on disk and are read back
-// in key order when a host's window runs dry. Per host it keeps ~100 bytes of counters.
+// Memory (docs/architecture.md §1.5): the queue store keeps at most `queue_ram_items` items in RAM
+// (a window at the head of each host's queue); the rest live only on disk and are read back in key
+// order when a host's window runs dry. Per host it keeps ~100 bytes of counters.
 //
 // Thread-safety: everything is for the I/O thread, except FindDigest/PutDigest/Sync, which
 // the writer thread calls (RocksDB is thread-safe; they do not touch the pending batch).
@@ -77,9 +77,9 @@ struct StateOptions {
 struct SeenRecord {
   enum class State : uint8_t { kQueued = 0, kDone = 1 };
   State state = State::kQueued;
-  int status = 0;              // HTTP status of the last fetch (0: none)
-  int64_t fetch_time_us = 0;   // wall clock of the last fetch
-  int64_t next_due_us = 0;     // when a recrawl is due (0: never)
+  int status = 0;             // HTTP status of the last fetch (0: none)
+  int64_t fetch_time_us = 0;  // wall clock of the last fetch
+  int64_t next_due_us = 0;    // when a recrawl is due (0: never)
   std::string etag;
   std::string last_modified;
 };
@@ -92,15 +92,15 @@ struct HostPoliteness {
 };
 
 struct RobotsRecord {
-  int status = 0;          // HTTP status of the robots.txt fetch (0: unreachable)
-  int redirects = 0;       // redirects followed
-  int failures = 0;        // consecutive temporary failures
-  int64_t expiry_us = 0;   // wall clock
-  std::string body;        // decoded body (at most what the parser reads)
+  int status = 0;         // HTTP status of the robots.txt fetch (0: unreachable)
+  int redirects = 0;      // redirects followed
+  int failures = 0;       // consecutive temporary failures
+  int64_t expiry_us = 0;  // wall clock
+  std::string body;       // decoded body (at most what the parser reads)
 };
 
 struct DigestRecord {
-  std::string uri;        // where the payload was first stored
+  std::string uri;  // where the payload was first stored
   int64_t date_us = 0;
   std::string record_id;  // "<urn:uuid:...>"
 };

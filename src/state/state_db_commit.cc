@@ -185,10 +185,11 @@ Status StateDb::Impl::WriteHandedOver(rocksdb::WriteBatch* batch) {
     if (!resumed.ok() && !resume_failed_logged_) {
       // RocksDB 7.x keeps a failed write-ahead-log file failed (facebook/rocksdb#11643):
       // after a WAL write error no later write succeeds in this process.
-      spdlog::error("state: the database cannot write again in this process ({}); the "
-                    "crawl stays paused: stop it and run the same command again once the "
-                    "disk has space — nothing written before the error is lost",
-                    resumed.ToString());
+      spdlog::error(
+          "state: the database cannot write again in this process ({}); the "
+          "crawl stays paused: stop it and run the same command again once the "
+          "disk has space — nothing written before the error is lost",
+          resumed.ToString());
       resume_failed_logged_ = true;
     }
     return s;

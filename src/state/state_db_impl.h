@@ -153,8 +153,7 @@ class StateDb::Impl {
   Status IngestRecent();
   void AdvanceAdmittedThrough(uint64_t through);
 
-  Status GetValue(rocksdb::ColumnFamilyHandle* cf, std::string_view key,
-                  std::string* value) const;
+  Status GetValue(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std::string* value) const;
   // Writes the queue entry of `item` (new or rewritten) into the pending batch.
   void PutQueueEntry(const frontier::UrlItem& item);
 
@@ -196,13 +195,13 @@ class StateDb::Impl {
   // The committer thread writes the batches HandOver() queues, in order.
   std::thread committer_;  // started by Open, joined by StopCommitter (I/O thread)
   mutable std::mutex commit_mu_;
-  std::condition_variable commit_cv_;          // work, a retry or stopping
-  mutable std::condition_variable written_cv_; // a batch written or failed
-  std::deque<rocksdb::WriteBatch> to_write_;   // guarded by commit_mu_
-  std::vector<rocksdb::WriteBatch> spare_;     // cleared, for reuse; guarded
-  bool write_failed_ = false;                  // the head of to_write_ failed; guarded
-  bool retry_requested_ = false;               // guarded
-  bool stopping_ = false;                      // guarded
+  std::condition_variable commit_cv_;           // work, a retry or stopping
+  mutable std::condition_variable written_cv_;  // a batch written or failed
+  std::deque<rocksdb::WriteBatch> to_write_;    // guarded by commit_mu_
+  std::vector<rocksdb::WriteBatch> spare_;      // cleared, for reuse; guarded
+  bool write_failed_ = false;                   // the head of to_write_ failed; guarded
+  bool retry_requested_ = false;                // guarded
+  bool stopping_ = false;                       // guarded
   // Committer thread only.
   bool resume_failed_logged_ = false;
 

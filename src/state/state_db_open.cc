@@ -198,8 +198,8 @@ Status StateDb::Impl::OpenDatabase() {
     std::string hint = rs.ToString().find("lock") != std::string::npos
                            ? " (is another harvest process using this crawl directory?)"
                            : "";
-    return Status::IOError("state: cannot open " + options_.dir.string() + ": " +
-                           rs.ToString() + hint);
+    return Status::IOError("state: cannot open " + options_.dir.string() + ": " + rs.ToString() +
+                           hint);
   }
   db_.reset(raw);
   return FindColumnFamilies();
@@ -207,14 +207,14 @@ Status StateDb::Impl::OpenDatabase() {
 
 Status StateDb::Impl::FindColumnFamilies() {
   const std::pair<const char*, rocksdb::ColumnFamilyHandle**> wanted[] = {
-      {kQueues, &queues_}, {kSeen, &seen_}, {kHosts, &hosts_},
+      {kQueues, &queues_},   {kSeen, &seen_}, {kHosts, &hosts_},
       {kDigests, &digests_}, {kMeta, &meta_}, {kAdmitted, &admitted_},
   };
   for (const auto& [name, handle] : wanted) {
     *handle = ColumnFamily(name);
     if (*handle == nullptr) {
-      return Status::Internal("state: " + options_.dir.string() + ": no column family " +
-                              name + " after open");
+      return Status::Internal("state: " + options_.dir.string() + ": no column family " + name +
+                              " after open");
     }
   }
   return Status::Ok();

@@ -128,8 +128,8 @@ TEST(StateDb, AdmissionsSurviveACrashBetweenIngests) {
     EXPECT_TRUE(db->seen()->Contains(1000 + i)) << i;
     std::optional<SeenRecord> r = db->GetSeen(1000 + i);
     ASSERT_TRUE(r);
-    EXPECT_EQ(r->state, done.count(1000 + i) ? SeenRecord::State::kDone
-                                              : SeenRecord::State::kQueued);
+    EXPECT_EQ(r->state,
+              done.count(1000 + i) ? SeenRecord::State::kDone : SeenRecord::State::kQueued);
   }
   EXPECT_FALSE(db->seen()->Contains(999));
   EXPECT_FALSE(db->seen()->Contains(1000 + kUrls));
@@ -151,8 +151,11 @@ TEST(StateDb, MarkDoneRecordsTheFetch) {
   item.url = "http://a.test/";
   item.fp = 99;
   db->seen()->Insert(99);
-  db->MarkDone(item, {.state = SeenRecord::State::kDone, .status = 200, .fetch_time_us = 123,
-                      .etag = "\"x\"", .last_modified = "Tue"});
+  db->MarkDone(item, {.state = SeenRecord::State::kDone,
+                      .status = 200,
+                      .fetch_time_us = 123,
+                      .etag = "\"x\"",
+                      .last_modified = "Tue"});
   ASSERT_TRUE(db->Commit().ok());
   std::optional<SeenRecord> r = db->GetSeen(99);
   ASSERT_TRUE(r);
@@ -169,7 +172,10 @@ TEST(StateDb, HostRecordsRoundTrip) {
     auto db = OpenDb(dir.path());
     EXPECT_FALSE(db->GetPoliteness("a.test"));
     db->PutPoliteness("a.test", {.next_allowed_us = 5'000'000, .crawl_delay_ms = 1500});
-    db->PutRobots("a.test", {.status = 200, .redirects = 1, .failures = 0, .expiry_us = 77,
+    db->PutRobots("a.test", {.status = 200,
+                             .redirects = 1,
+                             .failures = 0,
+                             .expiry_us = 77,
                              .body = "User-agent: *\nDisallow: /x\n"});
     db->PutPoliteness("b.test", {.dead_reason = "robots-unavailable",
                                  .dead_detail = "robots.txt: HTTP 503 (3 attempts)"});
@@ -295,8 +301,7 @@ TEST(StateCodec, QueueKeysSortByHostClassSequence) {
   uint32_t host = 0;
   uint8_t cls = 0;
   uint64_t seq = 0;
-  ASSERT_TRUE(
-      ParseQueueKey(kBits, QueueKey(kBits, 7, 2, 5 * kNextEpoch + 3), &host, &cls, &seq));
+  ASSERT_TRUE(ParseQueueKey(kBits, QueueKey(kBits, 7, 2, 5 * kNextEpoch + 3), &host, &cls, &seq));
   EXPECT_EQ(host, 7u);
   EXPECT_EQ(cls, 2);
   EXPECT_EQ(seq, 5 * kNextEpoch + 3);

@@ -125,7 +125,8 @@ Result<CdxjEntry> ParseCdxjLine(std::string_view line) {
   e.length = num("length");
   e.offset = num("offset");
   e.filename = str("filename");
-  if (e.url.empty() || e.filename.empty()) return Status::InvalidArgument("CDXJ line lacks url/filename");
+  if (e.url.empty() || e.filename.empty())
+    return Status::InvalidArgument("CDXJ line lacks url/filename");
   return e;
 }
 

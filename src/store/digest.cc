@@ -66,8 +66,8 @@ std::string NewRecordId() {
   b[6] = static_cast<unsigned char>((b[6] & 0x0f) | 0x40);  // version 4
   b[8] = static_cast<unsigned char>((b[8] & 0x3f) | 0x80);  // variant 10
   std::string hex = HexEncode(std::string_view(reinterpret_cast<const char*>(b.data()), 16));
-  return "<urn:uuid:" + hex.substr(0, 8) + "-" + hex.substr(8, 4) + "-" + hex.substr(12, 4) +
-         "-" + hex.substr(16, 4) + "-" + hex.substr(20) + ">";
+  return "<urn:uuid:" + hex.substr(0, 8) + "-" + hex.substr(8, 4) + "-" + hex.substr(12, 4) + "-" +
+         hex.substr(16, 4) + "-" + hex.substr(20) + ">";
 }
 
 }  // namespace internal

@@ -40,7 +40,7 @@ TEST(NewRecordId, IsUuidV4AndUnique) {
   ASSERT_EQ(a.size(), 47u) << a;
   EXPECT_EQ(a.substr(0, 10), "<urn:uuid:");
   EXPECT_EQ(a.back(), '>');
-  EXPECT_EQ(a[10 + 14], '4');  // version nibble
+  EXPECT_EQ(a[10 + 14], '4');                                          // version nibble
   EXPECT_NE(std::string("89ab").find(a[10 + 19]), std::string::npos);  // variant
 }
 

@@ -92,8 +92,8 @@ std::string RewriteResponseHead(std::string_view head) {
   while (true) {
     size_t eol = head.find('\n');
     std::string_view line = head.substr(0, eol);
-    bool is_te = !first && line.size() >= kTe.size() &&
-                 EqualsIgnoreCase(line.substr(0, kTe.size()), kTe);
+    bool is_te =
+        !first && line.size() >= kTe.size() && EqualsIgnoreCase(line.substr(0, kTe.size()), kTe);
     if (is_te) {
       out += kRenamed;
       out += line.substr(kTe.size());

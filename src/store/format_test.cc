@@ -47,8 +47,15 @@ TEST(SurtKey, PywbStyle) {
 }
 
 TEST(Cdxj, FormatAndParseRoundTrip) {
-  internal::CdxjEntry e{"com,example)/", "20261126032001", "http://example.com/", "text/html",
-                        "200", "sha256:ABC", 123, 456, "h-1.warc.gz"};
+  internal::CdxjEntry e{"com,example)/",
+                        "20261126032001",
+                        "http://example.com/",
+                        "text/html",
+                        "200",
+                        "sha256:ABC",
+                        123,
+                        456,
+                        "h-1.warc.gz"};
   std::string line = internal::FormatCdxjLine(e);
   EXPECT_EQ(line,
             "com,example)/ 20261126032001 {\"url\":\"http://example.com/\",\"mime\":\"text/html\","

@@ -71,7 +71,7 @@ struct CdxjEntry {
   std::string timestamp;  // 14 digits
   std::string url;
   std::string mime;
-  std::string status;     // "" for records without one (omitted from JSON)
+  std::string status;  // "" for records without one (omitted from JSON)
   std::string digest;
   uint64_t length = 0;
   uint64_t offset = 0;

@@ -9,7 +9,8 @@ namespace harvest::store {
 namespace {
 
 bool EndsWith(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 bool IsWarc(const std::filesystem::path& p) {
@@ -124,6 +125,5 @@ Result<StoredPage> GetLatestCapture(const std::filesystem::path& dir, std::strin
   return Status::NotFound("revisit of " + std::string(url) + " refers to " + target + " (" +
                           digest + "), which is not in " + dir.string());
 }
-
 
 }  // namespace harvest::store

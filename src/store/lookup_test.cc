@@ -23,16 +23,19 @@ TEST_P(LookupTest, NewestCaptureAndRevisitFollowed) {
   o.max_file_bytes = 2000;  // several files: lookup crosses them
   auto w = WarcWriter::Open(o);
   ASSERT_TRUE(w.ok());
-  auto v1 = (*w)->WriteResponse(SampleCapture("http://example.com/p", "version one", 1795663201000000));
+  auto v1 =
+      (*w)->WriteResponse(SampleCapture("http://example.com/p", "version one", 1795663201000000));
   ASSERT_TRUE(v1.ok());
-  auto v2 = (*w)->WriteResponse(SampleCapture("http://example.com/p", "version two", 1795663301000000));
+  auto v2 =
+      (*w)->WriteResponse(SampleCapture("http://example.com/p", "version two", 1795663301000000));
   ASSERT_TRUE(v2.ok());
   // Newest capture of /p is a revisit of /q's payload.
   auto q = (*w)->WriteResponse(SampleCapture("http://example.com/q", "shared", 1795663302000000));
   ASSERT_TRUE(q.ok());
   Capture again = SampleCapture("http://example.com/p", "shared", 1795663401000000);
   again.response_header = "HTTP/1.1 200 OK\r\nX-New: yes\r\n\r\n";
-  ASSERT_TRUE((*w)->WriteRevisit(again, {"http://example.com/q", 1795663302000000, q->record_id}).ok());
+  ASSERT_TRUE(
+      (*w)->WriteRevisit(again, {"http://example.com/q", 1795663302000000, q->record_id}).ok());
   ASSERT_TRUE((*w)->Close().ok());
   EXPECT_EQ(FilesWithSuffix(dir.path(), ".cdxj").empty(), !GetParam());
 
@@ -76,7 +79,8 @@ TEST(Lookup, RevisitWhoseOriginalIsMissing) {
   o.clock = &clock;
   auto w = WarcWriter::Open(o);
   ASSERT_TRUE(w.ok());
-  ASSERT_TRUE((*w)->WriteRevisit(SampleCapture("http://a/", "x"), {"http://elsewhere/", 0, ""}).ok());
+  ASSERT_TRUE(
+      (*w)->WriteRevisit(SampleCapture("http://a/", "x"), {"http://elsewhere/", 0, ""}).ok());
   ASSERT_TRUE((*w)->Close().ok());
   auto page = GetLatestCapture(dir.path(), "http://a/");
   EXPECT_EQ(page.status().code(), Status::Code::kNotFound);

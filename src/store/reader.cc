@@ -105,8 +105,8 @@ Result<Member> InflateMember(WarcReader::Source* src, uint64_t offset, uint64_t 
     } else if (rc == Z_STREAM_END) {
       done = true;
     } else if (rc == Z_NEED_DICT || rc == Z_DATA_ERROR || rc == Z_MEM_ERROR) {
-      error = Status::Corruption(where + "corrupt gzip member: " +
-                                 (zs.msg != nullptr ? zs.msg : "bad data"));
+      error = Status::Corruption(
+          where + "corrupt gzip member: " + (zs.msg != nullptr ? zs.msg : "bad data"));
     } else if (rc == Z_BUF_ERROR && zs.avail_in != 0) {
       error = Status::Corruption(where + "gzip member makes no progress");
     }
@@ -138,13 +138,15 @@ Status ParseWarcHead(std::string_view head, const std::string& where, WarcRecord
     return Status::Corruption(where + "record does not start with a WARC/ version line");
   }
   rec->version = std::string(first);
-  if (eol != std::string_view::npos) internal::ParseHeaderLines(head.substr(eol + 1), &rec->headers);
+  if (eol != std::string_view::npos)
+    internal::ParseHeaderLines(head.substr(eol + 1), &rec->headers);
   rec->type = rec->header("WARC-Type");
   rec->target_uri = rec->header("WARC-Target-URI");
   rec->date = rec->header("WARC-Date");
   std::string cl = rec->header("Content-Length");
   if (!ParseUint(cl, content_length)) {
-    return Status::Corruption(where + "missing or invalid Content-Length '" + cl.substr(0, 40) + "'");
+    return Status::Corruption(where + "missing or invalid Content-Length '" + cl.substr(0, 40) +
+                              "'");
   }
   return Status::Ok();
 }
@@ -186,8 +188,9 @@ Result<WarcRecord> ParseMemberText(std::string_view text, const std::string& whe
   std::string_view rest = text.substr(body_start + cl);
   if (!OnlyLineEnds(rest)) {
     if (rest.find("WARC/") != std::string_view::npos) {
-      return Status::Corruption(where + "gzip member holds more than one record "
-                                        "(not record-at-a-time compression)");
+      return Status::Corruption(where +
+                                "gzip member holds more than one record "
+                                "(not record-at-a-time compression)");
     }
     return Status::Corruption(where + "unexpected bytes after the record block");
   }
@@ -251,7 +254,8 @@ Result<std::optional<WarcRecord>> ReadOne(WarcReader::Source* src, uint64_t offs
     }
     ++offset;
   }
-  if (static_cast<unsigned char>(magic[0]) == 0x1f && static_cast<unsigned char>(magic[1]) == 0x8b) {
+  if (static_cast<unsigned char>(magic[0]) == 0x1f &&
+      static_cast<unsigned char>(magic[1]) == 0x8b) {
     std::string where = Where(name, offset);
     Result<Member> m = InflateMember(src, offset, max_bytes, where);
     if (!m.ok()) return m.status();
@@ -318,8 +322,8 @@ Result<WarcRecord> ReadRecordAt(const std::filesystem::path& file, uint64_t offs
     return err == ENOENT ? Status::NotFound(msg) : Status::IOError(msg);
   }
   FileSource src(fd, file.string());
-  Result<std::optional<WarcRecord>> r = ReadOne(&src, offset, WarcReaderOptions().max_record_bytes,
-                                                file.string());
+  Result<std::optional<WarcRecord>> r =
+      ReadOne(&src, offset, WarcReaderOptions().max_record_bytes, file.string());
   if (!r.ok()) return r.status();
   if (!r->has_value()) {
     return Status::NotFound(Where(file.string(), offset) + "no record (end of file)");

@@ -11,8 +11,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using harvest::store::WarcReader;
   harvest::store::WarcReaderOptions options;
   options.max_record_bytes = 4 << 20;  // bounds gzip bombs to what the fuzzer can afford
-  auto reader = WarcReader::FromBuffer(
-      std::string(reinterpret_cast<const char*>(data), size), "fuzz", options);
+  auto reader = WarcReader::FromBuffer(std::string(reinterpret_cast<const char*>(data), size),
+                                       "fuzz", options);
   for (int i = 0; i < 10000; ++i) {
     auto rec = reader->Next();
     if (!rec.ok() || !rec->has_value()) break;

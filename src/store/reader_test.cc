@@ -124,11 +124,11 @@ TEST(WarcReader, TruncatedPlainRecord) {
 }
 
 TEST(WarcReader, BadHeaders) {
-  for (std::string bad : {std::string("HTTP/1.1 200 OK\r\n\r\n"),
-                          std::string("WARC/1.1\r\nWARC-Type: x\r\n\r\n"),
-                          std::string("WARC/1.1\r\nContent-Length: -1\r\n\r\n"),
-                          std::string("WARC/1.1\r\nContent-Length: 99999999999999999999\r\n\r\n"),
-                          std::string("WARC/1.1\r\nContent-Length: 2\r\n\r\nabXY")}) {
+  for (std::string bad :
+       {std::string("HTTP/1.1 200 OK\r\n\r\n"), std::string("WARC/1.1\r\nWARC-Type: x\r\n\r\n"),
+        std::string("WARC/1.1\r\nContent-Length: -1\r\n\r\n"),
+        std::string("WARC/1.1\r\nContent-Length: 99999999999999999999\r\n\r\n"),
+        std::string("WARC/1.1\r\nContent-Length: 2\r\n\r\nabXY")}) {
     auto r = WarcReader::FromBuffer(bad);
     EXPECT_FALSE(r->Next().ok()) << bad;
   }

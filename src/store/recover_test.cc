@@ -129,8 +129,8 @@ WriterRun WriteRun(const std::filesystem::path& dir, bool crawler_surt = false) 
   for (size_t i = 0; i < cs.size(); ++i) {
     Result<RecordLocation> loc = Status::Internal("unset");
     if (i == 3) {
-      loc = (*w)->WriteRevisit(cs[i], {cs[0].target_uri, cs[0].fetch_time_us,
-                                       run.locations[0].record_id});
+      loc = (*w)->WriteRevisit(cs[i],
+                               {cs[0].target_uri, cs[0].fetch_time_us, run.locations[0].record_id});
     } else {
       loc = (*w)->WriteResponse(cs[i]);
     }
@@ -332,8 +332,8 @@ TEST_F(RecoverWarcTest, ZeroedTailAfterPowerLoss) {
   std::filesystem::path warc = run_.CleanCopy(dir_.path() / "clean");
   std::string bytes = ReadFile(warc);
   const RecordLocation& last = run_.locations.back();
-  std::fill(bytes.begin() + static_cast<std::ptrdiff_t>(last.offset + last.length / 2),
-            bytes.end(), '\0');
+  std::fill(bytes.begin() + static_cast<std::ptrdiff_t>(last.offset + last.length / 2), bytes.end(),
+            '\0');
   WriteFile(warc, bytes);
   auto report = RecoverWarc(warc);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
@@ -527,9 +527,9 @@ TEST(ParseWarcDate, RoundTripsWarcDate) {
   EXPECT_EQ(internal::ParseWarcDate("2026-11-26T03:20:01Z"), 1795663201000000);
   EXPECT_EQ(internal::ParseWarcDate("2026-11-26T03:20:01.5Z"), 1795663201500000);
   EXPECT_EQ(internal::ParseWarcDate("2026-11-26T03:20:01.123456789Z"), 1795663201123456);
-  for (const char* bad : {"", "2026-11-26", "2026-11-26T03:20:01", "2026-13-26T03:20:01Z",
-                          "2026-11-26T03:20:01.Z", "2026-11-26T03:20:01.1234567890Z",
-                          "2026-11-26 03:20:01Z", "2026-11-26T03:20:01Zjunk"}) {
+  for (const char* bad :
+       {"", "2026-11-26", "2026-11-26T03:20:01", "2026-13-26T03:20:01Z", "2026-11-26T03:20:01.Z",
+        "2026-11-26T03:20:01.1234567890Z", "2026-11-26 03:20:01Z", "2026-11-26T03:20:01Zjunk"}) {
     EXPECT_EQ(internal::ParseWarcDate(bad), std::nullopt) << bad;
   }
 }

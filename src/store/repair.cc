@@ -297,8 +297,7 @@ Result<RecoveryReport> RecoverWarc(const std::filesystem::path& warc,
   // lines, see below): index them in the same pass.
   TailIndex tail;
   Result<uint64_t> cut = RepairTailFrom(
-      warc, start, options.force,
-      [&](const WarcRecord& rec) { AddToTail(rec, name, &tail); });
+      warc, start, options.force, [&](const WarcRecord& rec) { AddToTail(rec, name, &tail); });
   if (!cut.ok()) return cut.status();
   RecoveryReport report;
   report.bytes_cut = *cut;

@@ -21,8 +21,8 @@
 // recovery: cut a torn tail, index complete records whose CDXJ lines were never written).
 //
 // Thread-safety: the free functions are thread-safe (they share no state; RepairWarcTail
-// and RecoverWarc must not run on a file a writer has open). A WarcWriter or WarcReader belongs to one
-// thread at a time.
+// and RecoverWarc must not run on a file a writer has open). A WarcWriter or WarcReader belongs to
+// one thread at a time.
 #pragma once
 
 #include <cstdint>
@@ -59,7 +59,8 @@ struct WarcOptions {
   std::string description;
   // Write the `<warc>.cdxj` index beside each WARC. Default true.
   bool write_cdxj = true;
-  // Flush() fsyncs the WARC and CDXJ files. Default true (docs/architecture.md §1.3: done only when durable).
+  // Flush() fsyncs the WARC and CDXJ files. Default true (docs/architecture.md §1.3: done only when
+  // durable).
   bool fsync_on_flush = true;
   // Wall clock for file names and warcinfo dates. nullptr = SystemClock::Default().
   const Clock* clock = nullptr;
@@ -69,12 +70,12 @@ struct WarcOptions {
 
 struct Capture {
   std::string target_uri;
-  int64_t fetch_time_us = 0;          // wall clock, microseconds since epoch (WARC-Date)
-  std::string ip;                     // WARC-IP-Address ("" to omit)
-  std::string request_header;         // raw request head as sent (request line + headers + CRLF CRLF)
-  std::string response_header;        // raw response head as received (status line + headers + CRLF CRLF)
-  std::string payload;                // body as received (de-chunked, not content-decoded)
-  std::string truncated;              // "" or "length" / "time" / "disconnect"
+  int64_t fetch_time_us = 0;    // wall clock, microseconds since epoch (WARC-Date)
+  std::string ip;               // WARC-IP-Address ("" to omit)
+  std::string request_header;   // raw request head as sent (request line + headers + CRLF CRLF)
+  std::string response_header;  // raw response head as received (status line + headers + CRLF CRLF)
+  std::string payload;          // body as received (de-chunked, not content-decoded)
+  std::string truncated;        // "" or "length" / "time" / "disconnect"
   int status = 0;
   std::string mime;                   // Content-Type without params, for CDXJ
   std::string payload_digest;         // optional precomputed "sha256:BASE32" (else computed)
@@ -87,7 +88,7 @@ struct Capture {
 struct Revisit {
   std::string refers_to_uri;
   int64_t refers_to_date_us = 0;
-  std::string refers_to_record_id;    // "<urn:uuid:...>" of the original response ("" to omit)
+  std::string refers_to_record_id;  // "<urn:uuid:...>" of the original response ("" to omit)
 };
 
 struct RecordLocation {
@@ -140,7 +141,7 @@ struct WarcRecord {
   std::string version;  // "WARC/1.1"
   std::string type;     // WARC-Type
   std::string target_uri;
-  std::string date;     // WARC-Date as written
+  std::string date;                                          // WARC-Date as written
   std::vector<std::pair<std::string, std::string>> headers;  // in file order
   std::string block;
   // First header of that name (case-insensitive), "" when absent.
@@ -270,7 +271,7 @@ struct CaptureRef {
   std::string timestamp;  // 14 digits
   std::string url;
   bool revisit = false;
-  std::string digest;     // WARC-Payload-Digest
+  std::string digest;  // WARC-Payload-Digest
 };
 
 // The captures of `url` in the WARCs of `dir` (or in the single WARC file `dir`), oldest
@@ -280,9 +281,9 @@ Result<std::vector<CaptureRef>> ListCaptures(const std::filesystem::path& dir,
                                              std::string_view url);
 
 struct StoredPage {
-  WarcRecord record;                  // the newest capture (response or revisit)
-  std::optional<WarcRecord> original; // for a revisit: the response holding the payload
-  HttpResponse http;                  // head of `record`, body from the payload's record
+  WarcRecord record;                   // the newest capture (response or revisit)
+  std::optional<WarcRecord> original;  // for a revisit: the response holding the payload
+  HttpResponse http;                   // head of `record`, body from the payload's record
 };
 
 // The newest capture of `url`, following a revisit to the response with the same payload

@@ -13,8 +13,17 @@ namespace {
 std::string HtmlPayload() {
   std::mt19937 rng(7);
   std::string s;
-  static const char* kWords[] = {"<div class=\"item\">", "</div>", "<a href=\"/page/", "\">",
-                                 "</a>", "lorem", "ipsum", "dolor", "sit", "amet", "crawler"};
+  static const char* kWords[] = {"<div class=\"item\">",
+                                 "</div>",
+                                 "<a href=\"/page/",
+                                 "\">",
+                                 "</a>",
+                                 "lorem",
+                                 "ipsum",
+                                 "dolor",
+                                 "sit",
+                                 "amet",
+                                 "crawler"};
   while (s.size() < 20 * 1024) {
     s += kWords[rng() % 11];
     s += std::to_string(rng() % 1000);

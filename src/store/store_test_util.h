@@ -20,8 +20,7 @@ class TempDir {
   TempDir() {
     static std::atomic<int> counter{0};
     path_ = std::filesystem::temp_directory_path() /
-            ("harvest-store-test-" + std::to_string(::getpid()) + "-" +
-             std::to_string(counter++));
+            ("harvest-store-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
     std::filesystem::remove_all(path_);
     std::filesystem::create_directories(path_);
   }
@@ -42,8 +41,10 @@ inline Capture SampleCapture(const std::string& url, const std::string& body,
   c.fetch_time_us = time_us;
   c.ip = "127.0.0.1";
   c.request_header = "GET / HTTP/1.1\r\nHost: example.com\r\nUser-Agent: Harvest\r\n\r\n";
-  c.response_header = "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n"
-                      "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n";
+  c.response_header =
+      "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n"
+      "Content-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n";
   c.payload = body;
   c.status = 200;
   c.mime = "text/html";
@@ -55,7 +56,8 @@ inline std::vector<std::filesystem::path> FilesWithSuffix(const std::filesystem:
   std::vector<std::filesystem::path> out;
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
     std::string n = e.path().filename().string();
-    if (n.size() >= suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    if (n.size() >= suffix.size() &&
+        n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0) {
       out.push_back(e.path());
     }
   }

@@ -126,10 +126,10 @@ int main(int argc, char** argv) {
   std::filesystem::path out = argv[1];
   std::error_code ec;
   std::filesystem::remove_all(out, ec);
-  for (const auto& s : {harvest::store::WriteSet(out / "good-sha256", DigestAlgorithm::kSha256),
-                        harvest::store::WriteSet(out / "good-sha1", DigestAlgorithm::kSha1),
-                        harvest::store::WriteBad(out / "bad"),
-                        harvest::store::WriteTorn(out / "torn")}) {
+  for (const auto& s :
+       {harvest::store::WriteSet(out / "good-sha256", DigestAlgorithm::kSha256),
+        harvest::store::WriteSet(out / "good-sha1", DigestAlgorithm::kSha1),
+        harvest::store::WriteBad(out / "bad"), harvest::store::WriteTorn(out / "torn")}) {
     if (!s.ok()) {
       std::fprintf(stderr, "%s\n", s.ToString().c_str());
       return 1;

@@ -77,7 +77,8 @@ class WarcWriter::Impl {
     if (opt_.dir.empty()) return Status::InvalidArgument("WarcOptions.dir is empty");
     std::error_code ec;
     std::filesystem::create_directories(opt_.dir, ec);
-    if (ec) return Status::IOError(opt_.dir.string() + ": cannot create directory: " + ec.message());
+    if (ec)
+      return Status::IOError(opt_.dir.string() + ": cannot create directory: " + ec.message());
     if (opt_.max_file_bytes == 0) return Status::InvalidArgument("max_file_bytes must be > 0");
     return Status::Ok();
   }
@@ -89,7 +90,8 @@ class WarcWriter::Impl {
     m.type = "response";
     m.headers = CommonHeaders(c, date);
     m.headers.emplace_back("WARC-Payload-Digest", payload_digest);
-    if (!c.truncated.empty()) m.headers.emplace_back("WARC-Truncated", SafeValue(c.truncated, false));
+    if (!c.truncated.empty())
+      m.headers.emplace_back("WARC-Truncated", SafeValue(c.truncated, false));
     m.content_type = "application/http;msgtype=response";
     m.block = internal::RewriteResponseHead(c.response_header);
     m.block += c.payload;
@@ -263,7 +265,8 @@ class WarcWriter::Impl {
     std::string block;
     if (!c.via.empty()) block += "via: " + SafeValue(c.via, true) + "\r\n";
     if (c.hops > 0) block += "hopsFromSeed: " + std::to_string(c.hops) + "\r\n";
-    for (const std::string& link : c.outlinks) block += "outlink: " + SafeValue(link, true) + "\r\n";
+    for (const std::string& link : c.outlinks)
+      block += "outlink: " + SafeValue(link, true) + "\r\n";
     std::vector<std::pair<std::string, std::string>> h = CommonHeaders(c, date);
     h.emplace_back("WARC-Concurrent-To", concurrent_to);
     return BuildRecord("metadata", id, h, "application/warc-fields", block);
@@ -299,7 +302,8 @@ class WarcWriter::Impl {
       if (opt_.write_cdxj) {
         cdxj_path_ = opt_.dir / (stem + ".cdxj");
         cdxj_fd_ = ::open(cdxj_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-        if (cdxj_fd_ < 0) return Status::IOError(cdxj_path_.string() + ": open: " + ErrnoText(errno));
+        if (cdxj_fd_ < 0)
+          return Status::IOError(cdxj_path_.string() + ": open: " + ErrnoText(errno));
       }
       return WriteWarcinfo();
     }
@@ -350,7 +354,8 @@ class WarcWriter::Impl {
   Status CloseFile() {
     if (fd_ < 0) return Status::Ok();
     Status s = Flush();
-    if (::close(fd_) != 0 && s.ok()) s = Status::IOError(path_.string() + ": close: " + ErrnoText(errno));
+    if (::close(fd_) != 0 && s.ok())
+      s = Status::IOError(path_.string() + ": close: " + ErrnoText(errno));
     fd_ = -1;
     if (cdxj_fd_ >= 0) {
       if (::close(cdxj_fd_) != 0 && s.ok()) {

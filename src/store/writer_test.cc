@@ -245,13 +245,14 @@ TEST(WarcWriter, CdxjLines) {
   std::string text = ReadFile(cdxj[0]);
   std::string expected =
       "com,example)/page?a=2&b=1 20261126032001 {\"url\":\"http://www.Example.com/page?b=1&a=2\","
-      "\"mime\":\"text/html\",\"status\":\"200\",\"digest\":\"" + PayloadDigest("body") +
-      "\",\"length\":" + std::to_string(l1->length) + ",\"offset\":" + std::to_string(l1->offset) +
-      ",\"filename\":\"" + l1->filename + "\"}\n"
+      "\"mime\":\"text/html\",\"status\":\"200\",\"digest\":\"" +
+      PayloadDigest("body") + "\",\"length\":" + std::to_string(l1->length) +
+      ",\"offset\":" + std::to_string(l1->offset) + ",\"filename\":\"" + l1->filename +
+      "\"}\n"
       "precomputed)/key 20261126032102 {\"url\":\"http://example.com/other\","
-      "\"mime\":\"warc/revisit\",\"status\":\"200\",\"digest\":\"" + PayloadDigest("body") +
-      "\",\"length\":" + std::to_string(l2->length) + ",\"offset\":" + std::to_string(l2->offset) +
-      ",\"filename\":\"" + l2->filename + "\"}\n";
+      "\"mime\":\"warc/revisit\",\"status\":\"200\",\"digest\":\"" +
+      PayloadDigest("body") + "\",\"length\":" + std::to_string(l2->length) +
+      ",\"offset\":" + std::to_string(l2->offset) + ",\"filename\":\"" + l2->filename + "\"}\n";
   EXPECT_EQ(text, expected);
 }
 

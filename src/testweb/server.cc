@@ -374,7 +374,7 @@ void Loop::TryParse(Conn& c) {
   c.in.erase(0, std::min(total, c.in.size()));
   c.entry = LogEntry();
   c.entry.start_us = NowMicros();
-      c.last_send_us = 0;
+  c.last_send_us = 0;
   c.entry.conn = c.id;
   c.entry.path = req.target;
   c.entry.host = req.host;

@@ -28,8 +28,7 @@ void NormalizePercent(std::string_view in, bool decode, bool lower, std::string&
   static constexpr char kHex[] = "0123456789ABCDEF";
   for (size_t i = 0; i < in.size(); ++i) {
     char c = in[i];
-    if (c == '%' && decode && i + 2 < in.size() && IsAsciiHex(in[i + 1]) &&
-        IsAsciiHex(in[i + 2])) {
+    if (c == '%' && decode && i + 2 < in.size() && IsAsciiHex(in[i + 1]) && IsAsciiHex(in[i + 2])) {
       auto v = static_cast<unsigned char>(HexValue(in[i + 1]) * 16 + HexValue(in[i + 2]));
       if (IsUnreserved(v) && !FormsEscape(out, v, in.substr(i + 3))) {
         out.push_back(lower ? AsciiLower(static_cast<char>(v)) : static_cast<char>(v));
@@ -53,7 +52,8 @@ bool MatchesAny(std::string_view name, const std::vector<std::string>& patterns)
     if (pat.empty() || AsciiLower(pat[0]) != first) continue;  // cheap reject
     if (pat.back() == '*') {
       size_t n = pat.size() - 1;
-      if (name.size() >= n && EqualsIgnoreCase(name.substr(0, n), std::string_view(pat).substr(0, n))) {
+      if (name.size() >= n &&
+          EqualsIgnoreCase(name.substr(0, n), std::string_view(pat).substr(0, n))) {
         return true;
       }
     } else if (EqualsIgnoreCase(name, pat)) {
@@ -63,9 +63,7 @@ bool MatchesAny(std::string_view name, const std::vector<std::string>& patterns)
   return false;
 }
 
-std::string_view ParamName(std::string_view param) {
-  return param.substr(0, param.find('='));
-}
+std::string_view ParamName(std::string_view param) { return param.substr(0, param.find('=')); }
 
 // True for ".", "..", and their %2e spellings (WHATWG single-/double-dot segments).
 bool IsDotSegment(std::string_view seg) {
@@ -181,15 +179,15 @@ thread_local std::string tls_scratch;
 }  // namespace
 
 std::vector<std::string> CanonOptions::DefaultTrackingParams() {
-  return {"utm_*",   "gclid",  "gclsrc", "dclid",     "gbraid",   "wbraid", "fbclid",
-          "msclkid", "yclid",  "twclid", "ttclid",    "igshid",   "mc_cid", "mc_eid",
-          "_ga",     "_gl",    "_hsenc", "_hsmi",     "mkt_tok",  "li_fat_id",
-          "oly_anon_id", "oly_enc_id", "vero_id", "rb_clickid", "s_cid"};
+  return {"utm_*",      "gclid",   "gclsrc",     "dclid",  "gbraid",  "wbraid",    "fbclid",
+          "msclkid",    "yclid",   "twclid",     "ttclid", "igshid",  "mc_cid",    "mc_eid",
+          "_ga",        "_gl",     "_hsenc",     "_hsmi",  "mkt_tok", "li_fat_id", "oly_anon_id",
+          "oly_enc_id", "vero_id", "rb_clickid", "s_cid"};
 }
 
 std::vector<std::string> CanonOptions::DefaultSessionParams() {
-  return {"jsessionid", "phpsessid", "sid", "sessionid", "session_id", "aspsessionid*",
-          "cfid", "cftoken"};
+  return {"jsessionid", "phpsessid",     "sid",  "sessionid",
+          "session_id", "aspsessionid*", "cfid", "cftoken"};
 }
 
 Url Canonicalize(const Url& url, const CanonOptions& o) {

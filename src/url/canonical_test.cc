@@ -40,7 +40,8 @@ TEST(Canonicalize, RemoveDotSegments) {
 }
 
 TEST(Canonicalize, NormalizePercentEncoding) {
-  EXPECT_EQ(Canon("http://h/%7euser/%41%2d%5F%2e%30?q=%7e%2f%2F#f"), "http://h/~user/A-_.0?q=~%2F%2F");
+  EXPECT_EQ(Canon("http://h/%7euser/%41%2d%5F%2e%30?q=%7e%2f%2F#f"),
+            "http://h/~user/A-_.0?q=~%2F%2F");
   EXPECT_EQ(Canon("http://us%65r:p%61ss@h/"), "http://user:pass@h/");
   EXPECT_EQ(Canon("sc://H%4fST/"), "sc://host/");
   EXPECT_EQ(Canon("http://h/%zz%4"), "http://h/%zz%4");  // invalid escapes stay

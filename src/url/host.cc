@@ -14,8 +14,23 @@ namespace {
 // Forbidden host code points (WHATWG §3.1), ASCII only.
 bool IsForbiddenHost(unsigned char c) {
   switch (c) {
-    case 0: case '\t': case '\n': case '\r': case ' ': case '#': case '/': case ':':
-    case '<': case '>': case '?': case '@': case '[': case '\\': case ']': case '^': case '|':
+    case 0:
+    case '\t':
+    case '\n':
+    case '\r':
+    case ' ':
+    case '#':
+    case '/':
+    case ':':
+    case '<':
+    case '>':
+    case '?':
+    case '@':
+    case '[':
+    case '\\':
+    case ']':
+    case '^':
+    case '|':
       return true;
     default:
       return false;
@@ -76,8 +91,8 @@ namespace {
 
 void AppendIpv4(uint32_t v, std::string& out) {
   char buf[16];
-  int n = std::snprintf(buf, sizeof buf, "%u.%u.%u.%u", v >> 24, (v >> 16) & 255,
-                        (v >> 8) & 255, v & 255);
+  int n = std::snprintf(buf, sizeof buf, "%u.%u.%u.%u", v >> 24, (v >> 16) & 255, (v >> 8) & 255,
+                        v & 255);
   out.append(buf, n);
 }
 
@@ -245,9 +260,9 @@ bool IsDotVariant(std::string_view s, size_t i) {
   if (i + 2 >= s.size()) return false;
   auto b0 = static_cast<unsigned char>(s[i]), b1 = static_cast<unsigned char>(s[i + 1]),
        b2 = static_cast<unsigned char>(s[i + 2]);
-  return (b0 == 0xE3 && b1 == 0x80 && b2 == 0x82) ||   // U+3002
-         (b0 == 0xEF && b1 == 0xBC && b2 == 0x8E) ||   // U+FF0E
-         (b0 == 0xEF && b1 == 0xBD && b2 == 0xA1);     // U+FF61
+  return (b0 == 0xE3 && b1 == 0x80 && b2 == 0x82) ||  // U+3002
+         (b0 == 0xEF && b1 == 0xBC && b2 == 0x8E) ||  // U+FF0E
+         (b0 == 0xEF && b1 == 0xBD && b2 == 0xA1);    // U+FF61
 }
 
 // A small per-thread memo of recent IDNA conversions: links on a page share their hosts, and

@@ -42,12 +42,8 @@ inline bool IsAsciiDigit(unsigned char c) { return static_cast<unsigned>(c - '0'
 inline bool IsAsciiHex(unsigned char c) {
   return IsAsciiDigit(c) || static_cast<unsigned>((c | 0x20) - 'a') < 6u;
 }
-inline char AsciiLower(char c) {
-  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c;
-}
-inline int HexValue(unsigned char c) {
-  return IsAsciiDigit(c) ? c - '0' : (c | 0x20) - 'a' + 10;
-}
+inline char AsciiLower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
+inline int HexValue(unsigned char c) { return IsAsciiDigit(c) ? c - '0' : (c | 0x20) - 'a' + 10; }
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);
 
 // The mutable URL record the parser fills (WHATWG "URL record"). Strings keep their capacity

@@ -8,10 +8,26 @@ namespace harvest::url {
 namespace {
 
 enum class State {
-  kSchemeStart, kScheme, kNoScheme, kSpecialRelativeOrAuthority, kPathOrAuthority,
-  kRelative, kRelativeSlash, kSpecialAuthoritySlashes, kSpecialAuthorityIgnoreSlashes,
-  kAuthority, kHost, kPort, kFile, kFileSlash, kFileHost, kPathStart, kPath, kOpaquePath,
-  kQuery, kFragment,
+  kSchemeStart,
+  kScheme,
+  kNoScheme,
+  kSpecialRelativeOrAuthority,
+  kPathOrAuthority,
+  kRelative,
+  kRelativeSlash,
+  kSpecialAuthoritySlashes,
+  kSpecialAuthorityIgnoreSlashes,
+  kAuthority,
+  kHost,
+  kPort,
+  kFile,
+  kFileSlash,
+  kFileHost,
+  kPathStart,
+  kPath,
+  kOpaquePath,
+  kQuery,
+  kFragment,
 };
 
 bool IsWindowsDriveLetter(std::string_view s) {
@@ -34,7 +50,8 @@ bool IsDoubleDot(std::string_view s) {
     case 2:
       return s == "..";
     case 4:
-      return (s[0] == '.' && IsSingleDot(s.substr(1))) || (s[3] == '.' && IsSingleDot(s.substr(0, 3)));
+      return (s[0] == '.' && IsSingleDot(s.substr(1))) ||
+             (s[3] == '.' && IsSingleDot(s.substr(0, 3)));
     case 6:
       return IsSingleDot(s.substr(0, 3)) && IsSingleDot(s.substr(3));
     default:
@@ -59,9 +76,7 @@ class Parser {
   bool Run();
 
  private:
-  int At(long i) const {
-    return i >= 0 && i < n() ? static_cast<unsigned char>(in_[i]) : -1;
-  }
+  int At(long i) const { return i >= 0 && i < n() ? static_cast<unsigned char>(in_[i]) : -1; }
   long n() const { return static_cast<long>(in_.size()); }
   bool IsEndOfAuthority(int c) const {
     return c == -1 || c == '/' || c == '?' || c == '#' || (special_ && c == '\\');
@@ -168,8 +183,8 @@ bool Parser::Host(long& p, int c) {
   } else {
     while (p + 1 < n()) {
       char next = in_[p + 1];
-      if (next == ':' || next == '[' || next == ']' || next == '/' || next == '?' ||
-          next == '#' || next == '\\') {
+      if (next == ':' || next == '[' || next == ']' || next == '/' || next == '?' || next == '#' ||
+          next == '\\') {
         break;
       }
       ++p;

@@ -15,11 +15,10 @@ constexpr std::array<uint8_t, 256> MakeEncodeTable() {
     bool query = c0 || c == ' ' || c == '"' || c == '#' || c == '<' || c == '>';
     bool special_query = query || c == '\'';
     bool path = query || c == '?' || c == '^' || c == '`' || c == '{' || c == '}';
-    bool userinfo = path || c == '/' || c == ':' || c == ';' || c == '=' || c == '@' ||
-                    c == '[' || c == '\\' || c == ']' || c == '|';
+    bool userinfo = path || c == '/' || c == ':' || c == ';' || c == '=' || c == '@' || c == '[' ||
+                    c == '\\' || c == ']' || c == '|';
     t[c] = static_cast<uint8_t>((c0 ? kC0ControlSet : 0) | (fragment ? kFragmentSet : 0) |
-                                (query ? kQuerySet : 0) |
-                                (special_query ? kSpecialQuerySet : 0) |
+                                (query ? kQuerySet : 0) | (special_query ? kSpecialQuerySet : 0) |
                                 (path ? kPathSet : 0) | (userinfo ? kUserinfoSet : 0));
   }
   return t;

@@ -146,8 +146,8 @@ struct CanonOptions {
   // Policy, off by default: drop a last path segment named in index_names ("/a/index.html"
   // -> "/a/"), compared ASCII-case-insensitively.
   bool strip_index = false;
-  std::vector<std::string> index_names = {"index.html", "index.htm", "index.php",
-                                          "default.asp", "default.aspx"};
+  std::vector<std::string> index_names = {"index.html", "index.htm", "index.php", "default.asp",
+                                          "default.aspx"};
 
   static std::vector<std::string> DefaultTrackingParams();
   static std::vector<std::string> DefaultSessionParams();

@@ -73,7 +73,8 @@ std::string RunCase(const Json& c) {
   for (const auto& [name, value] : Getters(*url)) {
     if (!c.contains(name)) continue;
     std::string want = c[name].get<std::string>();
-    if (want != value) problems += name + "=" + Json(value).dump() + " want " + Json(want).dump() + "; ";
+    if (want != value)
+      problems += name + "=" + Json(value).dump() + " want " + Json(want).dump() + "; ";
   }
   return problems;
 }

@@ -37,17 +37,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     }
     case 2: {
-      static constexpr std::string_view kCodings[] = {"gzip", "deflate", "br", "zstd",
-                                                      "gzip, br", "identity"};
+      static constexpr std::string_view kCodings[] = {"gzip", "deflate",  "br",
+                                                      "zstd", "gzip, br", "identity"};
       DecodeResult r = DecodeContent(kCodings[(selector / 4) % 6], in, 1 << 20);
       if (r.body.size() > (1 << 20)) __builtin_trap();
       break;
     }
     default: {
       // Charset conversion from a label chosen by the data.
-      static constexpr std::string_view kLabels[] = {"utf-8", "windows-1252", "shift_jis",
-                                                     "iso-2022-jp", "utf-16le", "gb18030",
-                                                     "euc-kr", "x-user-defined"};
+      static constexpr std::string_view kLabels[] = {"utf-8",       "windows-1252",  "shift_jis",
+                                                     "iso-2022-jp", "utf-16le",      "gb18030",
+                                                     "euc-kr",      "x-user-defined"};
       (void)ConvertToUtf8(in, kLabels[(selector / 4) % 8]);
       (void)DetectCharset(in, "");
       break;

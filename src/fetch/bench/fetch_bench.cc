@@ -18,10 +18,10 @@
 
 namespace {
 
+using harvest::fetch::CurlFetcher;
 using harvest::fetch::FetchOptions;
 using harvest::fetch::FetchOutcome;
 using harvest::fetch::FetchResult;
-using harvest::fetch::CurlFetcher;
 using harvest::fetch::testing::MakeResponse;
 using harvest::fetch::testing::RawHttpServer;
 using harvest::fetch::testing::RawReply;
@@ -44,11 +44,16 @@ bool ParseArgs(int argc, char** argv, Args* a) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const long v = std::strtol(argv[i + 1], nullptr, 10);
     if (v <= 0) return false;
-    if (std::strcmp(argv[i], "--pages") == 0) a->pages = v;
-    else if (std::strcmp(argv[i], "--concurrency") == 0) a->concurrency = v;
-    else if (std::strcmp(argv[i], "--hosts") == 0) a->hosts = v;
-    else if (std::strcmp(argv[i], "--body") == 0) a->body = v;
-    else return false;
+    if (std::strcmp(argv[i], "--pages") == 0)
+      a->pages = v;
+    else if (std::strcmp(argv[i], "--concurrency") == 0)
+      a->concurrency = v;
+    else if (std::strcmp(argv[i], "--hosts") == 0)
+      a->hosts = v;
+    else if (std::strcmp(argv[i], "--body") == 0)
+      a->body = v;
+    else
+      return false;
   }
   return argc % 2 == 1;
 }
@@ -58,7 +63,8 @@ bool ParseArgs(int argc, char** argv, Args* a) {
 int main(int argc, char** argv) {
   Args args;
   if (!ParseArgs(argc, argv, &args)) {
-    std::fprintf(stderr, "usage: fetch_bench [--pages N] [--concurrency C] [--hosts H] [--body B]\n");
+    std::fprintf(stderr,
+                 "usage: fetch_bench [--pages N] [--concurrency C] [--hosts H] [--body B]\n");
     return 2;
   }
   const std::string reply =
@@ -74,13 +80,13 @@ int main(int argc, char** argv) {
   CurlFetcher fetcher(options);
 
   long started = 0, completed = 0, failed = 0;
-  std::function<void(FetchResult&&)> on_done;
+  std::function<void(FetchResult &&)> on_done;
   auto start_next = [&] {
     const long i = started++;
-    fetcher.Start({.id = static_cast<uint64_t>(i),
-                   .url = "http://h" + std::to_string(i % args.hosts) + ".test/p" +
-                          std::to_string(i)},
-                  on_done);
+    fetcher.Start(
+        {.id = static_cast<uint64_t>(i),
+         .url = "http://h" + std::to_string(i % args.hosts) + ".test/p" + std::to_string(i)},
+        on_done);
   };
   on_done = [&](FetchResult&& r) {
     ++completed;
@@ -92,8 +98,7 @@ int main(int argc, char** argv) {
   const auto t0 = std::chrono::steady_clock::now();
   while (started < std::min(args.pages, args.concurrency)) start_next();
   while (completed < args.pages) fetcher.Poll(std::chrono::milliseconds(100));
-  const double wall =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const double cpu = ThreadCpuSeconds() - cpu0;
   server.Stop();
   std::printf("pages=%ld concurrency=%ld hosts=%ld body=%ld failed=%ld connections=%d\n",

@@ -93,8 +93,8 @@ FetchResult FakeFetcher::Build(const FetchRequest& request, const FakeResponse& 
   r.start_wall_us = clock_->WallMicros();
   r.total_time = std::chrono::duration_cast<std::chrono::microseconds>(a.latency);
   r.ttfb = r.total_time / 2;
-  r.request_head = "GET " + TargetOf(request.url) + " HTTP/1.1\r\nHost: " + HostOf(request.url) +
-                   "\r\n";
+  r.request_head =
+      "GET " + TargetOf(request.url) + " HTTP/1.1\r\nHost: " + HostOf(request.url) + "\r\n";
   for (const auto& [name, value] : request.headers) r.request_head += name + ": " + value + "\r\n";
   r.request_head += "\r\n";
   if (a.status > 0) {
@@ -131,10 +131,10 @@ int FakeFetcher::CompleteDue() {
   int completed = 0;
   for (;;) {
     const Clock::TimePoint now = clock_->Now();
-    auto next = std::min_element(pending_.begin(), pending_.end(),
-                                 [](const Pending& a, const Pending& b) {
-                                   return a.due != b.due ? a.due < b.due : a.seq < b.seq;
-                                 });
+    auto next =
+        std::min_element(pending_.begin(), pending_.end(), [](const Pending& a, const Pending& b) {
+          return a.due != b.due ? a.due < b.due : a.seq < b.seq;
+        });
     if (next == pending_.end() || next->due > now) return completed;
     Pending p = std::move(*next);
     pending_.erase(next);
@@ -184,8 +184,8 @@ void FakeFetcher::Wakeup() {
 }
 
 size_t FakeFetcher::RequestsFor(const std::string& url) const {
-  return static_cast<size_t>(
-      std::count_if(log_.begin(), log_.end(), [&](const FakeRequestLog& e) { return e.url == url; }));
+  return static_cast<size_t>(std::count_if(log_.begin(), log_.end(),
+                                           [&](const FakeRequestLog& e) { return e.url == url; }));
 }
 
 size_t FakeFetcher::MaxInFlightPerHost() const {

@@ -42,8 +42,8 @@ struct FakeResponse {
   // Not kOk: a transport error (status 0 unless `status` is set, e.g. a body cut by a
   // timeout after its head arrived).
   FetchOutcome outcome = FetchOutcome::kOk;
-  std::string error;       // the message for a transport error
-  std::string truncated;   // WARC-Truncated reason ("length", "time", ...)
+  std::string error;      // the message for a transport error
+  std::string truncated;  // WARC-Truncated reason ("length", "time", ...)
   std::string ip = "10.0.0.1";
 
   // Shorthands.

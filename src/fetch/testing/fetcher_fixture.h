@@ -64,7 +64,8 @@ class FetcherTest : public ::testing::Test {
     return o;
   }
   // Starts one request and polls until it completes (or `limit` passes).
-  static FetchResult FetchOne(CurlFetcher& f, FetchRequest req, std::chrono::milliseconds limit = 5s) {
+  static FetchResult FetchOne(CurlFetcher& f, FetchRequest req,
+                              std::chrono::milliseconds limit = 5s) {
     std::optional<FetchResult> out;
     f.Start(std::move(req), [&out](FetchResult&& r) { out = std::move(r); });
     const auto deadline = Clock::now() + limit;

@@ -15,7 +15,8 @@ void CheckCanon(const harvest::url::Url& u, const harvest::url::CanonOptions& op
   std::optional<Url> reparsed = Parse(once.href());
   if (!reparsed) fuzz::Fail("canonical form does not parse", once.href(), "");
   Url twice = Canonicalize(*reparsed, options);
-  if (twice.href() != once.href()) fuzz::Fail("canon(canon(x)) != canon(x)", once.href(), twice.href());
+  if (twice.href() != once.href())
+    fuzz::Fail("canon(canon(x)) != canon(x)", once.href(), twice.href());
   (void)Surt(once);
   (void)Fingerprint64(once.href());
   (void)RegistrableDomain(once.host());

@@ -20,7 +20,8 @@ namespace harvest::url::fuzz {
 inline void CheckParsed(const Url& u) {
   std::optional<Url> again = Parse(u.href());
   if (!again) Fail("reparse of href failed", u.href(), "");
-  if (again->href() != u.href()) Fail("parse(serialize(x)) != serialize(x)", u.href(), again->href());
+  if (again->href() != u.href())
+    Fail("parse(serialize(x)) != serialize(x)", u.href(), again->href());
   if (u.port() < -1 || u.port() > 65535) Fail("port out of range", u.href(), "");
   if (u.href().substr(0, u.scheme().size()) != u.scheme()) Fail("scheme slice", u.href(), "");
   for (char c : u.href()) {
