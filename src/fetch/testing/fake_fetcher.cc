@@ -139,7 +139,10 @@ int FakeFetcher::CompleteDue() {
     Pending p = std::move(*next);
     pending_.erase(next);
     ++completed;
-    if (hook_) hook_(log_[p.log_index]);
+    if (hook_) {
+      const FakeRequestLog entry = log_[p.log_index];  // the hook may start requests
+      hook_(entry);
+    }
     p.done(std::move(p.result));
   }
 }
@@ -158,15 +161,18 @@ int FakeFetcher::Poll(std::chrono::milliseconds timeout) {
     return n;
   }
   // After a start, a completion or a wakeup the crawl may have work on other threads: give
-  // it `grace` to report back. Once a grace passed in silence, simulated time runs freely
-  // until something happens again.
-  if (!quiet_) {
-    if (WaitForWakeup(std::min(timeout, grace_))) return CompleteDue();
-    quiet_ = true;
-  } else if (WaitForWakeup(std::chrono::milliseconds(0))) {
+  // it `grace` to report back. Once a grace passed in silence, simulated time runs on with
+  // a short real pause every tenth step (kQuietStep; steps are at most the crawl's poll
+  // timeout), so a slow worker thread (sanitizers, a loaded machine) still reports back
+  // before much simulated time has passed.
+  const std::chrono::milliseconds pause =
+      !quiet_ ? grace_ : (quiet_steps_++ % 10 == 0 ? kQuietStep : std::chrono::milliseconds(0));
+  if (WaitForWakeup(std::min(timeout, pause))) {
     quiet_ = false;
     return CompleteDue();
   }
+  if (!quiet_) quiet_steps_ = 0;
+  quiet_ = true;
   Clock::TimePoint target = clock_->Now() + std::chrono::duration_cast<Clock::Duration>(timeout);
   for (const Pending& p : pending_) target = std::min(target, p.due);
   if (target > clock_->Now()) clock_->Advance(target - clock_->Now());

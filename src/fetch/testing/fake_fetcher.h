@@ -6,10 +6,11 @@
 // `latency` of simulated time: a request started at t completes at t + latency.
 //
 // Time: Poll(timeout) completes what is due now; when nothing is due and no Wakeup() is
-// pending it waits briefly in real time (`grace`, once after each start, completion or
-// wakeup: for the crawl's worker threads to hand their results back), then advances the
-// FakeClock to the earlier of now + timeout and the next completion, and completes what
-// became due. So simulated time only moves while the crawl is waiting on the fetcher.
+// pending it waits briefly in real time for one (`grace` after each start, completion or
+// wakeup, so the crawl's worker threads can hand their results back; kQuietStep every tenth
+// step after that), then advances the FakeClock to the earlier of now + timeout and the next
+// completion, and completes what became due. So simulated time only moves while the crawl
+// is waiting on the fetcher, and never past a completion or the crawl's own next timer.
 //
 // Every request is logged (URL, request headers, simulated start and end) for politeness
 // and schedule assertions.
@@ -79,8 +80,11 @@ class FakeFetcher final : public Fetcher {
   // Called on the loop thread after each completion (before the crawl's callback), with
   // the request's log entry (e.g. to stop or kill the crawl after the n-th request).
   void OnComplete(std::function<void(const FakeRequestLog&)> hook) { hook_ = std::move(hook); }
-  // Real time Poll() waits for a Wakeup() before advancing simulated time. Default 5 ms.
+  // Real time Poll() waits for a Wakeup() before advancing simulated time after a start,
+  // a completion or a wakeup. Default 20 ms.
   void set_grace(std::chrono::milliseconds g) { grace_ = g; }
+  // Real time Poll() waits every tenth simulated step once a grace passed in silence.
+  static constexpr std::chrono::milliseconds kQuietStep{1};
 
   const std::vector<FakeRequestLog>& log() const { return log_; }
   // Requests made for `url`.
@@ -112,11 +116,12 @@ class FakeFetcher final : public Fetcher {
   std::map<std::string, size_t> served_;
   FakeResponse default_;
   std::function<void(const FakeRequestLog&)> hook_;
-  std::chrono::milliseconds grace_{5};
+  std::chrono::milliseconds grace_{20};
   std::vector<Pending> pending_;
   std::vector<FakeRequestLog> log_;
   uint64_t next_seq_ = 0;
   bool quiet_ = false;  // a grace passed without a wakeup since the last event
+  uint64_t quiet_steps_ = 0;
 
   std::mutex wake_mu_;
   std::condition_variable wake_cv_;
