@@ -23,17 +23,13 @@ std::string TargetOf(std::string_view url) {
 }  // namespace
 
 FakeResponse FakeResponse::Html(std::string body, int status) {
-  FakeResponse r;
-  r.status = status;
+  FakeResponse r = Text(std::move(body), status);
   r.headers = {{"Content-Type", "text/html; charset=utf-8"}};
-  r.body = std::move(body);
   return r;
 }
 
 FakeResponse FakeResponse::Text(std::string body, int status) {
-  FakeResponse r;
-  r.status = status;
-  r.headers = {{"Content-Type", "text/plain"}};
+  FakeResponse r = WithStatus(status);
   r.body = std::move(body);
   return r;
 }
