@@ -1,12 +1,13 @@
 // state: a crawl's durable state in RocksDB (docs/architecture.md §1.3, §1.5, §5) — one database
 // per crawl directory (<out>/state), with column families
 //
-//   queues   host queues: (host id, priority class, sequence) -> URL item. Every admitted URL
-//            not yet done has an entry; an entry is deleted only when the URL is done (its
-//            WARC records durable, or a final outcome recorded), so a URL that was leased,
-//            in flight or waiting for a retry when the process died is served again.
+//   queues   host queues: (epoch, host id, priority class, sequence) -> URL item. Every
+//            admitted URL not yet done has an entry; an entry is deleted only when the URL
+//            is done (its WARC records durable, or a final outcome recorded), so a URL that
+//            was leased, in flight or waiting for a retry when the process died is served
+//            again.
 //   admitted URL fingerprint -> nothing: every admitted URL (the exact set behind the Bloom
-//            filter), written in sorted table files of ~1 M fingerprints (ingest_every);
+//            filter), written in sorted table files of ingest_every (500 k) fingerprints;
 //            those not yet written are kept in RAM and are durable through their queue
 //            entries (re-added from them after a crash).
 //   seen     URL fingerprint -> seen record of a done URL (status, fetch time, ETag,
