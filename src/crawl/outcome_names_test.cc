@@ -4,7 +4,6 @@
 
 #include <cstdlib>
 #include <fstream>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -21,7 +20,6 @@ std::set<std::string> DocumentedOutcomes(const std::string& markdown) {
   std::istringstream in(markdown);
   std::string line;
   bool in_table = false;
-  const std::regex name("`([a-z-]+)`");
   while (std::getline(in, line)) {
     if (line.rfind("| outcome |", 0) == 0) {
       in_table = true;
@@ -30,8 +28,11 @@ std::set<std::string> DocumentedOutcomes(const std::string& markdown) {
     if (!in_table) continue;
     if (line.empty() || line[0] != '|') break;
     const std::string first = line.substr(0, line.find('|', 1));
-    for (std::sregex_iterator it(first.begin(), first.end(), name), end; it != end; ++it) {
-      names.insert((*it)[1]);
+    for (size_t open = first.find('`'); open != std::string::npos;) {
+      const size_t close = first.find('`', open + 1);
+      if (close == std::string::npos) break;
+      names.insert(first.substr(open + 1, close - open - 1));
+      open = first.find('`', close + 1);
     }
   }
   return names;
