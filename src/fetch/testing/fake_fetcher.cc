@@ -67,7 +67,13 @@ void FakeFetcher::Script(const std::string& url, std::vector<FakeResponse> answe
   served_[url] = 0;
 }
 
-const FakeResponse& FakeFetcher::Answer(const std::string& url) {
+void FakeFetcher::Respond(const std::string& url, Responder responder) {
+  responders_[url] = std::move(responder);
+}
+
+FakeResponse FakeFetcher::Answer(const FetchRequest& request) {
+  const std::string& url = request.url;
+  if (auto r = responders_.find(url); r != responders_.end()) return r->second(request);
   auto it = script_.find(url);
   if (it == script_.end() || it->second.empty()) return default_;
   size_t& n = served_[url];
@@ -106,7 +112,7 @@ FetchResult FakeFetcher::Build(const FetchRequest& request, const FakeResponse& 
 
 void FakeFetcher::Start(FetchRequest request, FetchCallback done) {
   quiet_ = false;
-  const FakeResponse& answer = Answer(request.url);
+  const FakeResponse answer = Answer(request);
   FakeRequestLog entry;
   entry.url = request.url;
   entry.host = HostOf(request.url);

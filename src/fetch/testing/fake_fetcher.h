@@ -75,6 +75,10 @@ class FakeFetcher final : public Fetcher {
   void Script(const std::string& url, FakeResponse answer) {
     Script(url, std::vector<FakeResponse>{std::move(answer)});
   }
+  // Answers for `url` computed per request (e.g. from the request's validators or the
+  // simulated time); takes precedence over Script() for that URL.
+  using Responder = std::function<FakeResponse(const FetchRequest& request)>;
+  void Respond(const std::string& url, Responder responder);
   // The answer for unscripted URLs. Default: 404 with an empty body.
   void SetDefault(FakeResponse answer) { default_ = std::move(answer); }
   // Called on the loop thread after each completion (before the crawl's callback), with
@@ -106,7 +110,7 @@ class FakeFetcher final : public Fetcher {
     FetchResult result;
     FetchCallback done;
   };
-  const FakeResponse& Answer(const std::string& url);
+  FakeResponse Answer(const FetchRequest& request);
   FetchResult Build(const FetchRequest& request, const FakeResponse& answer) const;
   int CompleteDue();
   bool WaitForWakeup(std::chrono::milliseconds limit);
@@ -114,6 +118,7 @@ class FakeFetcher final : public Fetcher {
   FakeClock* clock_;
   std::map<std::string, std::vector<FakeResponse>> script_;
   std::map<std::string, size_t> served_;
+  std::map<std::string, Responder> responders_;
   FakeResponse default_;
   std::function<void(const FakeRequestLog&)> hook_;
   std::chrono::milliseconds grace_{20};
