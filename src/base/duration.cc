@@ -14,8 +14,7 @@ constexpr int64_t kWeek = 7 * kDay;
 constexpr int64_t kMaxMs = 100 * 366 * kDay;
 
 Status Bad(std::string_view text, std::string_view why) {
-  return Status::InvalidArgument("bad duration \"" + std::string(text) + "\": " +
-                                 std::string(why) +
+  return Status::InvalidArgument("bad duration \"" + std::string(text) + "\": " + std::string(why) +
                                  " (write e.g. 500ms, 30s, 15m, 12h, 30d, 1w or 1h30m)");
 }
 

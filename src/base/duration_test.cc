@@ -19,7 +19,8 @@ TEST(DurationTest, ParsesUnits) {
 }
 
 TEST(DurationTest, RefusesWithClearErrors) {
-  for (const char* bad : {"", "30", "s", "-5s", "1.5h", "10 s", "3x", "5sec", "1h ", "99999999999w"}) {
+  for (const char* bad :
+       {"", "30", "s", "-5s", "1.5h", "10 s", "3x", "5sec", "1h ", "99999999999w"}) {
     Result<milliseconds> r = ParseDuration(bad);
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_NE(r.status().message().find("bad duration"), std::string::npos) << bad;

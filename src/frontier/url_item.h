@@ -16,6 +16,7 @@ struct UrlItem {
   std::string via;       // the URL it was discovered on (empty for seeds)
   int hops = 0;          // redirect hops from the URL first linked (0 = not a redirect target)
   bool sitemap = false;  // named by robots.txt Sitemap: or a sitemap (keeps its source's depth)
+  bool recrawl = false;  // fetched before: due again by the recrawl schedule (docs/freshness.md)
   // Where a persistent QueueStore keeps the item (0 = not persisted): the store's host id and
   // the item's sequence number. Set by the store's Push; carried through leases so the crawl
   // can delete the entry once the URL is done.

@@ -130,6 +130,7 @@ namespace {
 // URL's origin when it is the item's host key (its politeness key, known from the entry's
 // host id) and the part of `via` it shares with the URL are left out.
 constexpr uint8_t kSitemapFlag = 1;
+constexpr uint8_t kRecrawlFlag = 0x80;  // a scheduled recrawl (docs/freshness.md)
 constexpr uint8_t kUrlFull = 0, kUrlAfterHost = 1;
 
 uint8_t UrlForm(const frontier::UrlItem& item, size_t* skip) {
@@ -161,7 +162,8 @@ void EncodeItemTo(const frontier::UrlItem& item, std::string* out) {
   const size_t max_shared = std::min(item.url.size(), item.via.size());
   while (shared < max_shared && item.url[shared] == item.via[shared]) ++shared;
   v.reserve(item.url.size() - skip + item.via.size() - shared + 24);
-  v.push_back(static_cast<char>((form << 1) | (item.sitemap ? kSitemapFlag : 0)));
+  v.push_back(static_cast<char>((form << 1) | (item.sitemap ? kSitemapFlag : 0) |
+                                (item.recrawl ? kRecrawlFlag : 0)));
   PutBytes(&v, std::string_view(item.url).substr(skip));
   for (int i = 0; i < 8; ++i) v.push_back(static_cast<char>((item.fp >> (8 * i)) & 0xff));
   PutSignedVarint(&v, item.depth);
@@ -175,7 +177,7 @@ void EncodeItemTo(const frontier::UrlItem& item, std::string* out) {
 bool DecodeItem(std::string_view value, frontier::UrlItem* item) {
   if (value.empty()) return false;
   const auto flags = static_cast<uint8_t>(value[0]);
-  const uint8_t form = flags >> 1;
+  const uint8_t form = (flags & ~kRecrawlFlag) >> 1;
   if (form > kUrlAfterHost || (form != kUrlFull && item->host.empty())) return false;
   Reader r(value.substr(1));
   std::string rest;
@@ -183,6 +185,7 @@ bool DecodeItem(std::string_view value, frontier::UrlItem* item) {
   item->url = form == kUrlFull ? std::string() : item->host;
   item->url += rest;
   item->sitemap = (flags & kSitemapFlag) != 0;
+  item->recrawl = (flags & kRecrawlFlag) != 0;
   std::string fp;
   uint64_t shared = 0;
   if (!r.Fixed(8, &fp) || !r.Int(&item->depth) || !r.Int(&item->priority) ||
@@ -216,6 +219,11 @@ std::string EncodeSeen(const SeenRecord& s) {
   PutSignedVarint(&v, s.next_due_us);
   PutBytes(&v, s.etag);
   PutBytes(&v, s.last_modified);
+  PutSignedVarint(&v, s.interval_ms);
+  PutBytes(&v, s.payload_digest);
+  PutBigEndian(&v, s.simhash, 8);
+  PutVarint(&v, s.changes);
+  PutVarint(&v, s.unchanged);
   return v;
 }
 
@@ -224,8 +232,62 @@ bool DecodeSeen(std::string_view value, SeenRecord* s) {
   s->state = static_cast<SeenRecord::State>(value[0]);
   Reader r(value.substr(1));
   if (r.done()) return true;
-  return r.Int(&s->status) && r.SignedVarint(&s->fetch_time_us) &&
-         r.SignedVarint(&s->next_due_us) && r.Bytes(&s->etag) && r.Bytes(&s->last_modified);
+  if (!(r.Int(&s->status) && r.SignedVarint(&s->fetch_time_us) && r.SignedVarint(&s->next_due_us) &&
+        r.Bytes(&s->etag) && r.Bytes(&s->last_modified))) {
+    return false;
+  }
+  if (r.done()) return true;  // written before recrawling: no schedule fields
+  std::string hash;
+  uint64_t changes = 0, unchanged = 0;
+  if (!(r.SignedVarint(&s->interval_ms) && r.Bytes(&s->payload_digest) && r.Fixed(8, &hash) &&
+        r.Varint(&changes) && r.Varint(&unchanged))) {
+    return false;
+  }
+  s->simhash = ReadBigEndian(hash, 8);
+  s->changes = static_cast<uint32_t>(changes);
+  s->unchanged = static_cast<uint32_t>(unchanged);
+  return true;
+}
+
+std::string ScheduleKey(int64_t due_us, uint64_t fp) {
+  std::string k;
+  k.reserve(kScheduleKeySize);
+  PutBigEndian(&k, static_cast<uint64_t>(std::max<int64_t>(due_us, 0)), 8);
+  PutBigEndian(&k, fp, 8);
+  return k;
+}
+
+std::string EncodeScheduled(const frontier::UrlItem& item) {
+  std::string v;
+  PutBytes(&v, item.host);
+  v += EncodeItem(item);
+  return v;
+}
+
+bool DecodeScheduled(std::string_view value, frontier::UrlItem* item) {
+  Reader r(value);
+  if (!r.Bytes(&item->host)) return false;
+  // The host's length prefix and bytes precede the item.
+  std::string prefix;
+  PutBytes(&prefix, item->host);
+  return DecodeItem(value.substr(prefix.size()), item);
+}
+
+std::string EncodeSimHash(const SimHashRecord& rec) {
+  std::string v;
+  PutBigEndian(&v, rec.hash, 8);
+  PutBytes(&v, rec.uri);
+  PutBytes(&v, rec.record_id);
+  PutSignedVarint(&v, rec.date_us);
+  return v;
+}
+
+bool DecodeSimHash(std::string_view value, SimHashRecord* rec) {
+  Reader r(value);
+  std::string hash;
+  if (!r.Fixed(8, &hash)) return false;
+  rec->hash = ReadBigEndian(hash, 8);
+  return r.Bytes(&rec->uri) && r.Bytes(&rec->record_id) && r.SignedVarint(&rec->date_us);
 }
 
 std::string EncodePoliteness(const HostPoliteness& p) {

@@ -62,6 +62,9 @@ std::string SeenKey(uint64_t fp);
 // hosts: 'n' id -> name (ids are per run, except for hosts with queue entries); 'p' name ->
 // politeness; 'r' name -> robots.
 std::string HostKey(char kind, std::string_view name);
+// schedule: next due (8, big-endian wall µs) | fingerprint (8). simhash: sequence (8).
+inline constexpr size_t kScheduleKeySize = 16;
+std::string ScheduleKey(int64_t due_us, uint64_t fp);
 std::string HostIdKey(uint32_t id);
 
 // ---- values ----
@@ -76,6 +79,11 @@ std::string EncodeSeen(const SeenRecord& r);
 bool DecodeSeen(std::string_view value, SeenRecord* r);
 std::string EncodePoliteness(const HostPoliteness& p);
 bool DecodePoliteness(std::string_view value, HostPoliteness* p);
+// schedule values: the host, then the item as EncodeItem writes it.
+std::string EncodeScheduled(const frontier::UrlItem& item);
+bool DecodeScheduled(std::string_view value, frontier::UrlItem* item);
+std::string EncodeSimHash(const SimHashRecord& r);
+bool DecodeSimHash(std::string_view value, SimHashRecord* r);
 std::string EncodeRobots(const RobotsRecord& r);
 bool DecodeRobots(std::string_view value, RobotsRecord* r);
 std::string EncodeDigest(const DigestRecord& r);

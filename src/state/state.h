@@ -16,6 +16,11 @@
 //            robots.txt as fetched (status, body, expiry) — a restart neither re-fetches
 //            robots.txt early nor breaks the host's delay.
 //   digests  payload digest -> first stored location (WARC revisit records).
+//   schedule recrawl schedule: (next due time, URL fingerprint) -> URL item, one entry per
+//            done URL with a next due time (docs/freshness.md). An entry moves back into the
+//            host queues, in the same batch, when it comes due.
+//   simhash  near-duplicate index: sequence -> (SimHash, URI, record id, date) of stored
+//            pages, the newest near_dup_index_max of them (the index is rebuilt from it).
 //   meta     format version, id counters.
 //
 // Commit protocol. The I/O thread's writes (admissions, done marks, host state) accumulate
@@ -80,9 +85,15 @@ struct SeenRecord {
   State state = State::kQueued;
   int status = 0;             // HTTP status of the last fetch (0: none)
   int64_t fetch_time_us = 0;  // wall clock of the last fetch
-  int64_t next_due_us = 0;    // when a recrawl is due (0: never)
-  std::string etag;
+  int64_t next_due_us = 0;    // when a recrawl is due (0: never); MarkDone schedules it
+  std::string etag;           // validators of the last stored response (conditional GET)
   std::string last_modified;
+  // Fields below were added with recrawling; records written before decode them as 0/"".
+  int64_t interval_ms = 0;     // the recrawl interval that gave next_due_us
+  std::string payload_digest;  // of the last stored response ("" if none)
+  uint64_t simhash = 0;        // of its text (0: none)
+  uint32_t changes = 0;        // fetches that found the content changed
+  uint32_t unchanged = 0;      // fetches (304 included) that found it unchanged
 };
 
 struct HostPoliteness {
@@ -104,6 +115,14 @@ struct DigestRecord {
   std::string uri;  // where the payload was first stored
   int64_t date_us = 0;
   std::string record_id;  // "<urn:uuid:...>"
+};
+
+// A stored page in the near-duplicate index (the writer thread's).
+struct SimHashRecord {
+  uint64_t hash = 0;
+  std::string uri;
+  std::string record_id;  // "<urn:uuid:...>" of its response record
+  int64_t date_us = 0;
 };
 
 struct StateStats {
@@ -141,8 +160,20 @@ class StateDb {
   Status ForEachSeen(const std::function<void(uint64_t fp)>& fn) const;
   std::optional<SeenRecord> GetSeen(uint64_t fp) const;
 
-  // The URL is done: its queue entry is deleted and its seen record set to `record`.
+  // The URL is done: its queue entry is deleted and its seen record set to `record`; when
+  // record.next_due_us > 0 the URL is also scheduled for a recrawl then (same batch).
   void MarkDone(const frontier::UrlItem& item, const SeenRecord& record);
+
+  // Recrawl schedule. Earliest next due time of the scheduled URLs (wall µs), nullopt when
+  // none is scheduled. Kept in RAM; O(1).
+  std::optional<int64_t> NextDue() const;
+  // Commits the pending batch, then takes up to `max` scheduled URLs due at `now_us`,
+  // earliest first: for each it deletes the schedule entry in the pending batch and then
+  // calls `fn` (which must put the item back in a queue before returning, so the entry's
+  // deletion and the new queue entry share a batch). Returns how many were taken.
+  size_t TakeDue(int64_t now_us, size_t max, const std::function<void(frontier::UrlItem)>& fn);
+  // URLs in the schedule (counted at open, then kept up to date).
+  uint64_t scheduled() const;
   // A leased item changed (a retry counted an attempt): its queue entry is rewritten.
   void UpdateQueued(const frontier::UrlItem& item);
 
@@ -166,6 +197,15 @@ class StateDb {
   std::optional<DigestRecord> FindDigest(const std::string& digest) const;
   Status PutDigest(const std::string& digest, const DigestRecord& record);
   uint64_t digests_found() const;  // FindDigest hits
+
+  // Writer thread: the near-duplicate index's records (written directly). Sequences grow.
+  Status PutSimHash(uint64_t seq, const SimHashRecord& record);
+  std::optional<SimHashRecord> GetSimHash(uint64_t seq) const;
+  // Deletes the records with a sequence below `seq` (evicted from the index).
+  Status TrimSimHashes(uint64_t below_seq);
+  // The newest `max` records, oldest first (rebuilding the index at start).
+  Status ForEachSimHash(size_t max,
+                        const std::function<void(uint64_t seq, const SimHashRecord&)>& fn) const;
 
   StateStats stats() const;
   // RocksDB's own statistics (compaction per column family and level, stalls): text.

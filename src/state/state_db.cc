@@ -116,6 +116,7 @@ void StateDb::Impl::MarkDone(const frontier::UrlItem& item, const SeenRecord& re
     if (queue_store_ != nullptr) queue_store_->OnDone();
   }
   batch_.Put(seen_, SeenKey(item.fp), EncodeSeen(record));
+  if (record.next_due_us > 0) Schedule(item, record.next_due_us);
   MaybeCommit();
 }
 

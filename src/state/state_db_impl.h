@@ -112,6 +112,20 @@ class StateDb::Impl {
   // Hands the pending batch over once it holds options.max_batch_bytes.
   void MaybeCommit();
 
+  // ---- I/O thread: recrawl schedule (schedule.cc) ----
+  void Schedule(const frontier::UrlItem& item, int64_t due_us);
+  std::optional<int64_t> NextDue() const { return next_due_; }
+  size_t TakeDue(int64_t now_us, size_t max, const std::function<void(frontier::UrlItem)>& fn);
+  uint64_t scheduled() const { return scheduled_; }
+  void LoadSchedule();  // at open: the earliest due time and the count
+
+  // ---- Writer thread: near-duplicate index records (schedule.cc) ----
+  Status PutSimHash(uint64_t seq, const SimHashRecord& record);
+  std::optional<SimHashRecord> GetSimHash(uint64_t seq) const;
+  Status TrimSimHashes(uint64_t below_seq);
+  Status ForEachSimHash(size_t max,
+                        const std::function<void(uint64_t, const SimHashRecord&)>& fn) const;
+
   // ---- Writer thread (and the I/O thread) ----
   std::optional<DigestRecord> FindDigest(const std::string& digest) const;
   Status PutDigest(const std::string& digest, const DigestRecord& record);
@@ -169,6 +183,8 @@ class StateDb::Impl {
   rocksdb::ColumnFamilyHandle* hosts_ = nullptr;
   rocksdb::ColumnFamilyHandle* digests_ = nullptr;
   rocksdb::ColumnFamilyHandle* meta_ = nullptr;
+  rocksdb::ColumnFamilyHandle* schedule_ = nullptr;
+  rocksdb::ColumnFamilyHandle* simhash_ = nullptr;
   rocksdb::Options admitted_options_;  // for the table file writer of Ingest()
 
   // ---- I/O thread ----
@@ -179,9 +195,11 @@ class StateDb::Impl {
   // entry with a sequence above `admitted_through_` has its fingerprint re-added here when
   // the queue store loads (after a crash; a clean close ingests first).
   dedup::FingerprintSet recent_;
-  uint64_t admitted_through_ = 0;  // meta "admitted_through"
-  uint64_t last_queue_seq_ = 0;    // highest queue entry sequence given so far
-  size_t next_ingest_at_ = 0;      // recent_.size() that triggers Ingest()
+  std::optional<int64_t> next_due_;  // earliest schedule entry
+  uint64_t scheduled_ = 0;           // schedule entries
+  uint64_t admitted_through_ = 0;    // meta "admitted_through"
+  uint64_t last_queue_seq_ = 0;      // highest queue entry sequence given so far
+  size_t next_ingest_at_ = 0;        // recent_.size() that triggers Ingest()
   // New queue entries (RocksQueueStore::Push) in the pending batch: a disk read of a host
   // queue must commit first only when some exist (during a drain there are none, and a
   // write per refill would double its cost).
