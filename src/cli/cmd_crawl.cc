@@ -8,6 +8,7 @@
 #include <fstream>
 #include <optional>
 
+#include "base/duration.h"
 #include "base/log.h"
 #include "cli/command.h"
 #include "crawl/crawl.h"
@@ -35,6 +36,9 @@ struct CrawlFlags {
   std::vector<std::string> connect_to;
   std::optional<int64_t> delay_ms, max_depth, max_pages, workers;
   std::optional<std::string> scope;  // "any", "host" or "site" (checked when parsed)
+  // Durations (checked when parsed).
+  std::optional<std::string> refresh_window, stop_after, max_interval;
+  bool recrawl = false;
   bool no_progress = false;
   bool fresh = false;
 };
@@ -63,7 +67,11 @@ void WriteSummaryJson(const std::string& path, const crawl::CrawlStats& stats) {
       << ",\"retries\":" << stats.retries << ",\"gave_up\":" << stats.gave_up
       << ",\"truncated\":" << stats.truncated << ",\"responses_stored\":" << stats.responses_stored
       << ",\"revisits_stored\":" << stats.revisits_stored
-      << ",\"near_duplicates\":" << stats.near_duplicates
+      << ",\"near_duplicates\":" << stats.near_duplicates << ",\"recrawls\":" << stats.recrawls
+      << ",\"conditional\":" << stats.conditional << ",\"not_modified\":" << stats.not_modified
+      << ",\"changed\":" << stats.changed << ",\"unchanged\":" << stats.unchanged
+      << ",\"scheduled\":" << stats.scheduled
+      << ",\"stopped_after\":" << (stats.stopped_after ? "true" : "false")
       << ",\"bytes_downloaded\":" << stats.bytes_downloaded
       << ",\"warc_bytes\":" << stats.warc_bytes << ",\"outcomes\":" << stats.outcomes << "}\n";
 }
@@ -86,6 +94,13 @@ int RunCrawl(const CrawlFlags& f) {
   }
   if (!f.user_agent.empty()) options.fetch.user_agent = f.user_agent;
   for (const auto& c : f.connect_to) options.fetch.connect_to.push_back(c);
+  if (f.recrawl) options.freshness.recrawl = true;
+  if (f.refresh_window) options.freshness.refresh_window = *ParseDuration(*f.refresh_window);
+  if (f.max_interval) options.freshness.max_interval = *ParseDuration(*f.max_interval);
+  if (f.stop_after) options.freshness.stop_after = *ParseDuration(*f.stop_after);
+  if (options.freshness.refresh_window.count() < 1000) {
+    return UsageError("crawl", "--refresh-window: must be at least 1s");
+  }
   if (f.no_progress) options.progress = false;
   if (f.fresh) options.fresh = true;
 
@@ -152,12 +167,26 @@ CommandRegistration reg(
                       "HOST:PORT:ADDR:PORT as curl's --connect-to (empty HOST = every host)");
       app->add_option("--workers", f->workers, "Process threads (default 0: cores)")
           ->check(IntRange(0, kMaxWorkers));
+      app->add_flag("--recrawl", f->recrawl,
+                    "Keep running when the frontier runs dry: recrawl URLs as they come due, "
+                    "until stopped (docs/freshness.md)");
+      app->add_option("--refresh-window", f->refresh_window,
+                      "No URL is fetched twice within this duration, e.g. 30s, 12h, 30d "
+                      "(default 1d)")
+          ->check(DurationCheck());
+      app->add_option("--max-interval", f->max_interval,
+                      "Longest recrawl interval of an unchanging page (default 30d)")
+          ->check(DurationCheck());
+      app->add_option("--stop-after", f->stop_after,
+                      "Stop after this duration (exit 0, state saved, resumable), e.g. 70s")
+          ->check(DurationCheck());
       app->add_flag("--no-progress", f->no_progress, "No live progress line");
       app->add_option("--summary-json", f->summary_json, "Also write the summary as JSON here");
       app->footer(
           "Running the same command again after any stop (SIGTERM, kill -9, crash) resumes the "
-          "crawl in --out.\nExit status: 0 crawl complete (or page limit reached), 1 fatal "
-          "error, 2 usage or input error, 3 stopped by SIGINT/SIGTERM.");
+          "crawl in --out.\nExit status: 0 crawl complete (or page limit reached, or "
+          "--stop-after reached), 1 fatal error, 2 usage or input error, 3 stopped by "
+          "SIGINT/SIGTERM.");
       return [f]() { return RunCrawl(*f); };
     });
 

@@ -48,5 +48,7 @@ int UsageError(const std::string& command, const std::string& message);
 // got VALUE"; CLI11 prefixes the option's name and main() makes it a usage error (exit 2).
 CLI::Validator IntRange(int64_t min, int64_t max);
 CLI::Validator RealRange(double min, double max);
+// A duration such as 30s, 12h, 30d (base/duration.h).
+CLI::Validator DurationCheck();
 
 }  // namespace harvest::cli

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "base/duration.h"
 #include "cli/command.h"
 
 namespace harvest::cli {
@@ -55,6 +56,15 @@ CLI::Validator RealRange(double min, double max) {
         return "";
       },
       "NUMBER in [" + FormatReal(min) + " - " + FormatReal(max) + "]", "RealRange");
+}
+
+CLI::Validator DurationCheck() {
+  return CLI::Validator(
+      [](std::string& in) -> std::string {
+        Result<std::chrono::milliseconds> d = ParseDuration(in);
+        return d.ok() ? "" : d.status().message();
+      },
+      "DURATION", "Duration");
 }
 
 }  // namespace harvest::cli

@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "base/duration.h"
 #include "crawl/crawl.h"
 
 namespace harvest::crawl {
@@ -92,6 +93,42 @@ Setter Strings(const std::string& key, F store) {
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
+
+// A duration: a string such as "30s", "12h", "30d" (base/duration.h), or for keys named
+// with a unit (delay_ms, robots_ttl_s) also an integer in that unit. Checked against
+// [min_ms, max_ms].
+template <typename F>
+Setter Dur(const std::string& key, int64_t unit_ms, int64_t min_ms, int64_t max_ms, F store) {
+  return [=](const toml::node& n, CrawlOptions* o) -> Status {
+    int64_t ms = 0;
+    if (n.is_string()) {
+      Result<milliseconds> d = ParseDuration(*n.value<std::string>());
+      if (!d.ok()) return Status::InvalidArgument("'" + key + "': " + d.status().message());
+      ms = d->count();
+    } else if (n.is_integer() && unit_ms > 0) {
+      const int64_t v = *n.value<int64_t>();
+      if (v < 0 || v > max_ms / unit_ms)
+        ms = -1;
+      else
+        ms = v * unit_ms;
+    } else {
+      return TypeError(key, unit_ms > 0 ? "a duration such as \"30s\" or an integer"
+                                        : "a duration such as \"30s\", \"12h\" or \"30d\"");
+    }
+    if (ms < min_ms || ms > max_ms) {
+      return Status::InvalidArgument("'" + key + "' must be between " +
+                                     FormatDuration(milliseconds(min_ms)) + " and " +
+                                     FormatDuration(milliseconds(max_ms)));
+    }
+    store(o, milliseconds(ms));
+    return Status::Ok();
+  };
+}
+
+constexpr int64_t kMs = 1, kS = 1000;
+
+// [[recrawl.class]] tables: hosts, refresh_window, max_interval.
+Status RecrawlClasses(const toml::node& n, CrawlOptions* o);
 // Upper bound of counts and sizes that need none of their own: large, and far from overflow.
 constexpr int64_t kBig = int64_t{1} << 50;
 // Upper bound of durations: one day (a year for robots_ttl_s). Durations are added to clock
@@ -102,6 +139,8 @@ constexpr int64_t kYearS = 365 * kDayS;
 // dedup.expected_urls sizes the Bloom filter up front (~1.25 bytes a URL at 1%): 10 billion
 // URLs already take 12.5 GB before the first fetch.
 constexpr int64_t kMaxExpectedUrls = 10'000'000'000;
+// Recrawl durations: up to ten years.
+constexpr int64_t kMaxDurationMs = 10 * kYearS * 1000;
 
 const std::map<std::string, Setter>& Keys() {
   static const auto* keys = new std::map<std::string, Setter>{
@@ -114,12 +153,12 @@ const std::map<std::string, Setter>& Keys() {
        })},
       {"crawl.follow_rel_nofollow", Bool("crawl.follow_rel_nofollow", [](auto* o, bool v) { o->follow_rel_nofollow = v; })},
       {"crawl.max_redirect_hops", Int("crawl.max_redirect_hops", 0, 20, [](auto* o, int64_t v) { o->max_redirect_hops = v; })},
-      {"crawl.robots_ttl_s", Int("crawl.robots_ttl_s", 1, kYearS, [](auto* o, int64_t v) { o->robots_ttl = seconds(v); })},
+      {"crawl.robots_ttl_s", Dur("crawl.robots_ttl_s", kS, 1000, kYearS * 1000, [](auto* o, milliseconds v) { o->robots_ttl = std::chrono::duration_cast<seconds>(v); })},
       {"crawl.max_decoded_bytes", Int("crawl.max_decoded_bytes", 1024, kBig, [](auto* o, int64_t v) { o->max_decoded_bytes = v; })},
       {"crawl.max_pending_pages", Int("crawl.max_pending_pages", 1, 1 << 20, [](auto* o, int64_t v) { o->max_pending_pages = v; })},
-      {"crawl.flush_interval_ms", Int("crawl.flush_interval_ms", 1, 600000, [](auto* o, int64_t v) { o->flush_interval = milliseconds(v); })},
+      {"crawl.flush_interval_ms", Dur("crawl.flush_interval_ms", kMs, 1, 600000, [](auto* o, milliseconds v) { o->flush_interval = v; })},
       {"crawl.progress", Bool("crawl.progress", [](auto* o, bool v) { o->progress = v; })},
-      {"crawl.output_retry_s", Int("crawl.output_retry_s", 1, 3600, [](auto* o, int64_t v) { o->output_retry_interval = seconds(v); })},
+      {"crawl.output_retry_s", Dur("crawl.output_retry_s", kS, 1000, 3600 * 1000, [](auto* o, milliseconds v) { o->output_retry_interval = v; })},
       // [state] (docs/recovery.md)
       {"state.queue_ram_items", Int("state.queue_ram_items", 1, kBig, [](auto* o, int64_t v) { o->state.queue_ram_items = v; })},
       {"state.window_per_host", Int("state.window_per_host", 1, 4096, [](auto* o, int64_t v) { o->state.window_per_host = v; })},
@@ -127,8 +166,8 @@ const std::map<std::string, Setter>& Keys() {
       {"state.write_buffer_mb", Int("state.write_buffer_mb", 1, 1 << 16, [](auto* o, int64_t v) { o->state.write_buffer_bytes = static_cast<size_t>(v) << 20; })},
       {"state.sync", Bool("state.sync", [](auto* o, bool v) { o->state.sync = v; })},
       // [politeness]
-      {"politeness.delay_ms", Int("politeness.delay_ms", 0, 3600000, [](auto* o, int64_t v) { o->frontier.default_delay = milliseconds(v); })},
-      {"politeness.max_crawl_delay_ms", Int("politeness.max_crawl_delay_ms", 0, kDayMs, [](auto* o, int64_t v) { o->frontier.max_crawl_delay = milliseconds(v); })},
+      {"politeness.delay_ms", Dur("politeness.delay_ms", kMs, 0, 3600000, [](auto* o, milliseconds v) { o->frontier.default_delay = v; })},
+      {"politeness.max_crawl_delay_ms", Dur("politeness.max_crawl_delay_ms", kMs, 0, kDayMs, [](auto* o, milliseconds v) { o->frontier.max_crawl_delay = v; })},
       {"politeness.adaptive_factor", Double("politeness.adaptive_factor", 0, 1000, [](auto* o, double v) { o->frontier.adaptive_factor = v; })},
       {"politeness.per_ip_limit", Int("politeness.per_ip_limit", 0, 1 << 20, [](auto* o, int64_t v) { o->frontier.per_ip_limit = v; })},
       // [retry]
@@ -138,7 +177,14 @@ const std::map<std::string, Setter>& Keys() {
          if (arr == nullptr || arr->empty()) return TypeError("retry.backoff_s", "a non-empty array of integers");
          std::vector<seconds> out;
          for (const toml::node& e : *arr) {
-           if (!e.is_integer()) return TypeError("retry.backoff_s", "a non-empty array of integers");
+           if (e.is_string()) {
+             Result<milliseconds> d = ParseDuration(*e.value<std::string>());
+             if (!d.ok()) return Status::InvalidArgument("'retry.backoff_s': " + d.status().message());
+             if (d->count() > kDayMs) return Status::InvalidArgument("'retry.backoff_s' entries must be at most 1d");
+             out.push_back(std::chrono::duration_cast<seconds>(*d));
+             continue;
+           }
+           if (!e.is_integer()) return TypeError("retry.backoff_s", "a non-empty array of integers or durations");
            const int64_t v = *e.value<int64_t>();
            if (v < 0 || v > kDayS) {
              return Status::InvalidArgument("'retry.backoff_s' entries must be between 0 and " +
@@ -151,12 +197,12 @@ const std::map<std::string, Setter>& Keys() {
        }},
       {"retry.breaker_window", Int("retry.breaker_window", 1, 100000, [](auto* o, int64_t v) { o->frontier.breaker_window = v; })},
       {"retry.breaker_error_rate", Double("retry.breaker_error_rate", 0, 1, [](auto* o, double v) { o->frontier.breaker_error_rate = v; })},
-      {"retry.breaker_cooldown_s", Int("retry.breaker_cooldown_s", 0, kDayS, [](auto* o, int64_t v) { o->frontier.breaker_cooldown = seconds(v); })},
+      {"retry.breaker_cooldown_s", Dur("retry.breaker_cooldown_s", kS, 0, kDayMs, [](auto* o, milliseconds v) { o->frontier.breaker_cooldown = std::chrono::duration_cast<seconds>(v); })},
       // [fetch]
-      {"fetch.connect_timeout_ms", Int("fetch.connect_timeout_ms", 1, 3600000, [](auto* o, int64_t v) { o->fetch.connect_timeout = milliseconds(v); })},
-      {"fetch.total_timeout_ms", Int("fetch.total_timeout_ms", 1, 36000000, [](auto* o, int64_t v) { o->fetch.total_timeout = milliseconds(v); })},
+      {"fetch.connect_timeout_ms", Dur("fetch.connect_timeout_ms", kMs, 1, 3600000, [](auto* o, milliseconds v) { o->fetch.connect_timeout = v; })},
+      {"fetch.total_timeout_ms", Dur("fetch.total_timeout_ms", kMs, 1, 36000000, [](auto* o, milliseconds v) { o->fetch.total_timeout = v; })},
       {"fetch.low_speed_limit_bytes", Int("fetch.low_speed_limit_bytes", 0, kBig, [](auto* o, int64_t v) { o->fetch.low_speed_limit_bytes = v; })},
-      {"fetch.low_speed_time_s", Int("fetch.low_speed_time_s", 0, 86400, [](auto* o, int64_t v) { o->fetch.low_speed_time = seconds(v); })},
+      {"fetch.low_speed_time_s", Dur("fetch.low_speed_time_s", kS, 0, kDayMs, [](auto* o, milliseconds v) { o->fetch.low_speed_time = std::chrono::duration_cast<seconds>(v); })},
       {"fetch.max_body_bytes", Int("fetch.max_body_bytes", 1, kBig, [](auto* o, int64_t v) { o->fetch.max_body_bytes = v; })},
       {"fetch.max_header_bytes", Int("fetch.max_header_bytes", 1024, 1 << 30, [](auto* o, int64_t v) { o->fetch.max_header_bytes = v; })},
       {"fetch.max_concurrent", Int("fetch.max_concurrent", 1, 1 << 20, [](auto* o, int64_t v) { o->fetch.max_concurrent = v; })},
@@ -198,6 +244,26 @@ const std::map<std::string, Setter>& Keys() {
       {"canon.tracking_params", Strings("canon.tracking_params", [](auto* o, std::vector<std::string> v) { o->canon.tracking_params = std::move(v); })},
       {"canon.session_params", Strings("canon.session_params", [](auto* o, std::vector<std::string> v) { o->canon.session_params = std::move(v); })},
       {"canon.index_names", Strings("canon.index_names", [](auto* o, std::vector<std::string> v) { o->canon.index_names = std::move(v); })},
+      // [recrawl] (docs/freshness.md)
+      {"recrawl.continuous", Bool("recrawl.continuous", [](auto* o, bool v) { o->freshness.recrawl = v; })},
+      {"recrawl.stop_after", Dur("recrawl.stop_after", 0, 0, kMaxDurationMs, [](auto* o, milliseconds v) { o->freshness.stop_after = v; })},
+      {"recrawl.refresh_window", Dur("recrawl.refresh_window", 0, 1000, kMaxDurationMs, [](auto* o, milliseconds v) { o->freshness.refresh_window = v; })},
+      {"recrawl.max_interval", Dur("recrawl.max_interval", 0, 1000, kMaxDurationMs, [](auto* o, milliseconds v) { o->freshness.max_interval = v; })},
+      {"recrawl.grow", Double("recrawl.grow", 1, 100, [](auto* o, double v) { o->freshness.grow = v; })},
+      {"recrawl.shrink", Double("recrawl.shrink", 0.01, 1, [](auto* o, double v) { o->freshness.shrink = v; })},
+      {"recrawl.share", Double("recrawl.share", 0, 1, [](auto* o, double v) { o->freshness.recrawl_share = v; })},
+      {"recrawl.conditional_get", Bool("recrawl.conditional_get", [](auto* o, bool v) { o->freshness.conditional_get = v; })},
+      {"recrawl.near_duplicate_is_unchanged", Bool("recrawl.near_duplicate_is_unchanged", [](auto* o, bool v) { o->freshness.near_duplicate_is_unchanged = v; })},
+      {"recrawl.class", RecrawlClasses},
+      // [dedup] near-duplicates
+      {"dedup.near_max_distance", Int("dedup.near_max_distance", 0, 3, [](auto* o, int64_t v) { o->near_dup.max_distance = v; })},
+      {"dedup.near_index_max", Int("dedup.near_index_max", 0, int64_t{1} << 32, [](auto* o, int64_t v) { o->near_dup.index_max = v; })},
+      {"dedup.near_duplicates", String("dedup.near_duplicates", [](auto* o, std::string v) {
+         if (v == "store") o->near_dup.metadata_only = false;
+         else if (v == "metadata") o->near_dup.metadata_only = true;
+         else return Status::InvalidArgument("'dedup.near_duplicates' must be \"store\" or \"metadata\", got \"" + v + "\"");
+         return Status::Ok();
+       })},
       // [warc]
       {"warc.prefix", String("warc.prefix", [](auto* o, std::string v) {
          if (v.empty() || v.find('/') != std::string::npos) {
@@ -224,6 +290,41 @@ const std::map<std::string, Setter>& Keys() {
        })},
   };
   return *keys;
+}
+
+Status RecrawlClasses(const toml::node& n, CrawlOptions* o) {
+  const toml::array* arr = n.as_array();
+  if (arr == nullptr || !arr->is_array_of_tables()) {
+    return TypeError("recrawl.class", "an array of tables ([[recrawl.class]])");
+  }
+  std::vector<RecrawlClass> classes;
+  for (const toml::node& e : *arr) {
+    const toml::table& t = *e.as_table();
+    RecrawlClass c;
+    for (const auto& [k, v] : t) {
+      const std::string key = "recrawl.class." + std::string(k.str());
+      if (k.str() == "hosts") {
+        CrawlOptions scratch;
+        Status s = Strings(key, [&c](auto*, std::vector<std::string> hosts) {
+          c.hosts = std::move(hosts);
+        })(v, &scratch);
+        if (!s.ok()) return s;
+      } else if (k.str() == "refresh_window" || k.str() == "max_interval") {
+        milliseconds* field = k.str() == "refresh_window" ? &c.refresh_window : &c.max_interval;
+        CrawlOptions scratch;
+        Status s = Dur(key, 0, 1000, kMaxDurationMs,
+                       [field](auto*, milliseconds d) { *field = d; })(v, &scratch);
+        if (!s.ok()) return s;
+      } else {
+        return Status::InvalidArgument("unknown key '" + key +
+                                       "' (a class has hosts, refresh_window, max_interval)");
+      }
+    }
+    if (c.hosts.empty()) return Status::InvalidArgument("'recrawl.class' needs hosts = [...]");
+    classes.push_back(std::move(c));
+  }
+  o->freshness.classes = std::move(classes);
+  return Status::Ok();
 }
 
 Status Apply(const toml::table& root, std::string_view source, CrawlOptions* options) {

@@ -42,6 +42,57 @@
 
 namespace harvest::crawl {
 
+// A class of hosts with their own refresh window and maximum interval (TOML
+// [[recrawl.class]], docs/freshness.md), e.g. news sites: window 1 h, max 1 day.
+struct RecrawlClass {
+  // Host patterns: "news.example" matches that host and its subdomains; "*" globs
+  // ("*.news.test", "news*.example"). Case-insensitive, port ignored.
+  std::vector<std::string> hosts;
+  std::chrono::milliseconds refresh_window{0};  // 0: the crawl's
+  std::chrono::milliseconds max_interval{0};    // 0: the crawl's
+};
+
+// Continuous crawling (docs/freshness.md).
+struct FreshnessOptions {
+  // Keep running when the frontier runs dry: sleep until the next URL is due and recrawl
+  // it, until stopped (a signal or stop_after). Default false: the crawl ends when the
+  // frontier is empty, and a later run fetches only what is due.
+  bool recrawl = false;
+  // > 0: stop (exit 0, state saved, resumable) this long after the start. Default 0.
+  std::chrono::milliseconds stop_after{0};
+  // No URL is fetched twice within it; the first recrawl is due one window after the fetch.
+  // Default 1 day.
+  std::chrono::milliseconds refresh_window{std::chrono::hours(24)};
+  // The recrawl interval never grows beyond it. Default 30 days.
+  std::chrono::milliseconds max_interval{std::chrono::hours(24 * 30)};
+  // The interval is multiplied by `grow` after a fetch that found the content unchanged and
+  // by `shrink` after one that found it changed (bounded by the window and max_interval).
+  // Defaults 2 and 0.5.
+  double grow = 2.0;
+  double shrink = 0.5;
+  // A new version within SimHash distance 3 of the last one counts as unchanged. Default
+  // false (only an identical payload digest, or a 304, is unchanged).
+  bool near_duplicate_is_unchanged = false;
+  // Share of page fetches that go to recrawls while new URLs also wait (0..1): due URLs
+  // enter the frontier only while recrawls have taken less than this share. Default 0.5.
+  double recrawl_share = 0.5;
+  // Send If-None-Match / If-Modified-Since from the last stored response. Default true.
+  bool conditional_get = true;
+  std::vector<RecrawlClass> classes;  // first matching class wins
+};
+
+// Near-duplicate detection (docs/freshness.md, docs/warc.md).
+struct NearDupOptions {
+  // Hamming distance of 64-bit SimHashes that makes two pages near-duplicates (0..3).
+  int max_distance = 3;
+  // Store a near-duplicate's response (false, default) or only a metadata record naming
+  // the page it nearly duplicates (true).
+  bool metadata_only = false;
+  // Fingerprints kept in the index (RAM ~ this x bytes per fingerprint, see
+  // docs/benchmarks.md); the oldest are evicted. Default 2 M.
+  size_t index_max = 2'000'000;
+};
+
 struct CrawlOptions {
   // Output directory for WARC files, the CDXJ index and outcomes.jsonl. Required.
   std::filesystem::path out_dir;
@@ -68,6 +119,8 @@ struct CrawlOptions {
   // Output errors: the writer retries this often while the crawl is paused.
   std::chrono::milliseconds output_retry_interval{5000};
 
+  FreshnessOptions freshness;
+  NearDupOptions near_dup;
   fetch::FetchOptions fetch;
   // The fetcher the crawl drives. nullptr (default): a fetch::CurlFetcher built from
   // `fetch`. Tests pass a scripted fake (src/fetch/testing/fake_fetcher.h). Not owned; it
@@ -117,6 +170,15 @@ struct CrawlStats {
   uint64_t responses_stored = 0;  // WARC response records
   uint64_t revisits_stored = 0;   // WARC revisit records (payload already stored)
   uint64_t near_duplicates = 0;   // SimHash within distance 3 of an earlier page
+  // Recrawling (docs/freshness.md).
+  uint64_t recrawls = 0;       // page fetches of URLs fetched before (scheduled recrawls)
+  uint64_t conditional = 0;    // requests sent with If-None-Match / If-Modified-Since
+  uint64_t not_modified = 0;   // 304 answers (stored as server-not-modified revisits)
+  uint64_t changed = 0;        // recrawls that found the content changed
+  uint64_t unchanged = 0;      // recrawls that found it unchanged (304 included)
+  uint64_t scheduled = 0;      // URLs scheduled for a recrawl at the end of the run
+  int64_t next_due_in_s = -1;  // seconds until the next recrawl is due (-1: none)
+  bool stopped_after = false;  // stopped by FreshnessOptions::stop_after (not a failure)
   uint64_t bytes_downloaded = 0;
   uint64_t warc_bytes = 0;
   uint64_t outcomes = 0;  // lines in outcomes.jsonl

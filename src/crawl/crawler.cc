@@ -72,14 +72,16 @@ Status Crawler::Impl::Setup() {
   opts_.warc.dir = opts_.out_dir;
   Result<std::unique_ptr<store::WarcWriter>> writer = store::WarcWriter::Open(opts_.warc);
   if (!writer.ok()) return writer.status();
-  sink_ =
-      std::make_unique<WarcSink>(std::move(*writer), &outcomes_, db_.get(),
-                                 WarcSink::Options{.flush_interval = opts_.flush_interval,
-                                                   .retry_interval = opts_.output_retry_interval,
-                                                   .queue_capacity = opts_.max_pending_pages},
-                                 [this] {
-                                   if (fetcher_) fetcher_->Wakeup();
-                                 });
+  sink_ = std::make_unique<WarcSink>(
+      std::move(*writer), &outcomes_, db_.get(),
+      WarcSink::Options{.flush_interval = opts_.flush_interval,
+                        .retry_interval = opts_.output_retry_interval,
+                        .queue_capacity = opts_.max_pending_pages,
+                        .near_dup = opts_.near_dup,
+                        .near_duplicate_is_unchanged = opts_.freshness.near_duplicate_is_unchanged},
+      [this] {
+        if (fetcher_) fetcher_->Wakeup();
+      });
   if (opts_.fetcher != nullptr) {
     fetcher_ = opts_.fetcher;
   } else {
@@ -87,6 +89,7 @@ Status Crawler::Impl::Setup() {
     fetcher_ = owned_fetcher_.get();
   }
   if (Status s = fetcher_->status(); !s.ok()) return s;
+  sink_->RestoreNearDuplicates();
   sink_->Start();
   int n = opts_.workers > 0 ? opts_.workers : DefaultWorkers();
   for (int i = 0; i < n; ++i) workers_.emplace_back([this] { WorkerLoop(); });
@@ -105,8 +108,10 @@ Status Crawler::Impl::Run(const std::vector<std::string>& seeds) {
   AdmitSeeds(seeds);
   while (!Finished()) {
     ConsumeInbox();
+    CheckStopAfter();
     // Paused while the output cannot be written (disk full, I/O error): nothing new starts.
     if (!stop_.load() && !page_limit_reached_ && !sink_->paused() && db_->status().ok()) {
+      ReleaseDue();
       FillLeases();
     }
     (void)db_->Commit();  // errors are sticky in db_->status() and logged
@@ -120,7 +125,8 @@ Status Crawler::Impl::Run(const std::vector<std::string>& seeds) {
 
 Status Crawler::Impl::Finish() {
   stats_.complete = !stop_.load() && !page_limit_reached_;
-  stats_.interrupted = stop_.load();
+  stats_.interrupted = stop_.load() && !stopped_after_;
+  stats_.stopped_after = stopped_after_;
   stats_.page_limit_reached = page_limit_reached_;
   work_.Close();
   for (auto& t : workers_) t.join();
@@ -161,7 +167,47 @@ Status Crawler::Impl::AbandonAfterKill() {
 bool Crawler::Impl::Finished() const {
   if (fetcher_->in_flight() != 0 || dispatched_ != consumed_) return false;
   if (stop_.load() || page_limit_reached_) return true;
-  return frontier_->Idle();
+  if (opts_.freshness.recrawl) return false;  // runs until stopped
+  return frontier_->Idle() && !DueNow();
+}
+
+bool Crawler::Impl::DueNow() const {
+  std::optional<int64_t> due = db_->NextDue();
+  return due && *due <= WallNow();
+}
+
+void Crawler::Impl::CheckStopAfter() {
+  const auto limit = opts_.freshness.stop_after;
+  if (limit.count() <= 0 || stop_.load()) return;
+  if (clock_->Now() - started_ < std::chrono::duration_cast<Clock::Duration>(limit)) return;
+  spdlog::info("--stop-after {} ms reached: stopping (the state is saved; run again to resume)",
+               limit.count());
+  stopped_after_ = true;
+  RequestStop();
+}
+
+// Due URLs enter the frontier in batches. While new URLs wait too, recrawls may take only
+// `recrawl_share` of the page fetches: released recrawls (started or queued) are held to
+// share / (1 - share) times the new fetches started, plus one batch of slack, so neither
+// kind starves the other (docs/freshness.md).
+void Crawler::Impl::ReleaseDue() {
+  constexpr uint64_t kBatch = 256;
+  if (!DueNow() || recrawl_queued_ >= kBatch) return;
+  uint64_t room = kBatch - recrawl_queued_;
+  const size_t queued = frontier_->queued();
+  const bool new_waiting = queued > recrawl_queued_;
+  const double share = opts_.freshness.recrawl_share;
+  if (new_waiting && share < 1.0) {
+    const double allowed = share / (1.0 - share) * static_cast<double>(new_started_) + kBatch;
+    const double used = static_cast<double>(recrawl_started_ + recrawl_queued_);
+    if (used >= allowed) return;
+    room = std::min<uint64_t>(room, static_cast<uint64_t>(allowed - used) + 1);
+  }
+  db_->TakeDue(WallNow(), room, [this](frontier::UrlItem item) {
+    ++recrawl_queued_;
+    if (resumed_) EnsureHost(item.host);
+    frontier_->Add(std::move(item));
+  });
 }
 
 std::chrono::milliseconds Crawler::Impl::PollTimeout() const {
@@ -169,13 +215,27 @@ std::chrono::milliseconds Crawler::Impl::PollTimeout() const {
   if (stop_.load() || page_limit_reached_) return kMax;
   if (dispatched_ - consumed_ >= opts_.max_pending_pages) return kMax;  // a worker wakes us
   std::optional<Clock::TimePoint> wake = frontier_->NextWakeup();
-  if (!wake) return kMax;
+  // Recrawling with nothing to do but wait for the next due URL: sleep longer (a stop
+  // request wakes the fetcher).
+  const bool idle = opts_.freshness.recrawl && frontier_->Idle() && fetcher_->in_flight() == 0 &&
+                    dispatched_ == consumed_;
+  if (std::optional<int64_t> due = db_->NextDue()) {
+    Clock::TimePoint at = SteadyFromWall(*due);
+    if (!wake || at < *wake) wake = at;
+  }
+  if (opts_.freshness.stop_after.count() > 0) {
+    Clock::TimePoint at =
+        started_ + std::chrono::duration_cast<Clock::Duration>(opts_.freshness.stop_after);
+    if (!wake || at < *wake) wake = at;
+  }
+  const std::chrono::milliseconds cap = idle ? std::chrono::milliseconds(1000) : kMax;
+  if (!wake) return cap;
   auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(*wake - clock_->Now());
   // Round up so we do not spin for the sub-millisecond rest.
   if (*wake > clock_->Now() && wait < std::chrono::milliseconds(1)) {
     wait = std::chrono::milliseconds(1);
   }
-  return std::clamp(wait, std::chrono::milliseconds(0), kMax);
+  return std::clamp(wait, std::chrono::milliseconds(0), cap);
 }
 
 void Crawler::Impl::FillLeases() {
@@ -188,9 +248,14 @@ void Crawler::Impl::FillLeases() {
   }
 }
 
+void Crawler::Impl::LeftFrontier(const frontier::UrlItem& item) {
+  if (item.recrawl && recrawl_queued_ > 0) --recrawl_queued_;
+}
+
 void Crawler::Impl::HandleLease(frontier::Lease lease) {
   const HostState& host = EnsureHost(lease.item.host);
   if (!host.dead_reason.empty()) {
+    LeftFrontier(lease.item);
     Record(lease.item.url, host.dead_reason, 0, host.dead_detail);
     MarkDone(lease.item, 0);
     frontier_->Complete(lease, {.kind = frontier::CompletionKind::kNoRequest});
@@ -206,6 +271,7 @@ void Crawler::Impl::HandleLease(frontier::Lease lease) {
       return;
     }
     case RobotsGate::Gate::kDisallowed:
+      LeftFrontier(lease.item);
       ++stats_.disallowed;
       Record(lease.item.url, "disallowed", 0, check.detail);
       MarkDone(lease.item, 0);
@@ -215,6 +281,12 @@ void Crawler::Impl::HandleLease(frontier::Lease lease) {
       break;
   }
   ++pages_started_;
+  if (lease.item.recrawl) {
+    ++recrawl_started_;
+    LeftFrontier(lease.item);
+  } else {
+    ++new_started_;
+  }
   if (opts_.max_pages > 0 && pages_started_ >= opts_.max_pages) page_limit_reached_ = true;
   std::string url = lease.item.url;
   StartFetch(std::move(lease), /*robots=*/false, std::move(url));
@@ -227,7 +299,27 @@ void Crawler::Impl::StartFetch(frontier::Lease lease, bool robots, std::string u
   req.id = next_fetch_id_++;
   req.url = std::move(url);
   const uint64_t id = req.id;
-  in_flight_.emplace(id, InFlight{std::move(lease), robots});
+  InFlight flight{.lease = std::move(lease), .robots = robots};
+  if (!robots && flight.lease.item.recrawl) {
+    // A recrawl: the last stored version decides change and interval; its validators make
+    // the request conditional (docs/freshness.md).
+    flight.previous = db_->GetSeen(flight.lease.item.fp);
+    if (flight.previous && flight.previous->state != state::SeenRecord::State::kDone) {
+      flight.previous.reset();
+    }
+    if (flight.previous && opts_.freshness.conditional_get) {
+      if (!flight.previous->etag.empty()) {
+        req.headers.emplace_back("If-None-Match", flight.previous->etag);
+      }
+      if (!flight.previous->last_modified.empty()) {
+        req.headers.emplace_back("If-Modified-Since", flight.previous->last_modified);
+      }
+      flight.conditional = !req.headers.empty();
+      if (flight.conditional) ++stats_.conditional;
+    }
+    ++stats_.recrawls;
+  }
+  in_flight_.emplace(id, std::move(flight));
   fetcher_->Start(std::move(req), [this, id](fetch::FetchResult&& r) {
     auto it = in_flight_.find(id);
     InFlight flight = std::move(it->second);

@@ -45,6 +45,9 @@ class Crawler::Impl {
   struct InFlight {
     frontier::Lease lease;
     bool robots = false;
+    // A recrawl: the URL's seen record before this fetch (validators, digest, interval).
+    std::optional<state::SeenRecord> previous;
+    bool conditional = false;  // sent If-None-Match / If-Modified-Since
   };
 
   // Setup and recovery (crawler.cc, recovery.cc).
@@ -69,6 +72,13 @@ class Crawler::Impl {
   void FillLeases();
   void HandleLease(frontier::Lease lease);
   void StartFetch(frontier::Lease lease, bool robots, std::string url);
+  // Recrawling (crawler.cc, docs/freshness.md): moves due URLs into the frontier within
+  // the recrawl share of the fetch budget.
+  void ReleaseDue();
+  bool DueNow() const;
+  // A leased item left the frontier for good (fetched or given its outcome).
+  void LeftFrontier(const frontier::UrlItem& item);
+  void CheckStopAfter();
   void OnRobotsDone(InFlight flight, fetch::FetchResult&& result);
   void ApplyRobots(const frontier::Lease& lease, const RobotsGate::FetchStep& step,
                    frontier::Completion* done);
@@ -78,7 +88,9 @@ class Crawler::Impl {
                   std::string_view detail, int status);
   void KillHost(const std::string& host, std::string_view reason, std::string_view detail);
   void DispatchCapture(const frontier::UrlItem& item, fetch::FetchResult&& r, bool robots,
-                       std::string outcome, std::string detail);
+                       std::string outcome, std::string detail,
+                       std::optional<state::SeenRecord> previous = std::nullopt,
+                       bool not_modified = false);
   void RecordUnreached();
 
   // The process pool (pipeline.cc).
@@ -111,6 +123,12 @@ class Crawler::Impl {
   std::unordered_map<uint64_t, InFlight> in_flight_;
   uint64_t next_fetch_id_ = 1;
   uint64_t pages_started_ = 0;
+  // Recrawl budget (ReleaseDue): recrawl items put in the frontier and not yet leased, and
+  // page fetches started for new URLs and for recrawls.
+  uint64_t recrawl_queued_ = 0;
+  uint64_t new_started_ = 0;
+  uint64_t recrawl_started_ = 0;
+  bool stopped_after_ = false;
   bool page_limit_reached_ = false;
   Clock::TimePoint started_{};
   Clock::TimePoint last_progress_{};

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -603,6 +604,235 @@ TEST_F(CrawlerTest, LinksInTheReceivedPartOfATruncatedBodyAreFollowed) {
   const OutcomeLine* o = FirstOutcome("http://a.test/");
   ASSERT_NE(o, nullptr);
   EXPECT_EQ(o->detail, "truncated: length");
+}
+
+// ---- continuous crawling (docs/freshness.md) ----
+
+// Text of `words` distinct words seeded by `seed` (pages of different seeds share no
+// shingle, so they are neither exact nor near duplicates).
+std::string Words(int seed, int words) {
+  std::string out;
+  for (int i = 0; i < words; ++i) out += "w" + std::to_string(seed * 1000 + i) + " ";
+  return out;
+}
+
+// A page at version version() with an ETag naming the version; a conditional request with
+// the current ETag gets 304.
+FakeFetcher::Responder Versioned(std::string name, std::function<int()> version,
+                                 std::string body_prefix = "") {
+  return [=](const fetch::FetchRequest& req) {
+    const int v = version();
+    const std::string etag = "\"" + name + "-" + std::to_string(v) + "\"";
+    for (const auto& [k, val] : req.headers) {
+      if (k == "If-None-Match" && val == etag) {
+        FakeResponse r = FakeResponse::WithStatus(304);
+        r.headers = {{"ETag", etag}};
+        return r;
+      }
+    }
+    FakeResponse r = FakeResponse::Html(
+        "<html><body>" + body_prefix + "<p>" + name + " " +
+        Words(static_cast<int>(std::hash<std::string>()(name) % 1000) + v * 7, 60) +
+        "</p></body></html>");
+    r.headers.emplace_back("ETag", etag);
+    r.headers.emplace_back("Last-Modified",
+                           "Tue, 01 Jan 2030 00:00:0" + std::to_string(v % 10) + " GMT");
+    return r;
+  };
+}
+
+std::string HeaderOf(const FakeRequestLog& r, std::string_view name) {
+  for (const auto& [k, v] : r.headers) {
+    if (k == name) return v;
+  }
+  return "";
+}
+
+// CDXJ lines of `url` as JSON (mime, status, ...).
+std::vector<nlohmann::json> CdxjOf(const std::filesystem::path& dir, const std::string& url) {
+  std::vector<nlohmann::json> out;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().extension() != ".cdxj") continue;
+    std::ifstream f(e.path());
+    std::string line;
+    while (std::getline(f, line)) {
+      nlohmann::json j = nlohmann::json::parse(line.substr(line.find('{')));
+      if (j.value("url", "") == url) out.push_back(j);
+    }
+  }
+  return out;
+}
+
+class FreshnessTest : public CrawlerTest {
+ protected:
+  // A host with a root linking to /static (never changes) and /news (changes at every
+  // fetch when `news_changes`).
+  void ScriptNews(bool news_changes) {
+    fetcher_->Respond("http://a.test/", Versioned(
+                                            "root", [] { return 0; }, Links({"/static", "/news"})));
+    fetcher_->Respond("http://a.test/static", Versioned("static", [] { return 0; }));
+    fetcher_->Respond("http://a.test/news", Versioned("news", [this, news_changes] {
+                        return news_changes ? news_version_++ : 0;
+                      }));
+  }
+  CrawlOptions Fresh(std::chrono::milliseconds window) {
+    CrawlOptions o = Options();
+    o.freshness.refresh_window = window;
+    return o;
+  }
+  size_t PageRequests() const {
+    size_t n = 0;
+    for (const FakeRequestLog& r : fetcher_->log())
+      n += r.url.find("robots.txt") == std::string::npos;
+    return n;
+  }
+  int news_version_ = 0;
+};
+
+TEST_F(FreshnessTest, ASecondRunInsideTheWindowFetchesNothing) {
+  ScriptNews(true);
+  CrawlStats first = Crawl(Fresh(1h), {"http://a.test/"});
+  EXPECT_TRUE(first.complete);
+  EXPECT_EQ(first.scheduled, 3u);
+  const size_t before = fetcher_->log().size();
+  clock_.Advance(30min);
+  CrawlStats second = Crawl(Fresh(1h), {"http://a.test/"});
+  EXPECT_TRUE(second.complete);
+  EXPECT_EQ(fetcher_->log().size(), before) << "requested again inside the window";
+  EXPECT_EQ(second.recrawls, 0u);
+}
+
+TEST_F(FreshnessTest, AfterTheWindowPagesAreAskedWithValidatorsAnd304sGrowTheInterval) {
+  ScriptNews(false);
+  Crawl(Fresh(1h), {"http://a.test/"});
+  ASSERT_EQ(PageRequests(), 3u);
+  clock_.Advance(1h + 1s);
+  const size_t before = fetcher_->log().size();
+  CrawlStats second = Crawl(Fresh(1h), {"http://a.test/"});
+  EXPECT_EQ(second.recrawls, 3u);
+  EXPECT_EQ(second.not_modified, 3u);
+  EXPECT_EQ(second.unchanged, 3u);
+  for (const char* u : {"http://a.test/", "http://a.test/static", "http://a.test/news"}) {
+    std::vector<FakeRequestLog> tries = RequestsOf(u);
+    ASSERT_EQ(tries.size(), 2u) << u;
+    EXPECT_EQ(HeaderOf(tries[0], "If-None-Match"), "") << u;
+    EXPECT_NE(HeaderOf(tries[1], "If-None-Match"), "") << u;
+    EXPECT_NE(HeaderOf(tries[1], "If-Modified-Since"), "") << u;
+    EXPECT_EQ(OutcomesOf(u), (std::vector<std::string>{"fetched", "not-modified"})) << u;
+    // The 304 is a revisit in the index, pointing at the stored response.
+    std::vector<nlohmann::json> lines = CdxjOf(dir_ / "crawl", u);
+    ASSERT_EQ(lines.size(), 2u) << u;
+    EXPECT_EQ(lines[1]["mime"], "warc/revisit") << u;
+    EXPECT_EQ(lines[1]["status"], "304") << u;
+    EXPECT_EQ(lines[1].value("digest", ""), lines[0].value("digest", "x")) << u;
+  }
+  EXPECT_EQ(fetcher_->log().size() - before, 3u);  // robots.txt not refetched (24 h TTL)
+  ExpectOutcomesExplained();
+  // Unchanged: the interval doubled to 2 h — not due 1 h later, due 2 h later.
+  clock_.Advance(1h + 1s);
+  Crawl(Fresh(1h), {"http://a.test/"});
+  EXPECT_EQ(PageRequests(), 6u);
+  clock_.Advance(1h);
+  Crawl(Fresh(1h), {"http://a.test/"});
+  EXPECT_EQ(PageRequests(), 9u);
+  ExpectPolite(1s);
+}
+
+TEST_F(FreshnessTest, ChangingPagesAreFetchedMoreOftenThanStaticOnes) {
+  ScriptNews(true);
+  CrawlOptions o = Fresh(10min);
+  o.freshness.recrawl = true;
+  o.freshness.max_interval = 8h;
+  o.freshness.stop_after = 6h;
+  CrawlStats s = Crawl(o, {"http://a.test/"});
+  EXPECT_TRUE(s.stopped_after);
+  EXPECT_FALSE(s.interrupted);
+  std::vector<FakeRequestLog> news = RequestsOf("http://a.test/news");
+  std::vector<FakeRequestLog> stat = RequestsOf("http://a.test/static");
+  // Static: intervals 10, 20, 40, 80, 160 min -> 6 fetches in 6 h. News: every ~10 min.
+  EXPECT_GE(news.size(), 30u);
+  EXPECT_LE(stat.size(), 7u);
+  EXPECT_GE(stat.size(), 5u);
+  // Never twice within the window.
+  for (const auto* list : {&news, &stat}) {
+    for (size_t i = 1; i < list->size(); ++i) {
+      EXPECT_GE((*list)[i].start - (*list)[i - 1].start, 10min);
+    }
+  }
+  EXPECT_GT(s.changed, 25u);
+  EXPECT_GT(s.not_modified, 4u);
+  // A changed page is a new response each time.
+  int responses = 0;
+  for (const nlohmann::json& j : CdxjOf(dir_ / "crawl", "http://a.test/news")) {
+    responses += j["mime"] != "warc/revisit";
+  }
+  EXPECT_EQ(responses, static_cast<int>(news.size()));
+  ExpectPolite(1s);
+  ExpectOutcomesExplained();
+}
+
+TEST_F(FreshnessTest, AKillAndRestartInsideTheWindowRefetchesNothingEarly) {
+  ScriptNews(true);
+  // b.test answers slowly: its completion, after a.test's pages are durable, is the kill.
+  FakeResponse slow = FakeResponse::Html("slow");
+  slow.latency = 60s;
+  fetcher_->Script("http://b.test/", slow);
+  CrawlOptions o = Fresh(10min);
+  o.freshness.recrawl = true;
+  {
+    Crawler crawler(o, &clock_);
+    fetcher_->OnComplete([&](const FakeRequestLog& r) {
+      if (r.url == "http://b.test/") crawler.KillForTesting();
+    });
+    Status s = crawler.Run({"http://a.test/", "http://b.test/"});
+    EXPECT_EQ(s.code(), Status::Code::kAborted) << s.ToString();
+  }
+  fetcher_->OnComplete(nullptr);
+  ASSERT_EQ(RequestsOf("http://a.test/news").size(), 1u);
+  const Clock::TimePoint first_fetch = RequestsOf("http://a.test/news")[0].start;
+  // The restart, a few minutes later, inside the window: a.test's pages wait their turn.
+  clock_.Advance(2min);
+  o.freshness.stop_after = 20min;
+  CrawlStats s = Crawl(o, {"http://a.test/", "http://b.test/"});
+  EXPECT_TRUE(s.resumed);
+  for (const char* u : {"http://a.test/", "http://a.test/static", "http://a.test/news"}) {
+    std::vector<FakeRequestLog> tries = RequestsOf(u);
+    ASSERT_GE(tries.size(), 2u) << u << " not recrawled after the window";
+    EXPECT_GE(tries[1].start - tries[0].start, 10min) << u << " refetched early";
+  }
+  EXPECT_GE(RequestsOf("http://a.test/news")[1].start - first_fetch, 10min);
+  ExpectPolite(1s);
+}
+
+TEST_F(FreshnessTest, HostClassesSetTheirOwnWindow) {
+  fetcher_->Respond("http://news.test/", Versioned("n", [] { return 0; }));
+  fetcher_->Respond("http://slow.test/", Versioned("s", [] { return 0; }));
+  CrawlOptions o = Fresh(1h);
+  o.freshness.classes.push_back({.hosts = {"news.test"}, .refresh_window = 5min});
+  o.freshness.recrawl = true;
+  o.freshness.stop_after = 50min;
+  Crawl(o, {"http://news.test/", "http://slow.test/"});
+  EXPECT_GE(RequestsOf("http://news.test/").size(), 4u);  // 0, 5, 15, 35 min
+  EXPECT_EQ(RequestsOf("http://slow.test/").size(), 1u);
+}
+
+TEST_F(FreshnessTest, NearDuplicateOfTheLastVersionCountsAsUnchangedWhenConfigured) {
+  // Each version changes one word of 60: a near-duplicate of the last one.
+  int version = 0;
+  fetcher_->Respond("http://a.test/", [&version](const fetch::FetchRequest&) {
+    std::string text = Words(5, 60);
+    text += "edition" + std::to_string(version++);
+    return FakeResponse::Html("<html><body><p>" + text + "</p></body></html>");
+  });
+  CrawlOptions o = Fresh(10min);
+  o.freshness.recrawl = true;
+  o.freshness.stop_after = 3h;
+  o.freshness.near_duplicate_is_unchanged = true;
+  CrawlStats s = Crawl(o, {"http://a.test/"});
+  // Unchanged each time: 10, 20, 40, 80 min -> 5 fetches in 3 h, not 18.
+  EXPECT_LE(RequestsOf("http://a.test/").size(), 6u);
+  EXPECT_GE(s.unchanged, 3u);
+  EXPECT_EQ(s.changed, 0u);
 }
 
 }  // namespace

@@ -118,7 +118,10 @@ void Crawler::Impl::OnPageDone(InFlight flight, fetch::FetchResult&& r) {
   const frontier::GiveUp gave_up = frontier_->Complete(lease, c);
   SavePoliteness(lease.item.host, c.retry_after);
   if (c.kind != frontier::CompletionKind::kRetry) {
-    DispatchCapture(lease.item, std::move(r), /*robots=*/false, "fetched", "");
+    // A 304 answers a conditional request only; to any other it is an ordinary response.
+    const bool not_modified = got_response && r.status == 304 && flight.conditional;
+    DispatchCapture(lease.item, std::move(r), /*robots=*/false, "fetched", "",
+                    std::move(flight.previous), not_modified);
     return;
   }
   if (gave_up == frontier::GiveUp::kNo) {
@@ -136,13 +139,18 @@ void Crawler::Impl::OnPageDone(InFlight flight, fetch::FetchResult&& r) {
     MarkDone(lease.item, 0);
     return;
   }
-  DispatchCapture(lease.item, std::move(r), /*robots=*/false, "gave-up", std::move(detail));
+  DispatchCapture(lease.item, std::move(r), /*robots=*/false, "gave-up", std::move(detail),
+                  std::move(flight.previous));
 }
 
 void Crawler::Impl::DispatchCapture(const frontier::UrlItem& item, fetch::FetchResult&& r,
-                                    bool robots, std::string outcome, std::string detail) {
+                                    bool robots, std::string outcome, std::string detail,
+                                    std::optional<state::SeenRecord> previous, bool not_modified) {
   PageTask task;
   task.item = item;
+  task.previous = std::move(previous);
+  task.not_modified = not_modified;
+  task.policy = PolicyFor(opts_.freshness, item.host);
   if (robots) {
     task.item.url = r.url;  // robots.txt (or a redirect hop of it), stored like a page
     task.item.via = item.url;
@@ -173,6 +181,7 @@ void Crawler::Impl::KillHost(const std::string& host_key, std::string_view reaso
   if (given_up.hosts++ == 0) given_up.example = host_key + ": " + std::string(detail);
   spdlog::info("giving up host {}: {} ({})", host_key, reason, detail);
   for (const frontier::UrlItem& item : frontier_->DrainHost(host_key)) {
+    LeftFrontier(item);
     Record(item.url, reason, 0, detail);
     MarkDone(item, 0);
   }

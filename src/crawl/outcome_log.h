@@ -26,8 +26,9 @@
 namespace harvest::crawl {
 
 // Every outcome the crawl records, spelled as in outcomes.jsonl.
-inline constexpr std::array<std::string_view, 13> kOutcomeNames = {"fetched",
+inline constexpr std::array<std::string_view, 14> kOutcomeNames = {"fetched",
                                                                    "revisit",
+                                                                   "not-modified",
                                                                    "disallowed",
                                                                    "gave-up",
                                                                    "robots-unavailable",

@@ -107,6 +107,9 @@ void PageProcessor::Process(PageTask& task, PageLinks* links, StoreTask* store) 
     store->item = task.item;
     store->etag = std::string(r.Header("etag").value_or(""));
     store->last_modified = std::string(r.Header("last-modified").value_or(""));
+    store->previous = std::move(task.previous);
+    store->policy = task.policy;
+    store->not_modified = task.not_modified;
   }
   store->detail = task.detail;
   if (!r.truncated.empty()) {

@@ -8,10 +8,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "crawl/crawl.h"
+#include "crawl/schedule.h"
 #include "fetch/fetch.h"
 #include "frontier/frontier.h"
 #include "store/store.h"
@@ -26,6 +28,11 @@ struct PageTask {
   bool sitemap_hint = false;  // named by a robots.txt Sitemap line or a sitemap index
   std::string outcome;        // the final outcome to record once stored ("fetched", "gave-up")
   std::string detail;         // its detail (why a response was given up on)
+  // Recrawl (docs/freshness.md): the URL's seen record before this fetch (a recrawl), the
+  // schedule policy of its host, and whether the answer is a 304 to a conditional request.
+  std::optional<state::SeenRecord> previous;
+  SchedulePolicy policy;
+  bool not_modified = false;
 };
 
 // A link found in a page, resolved and canonicalized.
@@ -66,6 +73,10 @@ struct StoreTask {
   frontier::UrlItem item;
   std::string etag;
   std::string last_modified;
+  // From the PageTask: the seen record before this fetch, the policy, a 304.
+  std::optional<state::SeenRecord> previous;
+  SchedulePolicy policy;
+  bool not_modified = false;
 };
 
 class PageProcessor {

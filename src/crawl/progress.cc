@@ -29,6 +29,15 @@ void Crawler::Impl::Progress(bool final_line) {
   stats_.responses_stored = sink_->responses();
   stats_.revisits_stored = sink_->revisits();
   stats_.near_duplicates = sink_->near_duplicates();
+  stats_.not_modified = sink_->not_modified();
+  stats_.changed = sink_->changed();
+  stats_.unchanged = sink_->unchanged();
+  stats_.scheduled = db_->scheduled();
+  if (std::optional<int64_t> due = db_->NextDue()) {
+    stats_.next_due_in_s = std::max<int64_t>(0, (*due - WallNow()) / 1'000'000);
+  } else {
+    stats_.next_due_in_s = -1;
+  }
   stats_.warc_bytes = sink_->bytes_written();
   stats_.outcomes = outcomes_.count();
   stats_.output_paused = sink_->paused();
@@ -72,6 +81,7 @@ std::string FormatSummary(const CrawlStats& s) {
   auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };
   const char* state = s.complete             ? "complete"
                       : s.page_limit_reached ? "stopped at the page limit"
+                      : s.stopped_after      ? "stopped after --stop-after"
                       : s.interrupted        ? "interrupted"
                                              : "stopped";
   out << "crawl " << state << " in " << s.elapsed_s << " s\n";
@@ -93,6 +103,13 @@ std::string FormatSummary(const CrawlStats& s) {
   out << "  robots.txt disallowed " << u(s.disallowed) << "\n";
   out << "  stored " << u(s.responses_stored) << " responses, " << u(s.revisits_stored)
       << " revisits (duplicate payloads), " << u(s.near_duplicates) << " near-duplicates\n";
+  if (s.recrawls > 0 || s.scheduled > 0) {
+    out << "  recrawls " << u(s.recrawls) << " (conditional " << u(s.conditional) << ", 304 "
+        << u(s.not_modified) << ", changed " << u(s.changed) << ", unchanged " << u(s.unchanged)
+        << "); scheduled " << u(s.scheduled);
+    if (s.next_due_in_s >= 0) out << ", next due in " << s.next_due_in_s << " s";
+    out << "\n";
+  }
   out << "  downloaded " << HumanBytes(s.bytes_downloaded) << ", WARC " << HumanBytes(s.warc_bytes)
       << ", outcomes " << u(s.outcomes) << "\n";
   for (const auto& [reason, given_up] : s.hosts_given_up) {

@@ -151,10 +151,14 @@ void Crawler::Impl::SavePoliteness(const std::string& name,
                             .dead_detail = host.dead_detail});
 }
 
+// A final outcome without a stored response (disallowed, given up, host given up): asked
+// again one refresh window later, when robots.txt or the host may have changed.
 void Crawler::Impl::MarkDone(const frontier::UrlItem& item, int status) {
-  db_->MarkDone(
-      item,
-      {.state = state::SeenRecord::State::kDone, .status = status, .fetch_time_us = WallNow()});
+  state::SeenRecord record{
+      .state = state::SeenRecord::State::kDone, .status = status, .fetch_time_us = WallNow()};
+  ScheduleNext(PolicyFor(opts_.freshness, item.host), nullptr, Change::kFirst, record.fetch_time_us,
+               &record);
+  db_->MarkDone(item, record);
 }
 
 }  // namespace harvest::crawl

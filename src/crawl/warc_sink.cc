@@ -11,12 +11,27 @@ WarcSink::WarcSink(std::unique_ptr<store::WarcWriter> writer, OutcomeLog* outcom
       db_(db),
       options_(options),
       wake_(std::move(wake)),
-      queue_(options.queue_capacity) {}
+      queue_(options.queue_capacity),
+      simhashes_(options.near_dup.index_max) {}
 
 WarcSink::~WarcSink() {
   abandon_ = true;
   queue_.Close();
   if (thread_.joinable()) thread_.join();
+}
+
+void WarcSink::RestoreNearDuplicates() {
+  uint64_t last = 0, first = 0;
+  Status s = db_->ForEachSimHash(options_.near_dup.index_max,
+                                 [&](uint64_t seq, const state::SimHashRecord& r) {
+                                   if (first == 0) first = seq;
+                                   simhashes_.Insert(r.hash, seq);
+                                   last = seq;
+                                 });
+  if (!s.ok()) spdlog::error("near-duplicate index: {}", s.ToString());
+  next_simhash_seq_ = last + 1;
+  trimmed_below_ = first > 0 ? first : 1;
+  if (last > 0) spdlog::info("near-duplicate index: {} fingerprints restored", simhashes_.size());
 }
 
 void WarcSink::Start() {
@@ -110,27 +125,120 @@ bool WarcSink::FlushAll() {
   return true;
 }
 
+void WarcSink::FindNearDuplicate(StoreTask& task) {
+  std::optional<dedup::SimHashIndex::Match> near =
+      simhashes_.FindNear(task.simhash, options_.near_dup.max_distance);
+  if (!near) return;
+  std::optional<state::SimHashRecord> rec = db_->GetSimHash(near->id);
+  if (!rec) return;  // trimmed meanwhile
+  ++near_duplicates_;
+  store::Capture::NearDuplicate nd;
+  nd.uri = rec->uri;
+  nd.record_id = rec->record_id;
+  nd.date_us = rec->date_us;
+  nd.distance = near->distance;
+  task.capture.near_duplicate_of = nd;
+  task.detail += (task.detail.empty() ? "" : "; ") + std::string("near-duplicate of ") + rec->uri;
+}
+
+void WarcSink::IndexNearDuplicates(const StoreTask& task, const store::RecordLocation& loc) {
+  const uint64_t seq = next_simhash_seq_++;
+  const store::Capture& c = task.capture;
+  Status s = db_->PutSimHash(seq, {.hash = task.simhash,
+                                   .uri = c.target_uri,
+                                   .record_id = loc.record_id,
+                                   .date_us = c.fetch_time_us});
+  if (!s.ok()) spdlog::error("writer: {}", s.ToString());
+  simhashes_.Insert(task.simhash, seq);
+  // Records evicted from the RAM index leave the state in ranges of 1024.
+  const size_t max = options_.near_dup.index_max;
+  if (max > 0 && seq > max && seq - max >= trimmed_below_ + 1024) {
+    trimmed_below_ = seq - max;
+    (void)db_->TrimSimHashes(trimmed_below_);
+  }
+}
+
+state::SeenRecord WarcSink::DoneRecord(StoreTask& task, Change change) {
+  const store::Capture& c = task.capture;
+  const state::SeenRecord* prev = task.previous ? &*task.previous : nullptr;
+  state::SeenRecord r{.state = state::SeenRecord::State::kDone,
+                      .status = c.status,
+                      .fetch_time_us = c.fetch_time_us,
+                      .etag = std::move(task.etag),
+                      .last_modified = std::move(task.last_modified)};
+  if (task.not_modified && prev != nullptr) {
+    // A 304 may leave out the validators; the stored version's still apply.
+    if (r.etag.empty()) r.etag = prev->etag;
+    if (r.last_modified.empty()) r.last_modified = prev->last_modified;
+    r.payload_digest = prev->payload_digest;
+    r.simhash = prev->simhash;
+  } else {
+    r.payload_digest = c.payload_digest;
+    r.simhash = task.has_simhash ? task.simhash : 0;
+  }
+  ScheduleNext(task.policy, prev, change, c.fetch_time_us, &r);
+  if (prev != nullptr && change == Change::kChanged) ++changed_;
+  if (prev != nullptr && change == Change::kUnchanged) ++unchanged_;
+  return r;
+}
+
 void WarcSink::Write(StoreTask& task) {
   store::Capture& c = task.capture;
   std::string outcome = task.outcome;
-  std::optional<state::DigestRecord> original;
-  if (!c.payload.empty()) {
-    if (c.payload_digest.empty()) c.payload_digest = store::PayloadDigest(c.payload);
-    original = db_->FindDigest(c.payload_digest);
-  }
-  // Near-duplicates: same text up to SimHash distance 3 but a different payload (an exact
-  // duplicate is a revisit, not a near-duplicate).
-  if (task.has_simhash && !original) {
-    if (simhashes_.FindNear(task.simhash, 3)) {
-      ++near_duplicates_;
-      if (task.detail.empty()) task.detail = "near-duplicate";
+  const state::SeenRecord* prev = task.previous ? &*task.previous : nullptr;
+  const bool not_modified = task.not_modified && prev != nullptr;
+  Change change = prev != nullptr ? Change::kChanged : Change::kFirst;
+  std::optional<store::Revisit> revisit;
+  if (not_modified) {
+    // 304: a server-not-modified revisit pointing at the last stored version.
+    store::Revisit r;
+    r.profile = store::RevisitProfile::kServerNotModified;
+    r.refers_to_uri = c.target_uri;
+    r.refers_to_date_us = prev->fetch_time_us;
+    r.refers_to_digest = prev->payload_digest;
+    if (!prev->payload_digest.empty()) {
+      if (std::optional<state::DigestRecord> d = db_->FindDigest(prev->payload_digest)) {
+        r.refers_to_uri = d->uri;
+        r.refers_to_date_us = d->date_us;
+        r.refers_to_record_id = d->record_id;
+      }
     }
-    simhashes_.Insert(task.simhash, next_page_id_++);
+    revisit = std::move(r);
+    change = Change::kUnchanged;
+    outcome = "not-modified";
+    if (task.detail.empty()) {
+      task.detail = "HTTP 304: unchanged since " + store::WarcDate(revisit->refers_to_date_us);
+    }
+  } else {
+    if (!c.payload.empty()) {
+      if (c.payload_digest.empty()) c.payload_digest = store::PayloadDigest(c.payload);
+      if (std::optional<state::DigestRecord> original = db_->FindDigest(c.payload_digest)) {
+        store::Revisit r;
+        r.refers_to_uri = original->uri;
+        r.refers_to_date_us = original->date_us;
+        r.refers_to_record_id = original->record_id;
+        revisit = std::move(r);
+      }
+    }
+    if (prev != nullptr) {
+      const bool same_digest =
+          !prev->payload_digest.empty() && prev->payload_digest == c.payload_digest;
+      const bool near_last =
+          options_.near_duplicate_is_unchanged && task.has_simhash && prev->simhash != 0 &&
+          dedup::HammingDistance(prev->simhash, task.simhash) <= options_.near_dup.max_distance;
+      if (same_digest || near_last) change = Change::kUnchanged;
+    }
   }
+  // Near-duplicates: same text up to the SimHash distance but a different payload (an
+  // exact duplicate is a revisit, not a near-duplicate).
+  if (task.has_simhash && !revisit) FindNearDuplicate(task);
+  const bool metadata_only = c.near_duplicate_of.has_value() && options_.near_dup.metadata_only;
   Result<store::RecordLocation> loc = Status::Internal("not written");
   for (;;) {
-    if (original) {
-      loc = writer_->WriteRevisit(c, {original->uri, original->date_us, original->record_id});
+    if (revisit) {
+      loc = writer_->WriteRevisit(c, *revisit);
+    } else if (metadata_only) {
+      loc = writer_->WriteNearDuplicateMetadata(c);
     } else {
       loc = writer_->WriteResponse(c);
     }
@@ -138,25 +246,22 @@ void WarcSink::Write(StoreTask& task) {
   }
   if (loc.ok()) {
     Resumed();
-    if (original) {
+    if (revisit) {
       ++revisits_;
+      if (not_modified) ++not_modified_;
       if (outcome == "fetched") outcome = "revisit";
-    } else {
+    } else if (!metadata_only) {
       ++responses_;
       if (!c.payload.empty()) {
         Status s =
             db_->PutDigest(c.payload_digest, {c.target_uri, c.fetch_time_us, loc->record_id});
         if (!s.ok()) spdlog::error("writer: {}", s.ToString());
       }
+      if (task.has_simhash) IndexNearDuplicates(task, *loc);
     }
     if (task.mark_done) {
-      written_.push_back({std::move(task.item),
-                          {.state = state::SeenRecord::State::kDone,
-                           .status = c.status,
-                           .fetch_time_us = c.fetch_time_us,
-                           .next_due_us = 0,
-                           .etag = std::move(task.etag),
-                           .last_modified = std::move(task.last_modified)}});
+      state::SeenRecord record = DoneRecord(task, change);
+      written_.push_back({std::move(task.item), std::move(record)});
     }
   } else {
     SetError(loc.status());

@@ -47,6 +47,9 @@ class WarcSink {
     std::chrono::milliseconds flush_interval{1000};
     std::chrono::milliseconds retry_interval{5000};
     size_t queue_capacity = 4096;
+    NearDupOptions near_dup;
+    // A new version within near_dup.max_distance of the last counts as unchanged.
+    bool near_duplicate_is_unchanged = false;
   };
   // `db` must outlive the sink; `wake` is called (writer thread) when pages became durable
   // or the writer paused/resumed.
@@ -54,6 +57,8 @@ class WarcSink {
            Options options, std::function<void()> wake);
   ~WarcSink();
 
+  // Rebuilds the near-duplicate index from the crawl state (before Start()).
+  void RestoreNearDuplicates();
   void Start();
   // Blocks while the queue is full (back-pressure).
   void Submit(StoreTask task);
@@ -68,6 +73,9 @@ class WarcSink {
   uint64_t responses() const { return responses_.load(); }
   uint64_t revisits() const { return revisits_.load(); }
   uint64_t near_duplicates() const { return near_duplicates_.load(); }
+  uint64_t not_modified() const { return not_modified_.load(); }
+  uint64_t changed() const { return changed_.load(); }
+  uint64_t unchanged() const { return unchanged_.load(); }
   uint64_t bytes_written() const { return bytes_written_.load(); }
   size_t backlog() const { return queue_.size(); }
   bool paused() const { return paused_.load(); }
@@ -77,6 +85,12 @@ class WarcSink {
  private:
   void Loop();
   void Write(StoreTask& task);
+  // Looks for a near-duplicate of the task's page; tags the capture and the detail.
+  void FindNearDuplicate(StoreTask& task);
+  // Adds a stored response to the near-duplicate index (RAM and crawl state).
+  void IndexNearDuplicates(const StoreTask& task, const store::RecordLocation& loc);
+  // The done record of a stored page, with its next recrawl.
+  state::SeenRecord DoneRecord(StoreTask& task, Change change);
   bool FlushAll();  // false: not durable (error logged)
   // Waits retry_interval (or until Abandon); false when abandoned.
   bool PauseAfter(const Status& s);
@@ -93,7 +107,8 @@ class WarcSink {
 
   // Writer-thread state.
   dedup::SimHashIndex simhashes_;
-  uint64_t next_page_id_ = 0;
+  uint64_t next_simhash_seq_ = 1;     // sequence of the next index record
+  uint64_t trimmed_below_ = 1;        // index records below it are deleted from the state
   std::vector<DurablePage> written_;  // since the last successful flush
 
   std::mutex durable_mu_;
@@ -101,6 +116,7 @@ class WarcSink {
   std::atomic<bool> abandon_{false};
   std::atomic<bool> paused_{false};
   std::atomic<uint64_t> responses_{0}, revisits_{0}, near_duplicates_{0}, bytes_written_{0};
+  std::atomic<uint64_t> not_modified_{0}, changed_{0}, unchanged_{0};
   mutable std::mutex error_mu_;
   Status error_;
 };

@@ -14,9 +14,9 @@ namespace {
 class ScheduleDir {
  public:
   ScheduleDir() {
-    path_ = std::filesystem::temp_directory_path() /
-            ("harvest_schedule_test_" + std::to_string(::getpid()) + "_" +
-             std::to_string(counter_++));
+    path_ =
+        std::filesystem::temp_directory_path() /
+        ("harvest_schedule_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter_++));
     std::filesystem::remove_all(path_);
   }
   ~ScheduleDir() { std::filesystem::remove_all(path_); }
