@@ -106,6 +106,10 @@ struct CrawlOptions {
   int max_redirect_hops = 5;
   // How long a host's robots.txt stays valid. Default 24 h (RFC 9309 §2.4).
   std::chrono::seconds robots_ttl{24 * 3600};
+  // A host whose robots.txt fails (5xx, 429, timeouts) with no cached copy is disallowed and
+  // retried on the outage schedule; after this much outage its URLs get robots-unavailable.
+  // 0: never given up (retried every 6 h at most). Default 30 min (docs/politeness.md).
+  std::chrono::seconds robots_patience{1800};
   // Cap on a decoded (Content-Encoding undone) body; larger ones are recorded, not parsed.
   size_t max_decoded_bytes = 50u << 20;
   // Pages dispatched to the process pool but not yet consumed; above it no new fetch starts.

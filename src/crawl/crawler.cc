@@ -60,10 +60,11 @@ Status Crawler::Impl::Setup() {
                            ec.message());
   }
   if (Status s = OpenState(); !s.ok()) return s;
-  robots_ = std::make_unique<RobotsGate>(
-      RobotsGate::Options{
-          .product_token = product_token_, .ttl = opts_.robots_ttl, .retry = opts_.frontier},
-      clock_, db_.get());
+  robots_ = std::make_unique<RobotsGate>(RobotsGate::Options{.product_token = product_token_,
+                                                             .ttl = opts_.robots_ttl,
+                                                             .patience = opts_.robots_patience,
+                                                             .retry = opts_.frontier},
+                                         clock_, db_.get());
   if (resumed_) {
     RecoverWarcs();
     RestoreState();
@@ -270,6 +271,13 @@ void Crawler::Impl::HandleLease(frontier::Lease lease) {
       StartFetch(std::move(lease), /*robots=*/true, std::move(robots_url));
       return;
     }
+    case RobotsGate::Gate::kWait:
+      // No rules yet and the next robots.txt attempt not due: back to the front of the
+      // queue, the host held until then (no request was made).
+      frontier_->Complete(
+          lease, {.kind = frontier::CompletionKind::kRequeue,
+                  .retry_after = std::chrono::ceil<std::chrono::milliseconds>(check.wait)});
+      return;
     case RobotsGate::Gate::kDisallowed:
       LeftFrontier(lease.item);
       ++stats_.disallowed;

@@ -44,13 +44,23 @@ void Crawler::Impl::OnRobotsDone(InFlight flight, fetch::FetchResult&& r) {
     case RobotsGate::Step::kRedirect:
       break;  // the next request in this host's slot follows the Location
     case RobotsGate::Step::kRetry:
+      // No rules: the host waits for the next attempt.
       done.retry_after = std::chrono::duration_cast<std::chrono::milliseconds>(step.retry_after);
+      done.error = true;
+      break;
+    case RobotsGate::Step::kCached:
+      // The cached rules stay in force: the host's pages go on with the usual delay.
       done.error = true;
       break;
     case RobotsGate::Step::kUnavailable:
       done.kind = frontier::CompletionKind::kDone;
       done.error = true;
       GiveUpHost(host, lease.item, "robots-unavailable", step.detail, step.status);
+      break;
+    case RobotsGate::Step::kUnreachable:
+      done.kind = frontier::CompletionKind::kDone;
+      done.error = true;
+      GiveUpHost(host, lease.item, "gave-up", step.detail, step.status);
       break;
     case RobotsGate::Step::kRules:
       ApplyRobots(lease, step, &done);

@@ -1,9 +1,30 @@
 #include "crawl/robots_gate.h"
 
+#include <algorithm>
+
+#include "base/duration.h"
 #include "extract/extract.h"
 #include "url/url.h"
 
 namespace harvest::crawl {
+namespace {
+
+bool IsUnreachable(const fetch::FetchResult& r) {
+  return !GotResponse(r) && (r.outcome == fetch::FetchOutcome::kDnsError ||
+                             r.outcome == fetch::FetchOutcome::kConnectError);
+}
+
+}  // namespace
+
+std::chrono::seconds OutageRetryWait(const frontier::FrontierOptions& retry, int failures,
+                                     Clock::Duration elapsed) {
+  using std::chrono::seconds;
+  if (elapsed < kOutageEarly) {
+    return std::min<seconds>(frontier::RetryBackoff(retry, failures), kOutageEarlyWait);
+  }
+  const seconds beyond = std::chrono::duration_cast<seconds>(elapsed - kOutageEarly);
+  return std::min<seconds>(kOutageEarlyWait + beyond, kOutageMaxWait);
+}
 
 bool GotResponse(const fetch::FetchResult& r) {
   if (r.status <= 0) return false;
@@ -26,15 +47,24 @@ void RobotsGate::Restore(const std::string& host, const state::RobotsRecord& rec
   h.rules = robots::FromFetch(record.status, record.body, record.redirects);
   h.expiry = clock_->Now() + std::chrono::microseconds(record.expiry_us - clock_->WallMicros());
   h.failures = record.failures;
+  h.unreachable = record.unreachable;
+  // A record of an older version has no outage start: the outage starts now.
+  h.outage_since =
+      record.outage_since_us != 0
+          ? clock_->Now() + std::chrono::microseconds(record.outage_since_us - clock_->WallMicros())
+          : clock_->Now();
 }
 
 RobotsGate::CheckResult RobotsGate::Check(const std::string& host,
                                           std::string_view path_and_query) const {
   auto it = hosts_.find(host);
-  if (it == hosts_.end() || !it->second.rules || clock_->Now() >= it->second.expiry) {
-    return {.gate = Gate::kFetchRobots};
-  }
-  robots::MatchResult m = it->second.rules->Check(options_.product_token, path_and_query);
+  if (it == hosts_.end() || !it->second.rules) return {.gate = Gate::kFetchRobots};
+  const HostRobots& h = it->second;
+  const Clock::TimePoint now = clock_->Now();
+  if (now >= h.expiry) return {.gate = Gate::kFetchRobots};
+  // No copy yet: the host waits for its next attempt; its URLs are not disallowed for good.
+  if (h.rules->temporary()) return {.gate = Gate::kWait, .wait = h.expiry - now};
+  robots::MatchResult m = h.rules->Check(options_.product_token, path_and_query);
   if (m.allowed) return {.gate = Gate::kAllowed};
   std::string detail = m.line > 0 ? m.rule + " (robots.txt line " + std::to_string(m.line) + ")"
                                   : "robots.txt unavailable (" + m.rule + ")";
@@ -78,32 +108,60 @@ RobotsGate::FetchStep RobotsGate::OnFetched(const std::string& host, const fetch
   if (!decoded.ok && !decoded.too_large && status >= 200 && status < 300) status = 0;
   if (decoded.body.size() > kRobotsDecodeCap) decoded.body.resize(kRobotsDecodeCap);
   robots::RobotsRules rules = robots::FromFetch(status, decoded.body, redirects);
-  FetchStep step = rules.temporary() ? Failure(h, status, r) : InForce(h, rules, status);
+  if (rules.temporary()) {
+    return Failure(host, h, status, redirects, r, std::move(rules), decoded.body);
+  }
+  FetchStep step = InForce(h, rules, status);
   h.rules = std::move(rules);
   Save(host, h, status, redirects, decoded.body);
   return step;
 }
 
-RobotsGate::FetchStep RobotsGate::Failure(HostRobots& h, int status, const fetch::FetchResult& r) {
+RobotsGate::FetchStep RobotsGate::Failure(const std::string& host, HostRobots& h, int status,
+                                          int redirects, const fetch::FetchResult& r,
+                                          robots::RobotsRules rules, const std::string& body) {
+  const Clock::TimePoint now = clock_->Now();
+  if (h.failures == 0) h.outage_since = now;
   ++h.failures;
-  FetchStep step{.step = Step::kRetry, .status = status};
+  const bool unreachable = IsUnreachable(r);
+  h.unreachable = unreachable ? h.unreachable + 1 : 0;
+  const bool cached = h.rules && !h.rules->temporary();
+  const Clock::Duration elapsed = now - h.outage_since;
+  FetchStep step{.step = cached ? Step::kCached : Step::kRetry, .status = status};
   step.detail = "robots.txt: " + (status > 0 ? "HTTP " + std::to_string(status)
                                              : (GotResponse(r) ? std::string("undecodable body")
                                                                : FetchFailureDetail(r)));
-  if (h.failures >= options_.retry.max_attempts) {
+  if (unreachable) {
+    // Not an outage: the name does not resolve or nothing listens. Retried like a page.
+    if (h.unreachable >= options_.retry.max_attempts) {
+      step.step = Step::kUnreachable;
+      step.detail += " (" + std::to_string(h.unreachable) + " attempts)";
+    } else {
+      step.retry_after = frontier::RetryBackoff(options_.retry, h.unreachable);
+    }
+  } else if (!cached && options_.patience.count() > 0 && elapsed >= options_.patience) {
     step.step = Step::kUnavailable;
-    step.detail += " (" + std::to_string(h.failures) + " attempts)";
-    h.expiry = clock_->Now();
-    return step;
+    step.detail += " for " + FormatDuration(std::chrono::floor<std::chrono::seconds>(elapsed)) +
+                   " (" + std::to_string(h.failures) + " attempts)";
+  } else {
+    step.retry_after = OutageRetryWait(options_.retry, h.failures, elapsed);
+    if (!cached && options_.patience.count() > 0) {
+      // The last attempt comes when the patience runs out, not a long wait after it.
+      step.retry_after = std::min(
+          step.retry_after, std::chrono::ceil<std::chrono::seconds>(options_.patience - elapsed));
+    }
   }
-  step.retry_after = frontier::RetryBackoff(options_.retry, h.failures);
-  h.expiry = clock_->Now() + step.retry_after;
+  h.expiry = now + step.retry_after;
+  if (cached) return step;  // the copy stays in force, and in the saved record
+  h.rules = std::move(rules);
+  Save(host, h, status, redirects, body);
   return step;
 }
 
 RobotsGate::FetchStep RobotsGate::InForce(HostRobots& h, const robots::RobotsRules& rules,
                                           int status) {
   h.failures = 0;
+  h.unreachable = 0;
   h.expiry = clock_->Now() + options_.ttl;
   return {.step = Step::kRules,
           .status = status,
@@ -114,12 +172,18 @@ RobotsGate::FetchStep RobotsGate::InForce(HostRobots& h, const robots::RobotsRul
 void RobotsGate::Save(const std::string& host, const HostRobots& h, int status, int redirects,
                       const std::string& body) {
   if (db_ == nullptr) return;
-  const auto left = std::chrono::duration_cast<std::chrono::microseconds>(h.expiry - clock_->Now());
+  using std::chrono::microseconds;
+  const Clock::TimePoint now = clock_->Now();
+  const int64_t wall_now = clock_->WallMicros();
+  const auto left = std::chrono::duration_cast<microseconds>(h.expiry - now);
+  const auto since = std::chrono::duration_cast<microseconds>(h.outage_since - now);
   db_->PutRobots(host, {.status = status,
                         .redirects = redirects,
                         .failures = h.failures,
-                        .expiry_us = clock_->WallMicros() + left.count(),
-                        .body = body});
+                        .expiry_us = wall_now + left.count(),
+                        .body = body,
+                        .outage_since_us = h.failures > 0 ? wall_now + since.count() : 0,
+                        .unreachable = h.unreachable});
 }
 
 }  // namespace harvest::crawl

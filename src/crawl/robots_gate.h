@@ -1,21 +1,32 @@
 // RobotsGate: the crawl's robots.txt gate (docs/architecture.md §2 [robots gate]; RFC 9309).
 //
 // It keeps, per host (the frontier's host key: scheme://name[:port], RFC 9309 §2.3 — a
-// robots.txt applies to one scheme, host and port), the rules in force and their expiry,
-// and decides for each leased URL: fetch robots.txt first (none yet, or expired), allowed,
-// or disallowed. It turns each robots.txt fetch into a step for the crawl:
+// robots.txt applies to one scheme, host and port), the rules in force and when robots.txt
+// is due again, and decides for each leased URL: fetch robots.txt first (none yet, or due),
+// allowed, disallowed, or wait (no rules yet and the next attempt not due). It turns each
+// robots.txt fetch into a step for the crawl:
 //
 //   3xx       follow the Location with the next request in the host's slot, at most
 //             robots::kMaxRedirects hops (RFC 9309 §2.3.1.2); more: unavailable, allow all;
 //   2xx, 4xx  rules in force until now + ttl (4xx except 429: allow all), with the group's
-//             Crawl-delay and the Sitemap lines;
-//   5xx, 429, unreachable
-//             disallow all and retry after frontier::RetryBackoff; after max_attempts
-//             consecutive failures the host is unavailable (the crawl gives its URLs up).
+//             Crawl-delay and the Sitemap lines (RFC 9309 §2.4);
+//   5xx, 429, timeouts and other network errors: an outage (RFC 9309 §2.3.1.4).
+//             With a cached copy (an earlier 2xx/4xx) the copy stays in force; without one
+//             the host is disallowed. Either way robots.txt is tried again on the outage
+//             schedule (OutageRetryWait: at most kOutageEarlyWait apart during the first
+//             kOutageEarly, then doubling up to kOutageMaxWait). A host with no copy is
+//             unavailable (the crawl gives its URLs up) once the outage has lasted
+//             `patience`; patience 0 never gives up;
+//   DNS and connection failures (kDnsError, kConnectError): no outage but a host that is
+//             not there: retried after frontier::RetryBackoff like a page, and after
+//             max_attempts consecutive ones the host is unreachable (its URLs gave-up).
 //
 // Bodies are parsed after undoing Content-Encoding, up to robots::kMaxRobotsBytes
 // (RFC 9309 §2.5); the decoded body is saved with the status in the crawl state so a
-// restart neither refetches robots.txt early nor loses its rules.
+// restart neither refetches robots.txt early nor loses its rules. A host without a copy
+// saves its outage too (start, failures), so a restart keeps the schedule and the patience;
+// a failed refetch over a cached copy is not saved (the saved record keeps the copy, whose
+// expiry has passed: a restart refetches at once).
 //
 // Thread-safety: none; owned by the crawl's I/O thread.
 #pragma once
@@ -44,26 +55,42 @@ class RobotsGate {
   struct Options {
     std::string product_token;            // our robots.txt product token
     std::chrono::seconds ttl{24 * 3600};  // RFC 9309 §2.4: refetch after 24 h
-    frontier::FrontierOptions retry;      // max_attempts and backoff for failures
+    // Outage a host without a cached copy is given before it is unavailable; 0: never.
+    std::chrono::seconds patience{1800};
+    // backoff: the first waits of an outage (capped at kOutageEarlyWait) and the waits
+    // after DNS/connection failures; max_attempts: DNS/connection failures before the host
+    // is unreachable.
+    frontier::FrontierOptions retry;
   };
 
-  enum class Gate { kFetchRobots, kAllowed, kDisallowed };
+  enum class Gate {
+    kFetchRobots,  // request RobotsUrl(host) in this slot
+    kAllowed,
+    kDisallowed,
+    kWait,  // no rules yet, the next attempt is not due: hold the URL for `wait`
+  };
   struct CheckResult {
     Gate gate = Gate::kFetchRobots;
-    std::string detail;  // kDisallowed: the deciding rule and its line
+    std::string detail;      // kDisallowed: the deciding rule and its line
+    Clock::Duration wait{};  // kWait: until robots.txt is due
   };
 
   enum class Step {
     kRedirect,     // request RobotsUrl(host) next, in the same slot
     kRules,        // rules in force (crawl_delay and sitemaps filled)
-    kRetry,        // temporary failure: try again after retry_after
-    kUnavailable,  // max_attempts temporary failures: give the host up (detail says why)
+    kRetry,        // failure, no cached copy: host disallowed, try again after retry_after
+    kCached,       // failed refetch: the cached copy stays in force; refetch after retry_after
+    kUnavailable,  // outage longer than the patience, no copy: give the host up
+                   // (robots-unavailable; detail says why and for how long)
+    kUnreachable,  // max_attempts DNS/connection failures in a row: give the host up (gave-up)
   };
   struct FetchStep {
     Step step = Step::kRules;
-    int status = 0;      // the HTTP status the policy used (0: unreachable)
-    std::string detail;  // kRetry/kUnavailable: the cause, e.g. "robots.txt: HTTP 503"
-    std::chrono::seconds retry_after{0};
+    int status = 0;  // the HTTP status the policy used (0: unreachable)
+    // kRetry, kCached, kUnavailable, kUnreachable: the cause, e.g. "robots.txt: HTTP 503",
+    // "robots.txt: HTTP 503 for 30m (9 attempts)", "robots.txt: dns_error: ... (3 attempts)".
+    std::string detail;
+    std::chrono::seconds retry_after{0};  // kRetry, kCached: when robots.txt is due again
     std::optional<std::chrono::milliseconds> crawl_delay;
     std::vector<std::string> sitemaps;
   };
@@ -86,15 +113,21 @@ class RobotsGate {
 
  private:
   struct HostRobots {
+    // In force: the cached copy, or while there is none the temporary disallow-all.
     std::optional<robots::RobotsRules> rules;
-    Clock::TimePoint expiry{};
-    int failures = 0;
-    std::string redirect_url;  // "" = <host>/robots.txt
-    int hops = 0;              // redirects followed for the current robots.txt
+    Clock::TimePoint expiry{};        // robots.txt due again (the TTL, or the next attempt)
+    int failures = 0;                 // consecutive failed attempts (the current outage)
+    int unreachable = 0;              // of those, consecutive DNS/connection failures
+    Clock::TimePoint outage_since{};  // the outage's first failure (failures > 0)
+    std::string redirect_url;         // "" = <host>/robots.txt
+    int hops = 0;                     // redirects followed for the current robots.txt
   };
 
   std::optional<std::string> RedirectTarget(const fetch::FetchResult& r) const;
-  FetchStep Failure(HostRobots& h, int status, const fetch::FetchResult& r);
+  // A failed attempt; `rules` is the temporary disallow-all it produced.
+  FetchStep Failure(const std::string& host, HostRobots& h, int status, int redirects,
+                    const fetch::FetchResult& r, robots::RobotsRules rules,
+                    const std::string& body);
   FetchStep InForce(HostRobots& h, const robots::RobotsRules& rules, int status);
   void Save(const std::string& host, const HostRobots& h, int status, int redirects,
             const std::string& body);
@@ -104,6 +137,18 @@ class RobotsGate {
   state::StateDb* db_;
   std::unordered_map<std::string, HostRobots> hosts_;
 };
+
+// The outage schedule (RFC 9309 §2.3.1.4; docs/politeness.md "robots.txt outages").
+inline constexpr std::chrono::minutes kOutageEarly{30};     // the first part of an outage
+inline constexpr std::chrono::minutes kOutageEarlyWait{5};  // its longest wait
+inline constexpr std::chrono::hours kOutageMaxWait{6};      // the longest wait after it
+
+// The wait before the next robots.txt attempt after the `failures`-th failed attempt of an
+// outage, `elapsed` after its first failure: min(RetryBackoff(failures), 5 min) during the
+// first 30 minutes; then 5 min plus the time beyond 30 minutes, which doubles the wait with
+// each attempt (5, 10, 20, 40 min, ...), at most 6 h.
+std::chrono::seconds OutageRetryWait(const frontier::FrontierOptions& retry, int failures,
+                                     Clock::Duration elapsed);
 
 // True when an HTTP response arrived: complete, cut at the size cap, or cut mid-body by a
 // timeout or disconnect after its head arrived. A cut body is stored with WARC-Truncated and

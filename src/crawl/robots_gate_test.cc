@@ -2,6 +2,11 @@
 #include "crawl/robots_gate.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "state/internal.h"
 
 namespace harvest::crawl {
 namespace {
@@ -67,21 +72,211 @@ TEST_F(RobotsGateTest, Rfc9309_4xxAllowsAll) {
   EXPECT_EQ(gate.Check(host_, "/anything").gate, RobotsGate::Gate::kAllowed);
 }
 
-TEST_F(RobotsGateTest, Rfc9309_5xxDisallowsAllAndBacksOffThenUnavailable) {
+TEST_F(RobotsGateTest, Rfc9309_5xxDisallowsAllAndBacksOff) {
   RobotsGate gate = MakeGate();
   auto first = gate.OnFetched(host_, Response(host_ + "/robots.txt", 500));
   EXPECT_EQ(first.step, RobotsGate::Step::kRetry);
   EXPECT_EQ(first.retry_after, 10s);
   EXPECT_EQ(first.detail, "robots.txt: HTTP 500");
-  // Disallowed while waiting for the retry, then refetched.
-  EXPECT_EQ(gate.Check(host_, "/x").gate, RobotsGate::Gate::kDisallowed);
+  // Nothing is requested while waiting for the retry (the URL waits, it is not disallowed
+  // for good), then robots.txt is fetched again.
+  RobotsGate::CheckResult waiting = gate.Check(host_, "/x");
+  EXPECT_EQ(waiting.gate, RobotsGate::Gate::kWait);
+  EXPECT_EQ(waiting.wait, 10s);
   clock_.Advance(10s);
   EXPECT_EQ(gate.Check(host_, "/x").gate, RobotsGate::Gate::kFetchRobots);
   auto second = gate.OnFetched(host_, Response(host_ + "/robots.txt", 503));
   EXPECT_EQ(second.retry_after, 20s);
+  // max_attempts does not end an outage: only the patience does.
   auto third = gate.OnFetched(host_, Response(host_ + "/robots.txt", 429));
-  EXPECT_EQ(third.step, RobotsGate::Step::kUnavailable);
-  EXPECT_EQ(third.detail, "robots.txt: HTTP 429 (3 attempts)");
+  EXPECT_EQ(third.step, RobotsGate::Step::kRetry);
+  EXPECT_EQ(third.detail, "robots.txt: HTTP 429");
+}
+
+// Fails robots.txt with `answer` at each due time until the gate gives up or `horizon`
+// passes; returns the steps with the outage time at which each came.
+struct Attempt {
+  Clock::Duration elapsed;
+  RobotsGate::FetchStep step;
+};
+std::vector<Attempt> FailUntil(RobotsGate& gate, FakeClock& clock, const std::string& host,
+                               const fetch::FetchResult& answer, Clock::Duration horizon) {
+  std::vector<Attempt> out;
+  const Clock::TimePoint start = clock.Now();
+  while (clock.Now() - start <= horizon) {
+    EXPECT_EQ(gate.Check(host, "/x").gate, RobotsGate::Gate::kFetchRobots);
+    RobotsGate::FetchStep step = gate.OnFetched(host, answer);
+    out.push_back({clock.Now() - start, step});
+    if (step.step != RobotsGate::Step::kRetry && step.step != RobotsGate::Step::kCached) break;
+    if (step.step == RobotsGate::Step::kRetry && step.retry_after > 0s) {
+      EXPECT_EQ(gate.Check(host, "/x").gate, RobotsGate::Gate::kWait);  // never disallowed
+    }
+    clock.Advance(step.retry_after);
+  }
+  return out;
+}
+
+TEST_F(RobotsGateTest, Rfc9309_OutageScheduleFiveMinutesApartThenDoublingToSixHours) {
+  RobotsGate::Options o;
+  o.product_token = "harvest";
+  o.patience = 0s;  // never give up: the schedule runs on
+  o.retry.backoff = {30s, 120s, 300s};
+  RobotsGate gate(o, &clock_, nullptr);
+  const std::vector<Attempt> attempts =
+      FailUntil(gate, clock_, host_, Response(host_ + "/robots.txt", 503), 72h);
+  ASSERT_GT(attempts.size(), 20u);
+  std::vector<std::chrono::seconds> late;  // the waits after the first 30 minutes
+  for (const Attempt& a : attempts) {
+    ASSERT_EQ(a.step.step, RobotsGate::Step::kRetry);  // patience 0: never unavailable
+    EXPECT_LE(a.step.retry_after, 6h);
+    if (a.elapsed + 30s < 30min) {  // the outage began 30 s before FailUntil
+      EXPECT_LE(a.step.retry_after, 5min) << "at " << a.elapsed.count();
+    } else {
+      late.push_back(a.step.retry_after);
+    }
+  }
+  // The backoff's first entries, capped at 5 min: 30 s, 2 min, 5 min, 5 min, ...
+  EXPECT_EQ(attempts[0].step.retry_after, 30s);
+  EXPECT_EQ(attempts[1].step.retry_after, 120s);
+  EXPECT_EQ(attempts[2].step.retry_after, 300s);
+  EXPECT_EQ(attempts[3].step.retry_after, 300s);
+  // Then doubling (the first attempt past 30 min comes at 32.5 min: 7.5 min) up to 6 h.
+  ASSERT_GE(late.size(), 8u);
+  EXPECT_EQ(late[0], 450s);
+  for (size_t i = 1; i < late.size(); ++i) {
+    EXPECT_EQ(late[i], std::min<std::chrono::seconds>(2 * late[i - 1], 6h)) << i;
+  }
+  EXPECT_EQ(late.back(), 6h);
+}
+
+TEST_F(RobotsGateTest, OutageRetryWaitAlone) {
+  frontier::FrontierOptions retry;
+  retry.backoff = {30s, 120s, 600s};
+  EXPECT_EQ(OutageRetryWait(retry, 1, 0s), 30s);
+  EXPECT_EQ(OutageRetryWait(retry, 3, 10min), 5min);  // 600 s capped
+  EXPECT_EQ(OutageRetryWait(retry, 9, 29min), 5min);
+  EXPECT_EQ(OutageRetryWait(retry, 9, 30min), 5min);
+  EXPECT_EQ(OutageRetryWait(retry, 9, 35min), 10min);
+  EXPECT_EQ(OutageRetryWait(retry, 9, 45min), 20min);
+  EXPECT_EQ(OutageRetryWait(retry, 9, 24h), 6h);
+}
+
+TEST_F(RobotsGateTest, Rfc9309_PatienceRunsOutThenTheHostIsUnavailable) {
+  RobotsGate::Options o;
+  o.product_token = "harvest";
+  o.retry.backoff = {30s, 120s, 300s};
+  o.retry.max_attempts = 3;
+  ASSERT_EQ(o.patience, 1800s);  // the default
+  RobotsGate gate(o, &clock_, nullptr);
+  const std::vector<Attempt> attempts =
+      FailUntil(gate, clock_, host_, Response(host_ + "/robots.txt", 503), 72h);
+  ASSERT_GE(attempts.size(), 2u);
+  const Attempt& last = attempts.back();
+  EXPECT_EQ(last.step.step, RobotsGate::Step::kUnavailable);
+  // The last attempt comes when the patience runs out: 0, 0.5, 2.5, 7.5, ... 27.5, 30 min.
+  EXPECT_EQ(last.elapsed, 30min);
+  EXPECT_EQ(attempts.size(), 9u);
+  EXPECT_EQ(last.step.detail, "robots.txt: HTTP 503 for 30m (9 attempts)");
+  for (size_t i = 0; i + 1 < attempts.size(); ++i) {
+    EXPECT_EQ(attempts[i].step.step, RobotsGate::Step::kRetry) << i;
+  }
+}
+
+TEST_F(RobotsGateTest, Rfc9309_FailedRefetchKeepsTheCachedCopy) {
+  RobotsGate gate = MakeGate();  // ttl 1 h, backoff 10 s, 20 s, patience 30 min
+  gate.OnFetched(host_, Response(host_ + "/robots.txt", 200, "User-agent: *\nDisallow: /no\n"));
+  clock_.Advance(3600s);
+  EXPECT_EQ(gate.Check(host_, "/yes").gate, RobotsGate::Gate::kFetchRobots);
+  auto step = gate.OnFetched(host_, Response(host_ + "/robots.txt", 503));
+  EXPECT_EQ(step.step, RobotsGate::Step::kCached);
+  EXPECT_EQ(step.retry_after, 10s);
+  EXPECT_EQ(step.detail, "robots.txt: HTTP 503");
+  // The copy stays in force until the next attempt is due.
+  EXPECT_EQ(gate.Check(host_, "/yes").gate, RobotsGate::Gate::kAllowed);
+  EXPECT_EQ(gate.Check(host_, "/no/x").gate, RobotsGate::Gate::kDisallowed);
+  clock_.Advance(10s);
+  EXPECT_EQ(gate.Check(host_, "/yes").gate, RobotsGate::Gate::kFetchRobots);
+  fetch::FetchResult timeout;
+  timeout.url = host_ + "/robots.txt";
+  timeout.outcome = fetch::FetchOutcome::kTimeout;
+  timeout.error = "Operation timed out";
+  EXPECT_EQ(gate.OnFetched(host_, timeout).step, RobotsGate::Step::kCached);
+  EXPECT_EQ(gate.Check(host_, "/no/x").gate, RobotsGate::Gate::kDisallowed);
+  // Far past the patience: with a copy the host is never given up, and the schedule holds.
+  clock_.Advance(20s);
+  const std::vector<Attempt> attempts =
+      FailUntil(gate, clock_, host_, Response(host_ + "/robots.txt", 500), 48h);
+  for (const Attempt& a : attempts) {
+    ASSERT_EQ(a.step.step, RobotsGate::Step::kCached);
+    EXPECT_LE(a.step.retry_after, 6h);
+    if (a.elapsed + 30s < 30min) {  // the outage began 30 s before FailUntil
+      EXPECT_LE(a.step.retry_after, 5min);
+    }
+  }
+  EXPECT_EQ(attempts.back().step.retry_after, 6h);
+  EXPECT_EQ(gate.OnFetched(host_, Response(host_ + "/robots.txt", 502)).step,
+            RobotsGate::Step::kCached);
+  EXPECT_EQ(gate.Check(host_, "/yes").gate, RobotsGate::Gate::kAllowed);
+  EXPECT_EQ(gate.Check(host_, "/no/x").gate, RobotsGate::Gate::kDisallowed);
+  // A new copy replaces it.
+  clock_.Advance(6h);
+  EXPECT_EQ(gate.OnFetched(host_, Response(host_ + "/robots.txt", 200, "User-agent: *\n")).step,
+            RobotsGate::Step::kRules);
+  EXPECT_EQ(gate.Check(host_, "/no/x").gate, RobotsGate::Gate::kAllowed);
+}
+
+fetch::FetchResult TransportError(std::string url, fetch::FetchOutcome outcome,
+                                  std::string message) {
+  fetch::FetchResult r;
+  r.url = std::move(url);
+  r.outcome = outcome;
+  r.error = std::move(message);
+  return r;
+}
+
+TEST_F(RobotsGateTest, DnsAndConnectionFailuresFollowThePageScheduleThenGiveUp) {
+  RobotsGate gate = MakeGate();  // backoff 10 s, 20 s; max_attempts 3
+  const std::string url = host_ + "/robots.txt";
+  auto dns = TransportError(url, fetch::FetchOutcome::kDnsError, "Could not resolve host");
+  auto refused = TransportError(url, fetch::FetchOutcome::kConnectError, "Connection refused");
+  auto first = gate.OnFetched(host_, dns);
+  EXPECT_EQ(first.step, RobotsGate::Step::kRetry);
+  EXPECT_EQ(first.retry_after, 10s);
+  clock_.Advance(10s);
+  auto second = gate.OnFetched(host_, refused);
+  EXPECT_EQ(second.step, RobotsGate::Step::kRetry);
+  EXPECT_EQ(second.retry_after, 20s);
+  clock_.Advance(20s);
+  auto third = gate.OnFetched(host_, dns);
+  EXPECT_EQ(third.step, RobotsGate::Step::kUnreachable);
+  EXPECT_EQ(third.detail, "robots.txt: dns_error: Could not resolve host (3 attempts)");
+}
+
+TEST_F(RobotsGateTest, AnAnswerBetweenDnsFailuresRestartsTheirCount) {
+  RobotsGate gate = MakeGate();
+  const std::string url = host_ + "/robots.txt";
+  auto dns = TransportError(url, fetch::FetchOutcome::kDnsError, "Could not resolve host");
+  gate.OnFetched(host_, dns);
+  gate.OnFetched(host_, dns);
+  EXPECT_EQ(gate.OnFetched(host_, Response(url, 503)).step, RobotsGate::Step::kRetry);
+  auto again = gate.OnFetched(host_, dns);
+  EXPECT_EQ(again.step, RobotsGate::Step::kRetry);
+  EXPECT_EQ(again.retry_after, 10s);  // the first of a new series
+}
+
+TEST_F(RobotsGateTest, DnsFailuresGiveUpAHostWithACachedCopyToo) {
+  RobotsGate gate = MakeGate();
+  gate.OnFetched(host_, Response(host_ + "/robots.txt", 200, "User-agent: *\nDisallow: /no\n"));
+  clock_.Advance(3600s);
+  auto refused = TransportError(host_ + "/robots.txt", fetch::FetchOutcome::kConnectError,
+                                "Connection refused");
+  auto first = gate.OnFetched(host_, refused);
+  EXPECT_EQ(first.step, RobotsGate::Step::kCached);
+  EXPECT_EQ(first.retry_after, 10s);
+  EXPECT_EQ(gate.OnFetched(host_, refused).step, RobotsGate::Step::kCached);
+  auto third = gate.OnFetched(host_, refused);
+  EXPECT_EQ(third.step, RobotsGate::Step::kUnreachable);
+  EXPECT_EQ(third.detail, "robots.txt: connect_error: Connection refused (3 attempts)");
 }
 
 TEST_F(RobotsGateTest, SuccessResetsTheFailureCount) {
@@ -89,8 +284,10 @@ TEST_F(RobotsGateTest, SuccessResetsTheFailureCount) {
   gate.OnFetched(host_, Response(host_ + "/robots.txt", 500));
   gate.OnFetched(host_, Response(host_ + "/robots.txt", 500));
   gate.OnFetched(host_, Response(host_ + "/robots.txt", 200, ""));
-  EXPECT_EQ(gate.OnFetched(host_, Response(host_ + "/robots.txt", 500)).step,
-            RobotsGate::Step::kRetry);
+  // A new outage (over the cached copy): its first wait again.
+  auto step = gate.OnFetched(host_, Response(host_ + "/robots.txt", 500));
+  EXPECT_EQ(step.step, RobotsGate::Step::kCached);
+  EXPECT_EQ(step.retry_after, 10s);
 }
 
 TEST_F(RobotsGateTest, UnreachableNamesTheTransportError) {
@@ -124,6 +321,79 @@ TEST_F(RobotsGateTest, OnlyTheFirst500KiBAreParsed) {
   std::string body = "User-agent: *\n" + std::string(kRobotsDecodeCap, '#') + "\nDisallow: /\n";
   gate.OnFetched(host_, Response(host_ + "/robots.txt", 200, body));
   EXPECT_EQ(gate.Check(host_, "/x").gate, RobotsGate::Gate::kAllowed);
+}
+
+TEST_F(RobotsGateTest, TheOutageSurvivesARestart) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("harvest_robots_gate_test_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  Result<std::unique_ptr<state::StateDb>> db = state::StateDb::Open({.dir = dir, .sync = false});
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  RobotsGate::Options o;
+  o.product_token = "harvest";
+  o.retry.backoff = {30s, 120s, 300s};
+  const int64_t outage_start = clock_.WallMicros();
+  {
+    RobotsGate gate(o, &clock_, db->get());
+    std::vector<Attempt> attempts =
+        FailUntil(gate, clock_, host_, Response(host_ + "/robots.txt", 503), 20min);
+    ASSERT_EQ(attempts.back().step.step, RobotsGate::Step::kRetry);
+  }
+  ASSERT_TRUE((*db)->Commit().ok());
+  std::optional<state::RobotsRecord> saved = (*db)->GetRobots(host_);
+  ASSERT_TRUE(saved.has_value());
+  EXPECT_EQ(saved->status, 503);
+  EXPECT_EQ(saved->failures, 6);  // at 0, 0.5, 2.5, 7.5, 12.5 and 17.5 min
+  EXPECT_EQ(saved->outage_since_us, outage_start);
+  EXPECT_EQ(saved->expiry_us, clock_.WallMicros());  // the next attempt: now, at 22.5 min
+  // A new process: the outage goes on from where it was, not from the restart.
+  RobotsGate gate(o, &clock_, nullptr);
+  gate.Restore(host_, *saved);
+  std::vector<Attempt> attempts =
+      FailUntil(gate, clock_, host_, Response(host_ + "/robots.txt", 503), 72h);
+  EXPECT_EQ(attempts.size(), 3u);  // at 22.5, 27.5 and 30 min
+  EXPECT_EQ(attempts.back().step.detail, "robots.txt: HTTP 503 for 30m (9 attempts)");
+  db->reset();
+  std::filesystem::remove_all(dir);
+}
+
+TEST_F(RobotsGateTest, ARecordWithoutTheOutageFieldsStartsTheOutageAtTheRestart) {
+  // What an older version wrote: status, redirects, failures, expiry, body — nothing after.
+  std::string old;
+  state::PutSignedVarint(&old, 503);
+  state::PutSignedVarint(&old, 0);
+  state::PutSignedVarint(&old, 2);
+  state::PutSignedVarint(&old, clock_.WallMicros());
+  state::PutBytes(&old, "");
+  state::RobotsRecord record;
+  record.outage_since_us = 99;
+  ASSERT_TRUE(state::DecodeRobots(old, &record));
+  EXPECT_EQ(record.failures, 2);
+  EXPECT_EQ(record.outage_since_us, 0);
+  EXPECT_EQ(record.unreachable, 0);
+  // And the current layout round-trips.
+  state::RobotsRecord now{.status = 503,
+                          .failures = 4,
+                          .expiry_us = 5,
+                          .body = "x",
+                          .outage_since_us = 1234567,
+                          .unreachable = 2};
+  state::RobotsRecord back;
+  ASSERT_TRUE(state::DecodeRobots(state::EncodeRobots(now), &back));
+  EXPECT_EQ(back.outage_since_us, 1234567);
+  EXPECT_EQ(back.unreachable, 2);
+  EXPECT_EQ(back.body, "x");
+
+  RobotsGate::Options o;
+  o.product_token = "harvest";
+  o.patience = 600s;
+  o.retry.backoff = {30s, 120s, 300s};
+  RobotsGate gate(o, &clock_, nullptr);
+  gate.Restore(host_, record);
+  std::vector<Attempt> attempts =
+      FailUntil(gate, clock_, host_, Response(host_ + "/robots.txt", 503), 72h);
+  EXPECT_EQ(attempts.back().step.step, RobotsGate::Step::kUnavailable);
+  EXPECT_EQ(attempts.back().elapsed, 600s);  // a full patience from the restart
 }
 
 TEST_F(RobotsGateTest, RestoreKeepsRulesAndExpiry) {

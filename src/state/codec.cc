@@ -313,13 +313,22 @@ std::string EncodeRobots(const RobotsRecord& rr) {
   PutSignedVarint(&v, rr.failures);
   PutSignedVarint(&v, rr.expiry_us);
   PutBytes(&v, rr.body);
+  PutSignedVarint(&v, rr.outage_since_us);
+  PutSignedVarint(&v, rr.unreachable);
   return v;
 }
 
 bool DecodeRobots(std::string_view value, RobotsRecord* rr) {
   Reader r(value);
-  return r.Int(&rr->status) && r.Int(&rr->redirects) && r.Int(&rr->failures) &&
-         r.SignedVarint(&rr->expiry_us) && r.Bytes(&rr->body);
+  if (!r.Int(&rr->status) || !r.Int(&rr->redirects) || !r.Int(&rr->failures) ||
+      !r.SignedVarint(&rr->expiry_us) || !r.Bytes(&rr->body)) {
+    return false;
+  }
+  // The outage fields came later: a record written before them ends here.
+  rr->outage_since_us = 0;
+  rr->unreachable = 0;
+  if (r.done()) return true;
+  return r.SignedVarint(&rr->outage_since_us) && r.Int(&rr->unreachable);
 }
 
 std::string EncodeDigest(const DigestRecord& d) {

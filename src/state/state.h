@@ -109,6 +109,9 @@ struct RobotsRecord {
   int failures = 0;       // consecutive temporary failures
   int64_t expiry_us = 0;  // wall clock
   std::string body;       // decoded body (at most what the parser reads)
+  // Trailing fields, absent from older records (decoded as 0):
+  int64_t outage_since_us = 0;  // wall clock of the outage's first failure (0: no outage)
+  int unreachable = 0;          // of `failures`, the consecutive DNS/connection failures
 };
 
 struct DigestRecord {
