@@ -121,7 +121,7 @@ void WarcSink::Write(StoreTask& task) {
   // Near-duplicates: same text up to SimHash distance 3 but a different payload (an exact
   // duplicate is a revisit, not a near-duplicate).
   if (task.has_simhash && !original) {
-    if (simhashes_.FindNear(task.simhash, 3)) {
+    if (simhashes_.FindNear(task.simhash, 3).has_value()) {
       ++near_duplicates_;
       if (task.detail.empty()) task.detail = "near-duplicate";
     }
