@@ -13,7 +13,8 @@
 //   SimHashIndex  Manku/Jain/Das Sarma permuted-table index for Hamming distance <= 3:
 //                 the 64 bits are cut into 4 blocks of 16; two hashes within distance 3
 //                 differ in at most 3 blocks, so they agree exactly on at least one block.
-//                 Table i maps block i -> entries; candidates are verified with popcount.
+//                 Table i maps block i -> entries (full hash stored in the bucket);
+//                 candidates are verified with popcount. Bounded: FIFO eviction.
 //
 // Departures: keys are 64-bit fingerprints that the caller already hashed; they are
 // remixed here (a weak caller hash must not cluster blocks). SimHash tokenisation is
@@ -26,6 +27,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -163,28 +165,78 @@ uint64_t SimHash64(std::string_view text);
 // Number of differing bits.
 int HammingDistance(uint64_t a, uint64_t b);
 
+// Near-duplicate index over 64-bit SimHashes, bounded and FIFO (docs/architecture.md §1.4,
+// §1.5). Layout: kTables tables, table t keyed by 16-bit block t of the hash; a bucket is a
+// ring buffer of the entries' full hashes (and slots) in insertion order, so a lookup scans
+// 4 contiguous arrays of hashes (prefetched up front) and touches the entry ring only for
+// the winner.
+// The entry ring (slot -> {hash, id}) keeps the global insertion order for eviction: the
+// oldest entry is at the front of each of its 4 buckets, so evicting it is 4 pops.
+// Memory: ~4 x 12 bytes per entry in buckets (plus their growth slack) + 16 in the ring +
+// a fixed ~6 MB of bucket headers; memory_bytes() reports the exact figure.
 class SimHashIndex {
  public:
   // The index guarantees to find every entry within this distance.
   static constexpr int kMaxDistance = 3;
   static constexpr int kTables = 4;  // kMaxDistance + 1 blocks (pigeonhole)
+  // Slots are 32-bit: an "unbounded" index holds at most this many entries (then FIFO).
+  static constexpr size_t kMaxEntries = 0xffff'ffffu;
 
+  struct Match {
+    uint64_t id = 0;    // as given to Insert
+    uint64_t hash = 0;  // the stored hash
+    int distance = 0;   // HammingDistance(query, hash)
+  };
+
+  // max_entries 0: unbounded (up to kMaxEntries). When the index holds max_entries, Insert
+  // evicts the oldest entry first (FIFO), so memory stays bounded.
+  explicit SimHashIndex(size_t max_entries = 0);
+
+  // Adds (hash, id) as the newest entry; ids are the caller's (need not be unique or
+  // ordered). To rebuild after a restart, insert the surviving entries oldest first.
   void Insert(uint64_t hash, uint64_t id);
-  // The id of an entry at distance <= max_distance (the closest; among equals the first
-  // inserted), or nullopt. REQUIRES: 0 <= max_distance <= kMaxDistance (clamped).
-  std::optional<uint64_t> FindNear(uint64_t hash, int max_distance = kMaxDistance) const;
-  size_t size() const { return entries_.size(); }
+  // The closest entry at distance <= max_distance; among equally close ones the oldest
+  // still present. nullopt when there is none. Every entry within kMaxDistance is found
+  // (pigeonhole). REQUIRES: 0 <= max_distance <= kMaxDistance (clamped).
+  std::optional<Match> FindNear(uint64_t hash, int max_distance = kMaxDistance) const;
+
+  size_t size() const { return size_; }
+  // The bound (kMaxEntries when constructed unbounded).
+  size_t max_entries() const { return max_entries_; }
+  // Entries evicted by Insert so far.
+  uint64_t evicted() const { return evicted_; }
+  // Bytes allocated by the index (bucket headers, bucket storage, the entry ring).
+  size_t memory_bytes() const;
 
  private:
-  struct Entry {
+  // A ring buffer of the full hashes of its entries and their slots (into ring_), in
+  // insertion order (oldest at `head`). One allocation: `capacity` hashes, then `capacity`
+  // 32-bit slots, so a scan reads 8 contiguous bytes per candidate (12 bytes per entry).
+  struct Bucket {
+    std::unique_ptr<uint64_t[]> data;
+    uint32_t capacity = 0;
+    uint32_t head = 0;
+    uint32_t size = 0;
+    uint64_t* hashes() const { return data.get(); }
+    uint32_t* slots() const { return reinterpret_cast<uint32_t*>(data.get() + capacity); }
+  };
+  struct RingEntry {
     uint64_t hash;
     uint64_t id;
   };
-  template <typename Fn>
-  void ForEachCandidate(uint64_t hash, Fn&& fn) const;
-  std::vector<Entry> entries_;  // in insertion order
-  // tables_[t][block] -> indexes into entries_; allocated on the first insert.
-  std::vector<std::vector<std::vector<uint32_t>>> tables_;
+  void EvictOldest();
+  template <typename Popcount>
+  std::optional<Match> FindNearWith(uint64_t hash, int max_distance) const;
+  // Insertion rank of a slot: smaller is older.
+  uint64_t Age(uint32_t slot) const;
+
+  size_t max_entries_;
+  size_t size_ = 0;
+  uint64_t evicted_ = 0;
+  uint64_t bucket_entry_capacity_ = 0;  // entries allocated over all buckets
+  uint32_t head_ = 0;                   // slot of the oldest entry once the ring is full
+  std::vector<RingEntry> ring_;         // slot -> entry; grows to max_entries_, then wraps
+  std::vector<Bucket> buckets_;         // kTables x 65536, allocated on the first insert
 };
 
 }  // namespace harvest::dedup

@@ -51,60 +51,177 @@ TEST(SimHash, NearDuplicatesCloseDifferentPagesFar) {
   EXPECT_EQ(far_ok, kTrials);
 }
 
+std::optional<uint64_t> IdNear(const SimHashIndex& index, uint64_t hash,
+                               int max_distance = SimHashIndex::kMaxDistance) {
+  std::optional<SimHashIndex::Match> m = index.FindNear(hash, max_distance);
+  if (!m) return std::nullopt;
+  return m->id;
+}
+
 TEST(SimHashIndex, FindsExactAndNear) {
   SimHashIndex index;
   EXPECT_FALSE(index.FindNear(123).has_value());
   index.Insert(0xffff'0000'ffff'0000ULL, 1);
   index.Insert(0x1234'5678'9abc'def0ULL, 2);
-  EXPECT_EQ(index.FindNear(0xffff'0000'ffff'0000ULL), 1u);
+  EXPECT_EQ(IdNear(index, 0xffff'0000'ffff'0000ULL), 1u);
   // 3 bits flipped in 3 different blocks.
-  EXPECT_EQ(index.FindNear(0xffff'0000'ffff'0000ULL ^ 0x0001'0001'0001'0000ULL), 1u);
+  const uint64_t query = 0xffff'0000'ffff'0000ULL ^ 0x0001'0001'0001'0000ULL;
+  std::optional<SimHashIndex::Match> m = index.FindNear(query);
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->id, 1u);
+  EXPECT_EQ(m->hash, 0xffff'0000'ffff'0000ULL);
+  EXPECT_EQ(m->distance, 3);
   // 4 bits flipped: out of range.
   EXPECT_FALSE(index.FindNear(0xffff'0000'ffff'0000ULL ^ 0x0001'0001'0001'0001ULL).has_value());
-  // A smaller max_distance is honoured.
+  // A smaller max_distance is honoured; out-of-range values are clamped.
   EXPECT_FALSE(index.FindNear(0x1234'5678'9abc'def0ULL ^ 0x3, 1).has_value());
-  EXPECT_EQ(index.FindNear(0x1234'5678'9abc'def0ULL ^ 0x3, 2), 2u);
+  EXPECT_EQ(IdNear(index, 0x1234'5678'9abc'def0ULL ^ 0x3, 2), 2u);
+  EXPECT_FALSE(index.FindNear(0x1234'5678'9abc'def0ULL ^ 0x1, -5).has_value());
+  EXPECT_EQ(IdNear(index, 0x1234'5678'9abc'def0ULL ^ 0x7, 64), 2u);
+  EXPECT_FALSE(index.FindNear(0x1234'5678'9abc'def0ULL ^ 0xf, 64).has_value());
 }
 
 TEST(SimHashIndex, PrefersClosest) {
   SimHashIndex index;
   index.Insert(0b111, 1);  // distance 3 from 0
   index.Insert(0b1, 2);    // distance 1 from 0
-  EXPECT_EQ(index.FindNear(0), 2u);
+  EXPECT_EQ(IdNear(index, 0), 2u);
+  EXPECT_EQ(index.FindNear(0)->distance, 1);
 }
 
-// Brute-force cross-check: random hashes plus planted neighbours at distance 0..4.
-TEST(SimHashIndex, MatchesBruteForce) {
-  std::mt19937_64 rng(11);
-  SimHashIndex index;
-  std::vector<uint64_t> hashes;
-  for (uint64_t id = 0; id < 20'000; ++id) {
-    uint64_t h = rng();
-    if (id % 2 == 1) {  // near the previous one
-      h = hashes.back();
-      const int flips = static_cast<int>(rng() % 5);
-      for (int f = 0; f < flips; ++f) h ^= uint64_t{1} << (rng() % 64);
-    }
-    hashes.push_back(h);
-    index.Insert(h, id);
+// Equally close entries: the oldest still present wins, also when the two share no block
+// (they sit in different tables) and when the newer one is met first.
+TEST(SimHashIndex, TiesGoToTheOldest) {
+  const uint64_t query = 0x1111'2222'3333'4444ULL;
+  const uint64_t in_block0 = query ^ (uint64_t{1} << 0);   // differs only in block 0
+  const uint64_t in_block3 = query ^ (uint64_t{1} << 63);  // differs only in block 3
+  for (bool block3_first : {false, true}) {
+    SimHashIndex index;
+    index.Insert(block3_first ? in_block3 : in_block0, 10);
+    index.Insert(block3_first ? in_block0 : in_block3, 20);
+    std::optional<SimHashIndex::Match> m = index.FindNear(query);
+    ASSERT_TRUE(m.has_value());
+    EXPECT_EQ(m->id, 10u) << block3_first;
+    EXPECT_EQ(m->hash, block3_first ? in_block3 : in_block0);
   }
-  for (int q = 0; q < 2000; ++q) {
-    uint64_t query = hashes[rng() % hashes.size()];
-    const int flips = static_cast<int>(rng() % 5);
-    for (int f = 0; f < flips; ++f) query ^= uint64_t{1} << (rng() % 64);
-    for (int d = 0; d <= 3; ++d) {
-      // The closest entry within d; among equals the first inserted.
-      std::optional<uint64_t> expected;
-      int best = d + 1;
-      for (uint64_t id = 0; id < hashes.size(); ++id) {
-        const int dist = HammingDistance(query, hashes[id]);
-        if (dist < best) {
-          expected = id;
-          best = dist;
+  // The same hash inserted twice: the first id, until it is evicted.
+  SimHashIndex index(2);
+  index.Insert(query, 1);
+  index.Insert(query, 2);
+  EXPECT_EQ(IdNear(index, query), 1u);
+  index.Insert(~query, 3);  // evicts id 1
+  EXPECT_EQ(IdNear(index, query), 2u);
+}
+
+// Ties after the ring has wrapped: age is insertion order, not slot order.
+TEST(SimHashIndex, TiesAfterWrapAround) {
+  const uint64_t query = 0xabcd'ef01'2345'6789ULL;
+  SimHashIndex index(4);
+  for (uint64_t i = 0; i < 3; ++i) index.Insert(~query ^ i, 100 + i);  // far fillers
+  index.Insert(query ^ (uint64_t{1} << 62), 7);                        // slot 3
+  index.Insert(query ^ 1, 8);  // evicts the first filler, takes slot 0 (newer than 7)
+  EXPECT_EQ(index.evicted(), 1u);
+  EXPECT_EQ(IdNear(index, query), 7u);
+}
+
+TEST(SimHashIndex, EvictsOldestFirst) {
+  SimHashIndex index(3);
+  EXPECT_EQ(index.max_entries(), 3u);
+  const uint64_t h[] = {0x0123'4567'89ab'cdefULL, 0xfedc'ba98'7654'3210ULL,
+                        0x0f0f'0f0f'0f0f'0f0fULL, 0xf0f0'f0f0'f0f0'f0f0ULL,
+                        0x5555'aaaa'5555'aaaaULL};
+  for (uint64_t i = 0; i < 5; ++i) {
+    index.Insert(h[i], i);
+    EXPECT_EQ(index.size(), std::min<size_t>(i + 1, 3));
+    // Exactly the newest three are present.
+    for (uint64_t j = 0; j <= i; ++j) {
+      const bool present = j + 3 > i;
+      EXPECT_EQ(IdNear(index, h[j], 0), present ? std::optional<uint64_t>(j) : std::nullopt)
+          << "after insert " << i << ", entry " << j;
+    }
+  }
+  EXPECT_EQ(index.evicted(), 2u);
+  // Unbounded: nothing is evicted.
+  SimHashIndex unbounded;
+  EXPECT_EQ(unbounded.max_entries(), SimHashIndex::kMaxEntries);
+  for (uint64_t i = 0; i < 5; ++i) unbounded.Insert(h[i], i);
+  EXPECT_EQ(unbounded.size(), 5u);
+  EXPECT_EQ(IdNear(unbounded, h[0], 0), 0u);
+}
+
+// Size and memory stay bounded while inserting far more entries than the bound.
+TEST(SimHashIndex, MemoryBounded) {
+  std::mt19937_64 rng(5);
+  SimHashIndex index(20'000);
+  for (int i = 0; i < 20'000; ++i) index.Insert(rng(), i);
+  const size_t full = index.memory_bytes();
+  EXPECT_GT(full, 20'000u * (4 * 12 + 16));
+  for (int i = 0; i < 200'000; ++i) {
+    index.Insert(rng(), i);
+    ASSERT_LE(index.size(), 20'000u);
+  }
+  EXPECT_EQ(index.size(), 20'000u);
+  EXPECT_EQ(index.evicted(), 200'000u);
+  // Buckets may grow a little as their sizes fluctuate, never with the number of inserts.
+  EXPECT_LE(index.memory_bytes(), full + full / 4);
+}
+
+// The closest entry within d (ties: the oldest) among the newest `bound` of `entries`.
+std::optional<SimHashIndex::Match> Oracle(const std::vector<std::pair<uint64_t, uint64_t>>& entries,
+                                          size_t bound, uint64_t query, int d) {
+  std::optional<SimHashIndex::Match> best;
+  const size_t first = bound == 0 || entries.size() <= bound ? 0 : entries.size() - bound;
+  for (size_t i = first; i < entries.size(); ++i) {
+    const int dist = HammingDistance(query, entries[i].first);
+    if (dist <= d && (!best || dist < best->distance)) {
+      best = SimHashIndex::Match{entries[i].second, entries[i].first, dist};
+    }
+  }
+  return best;
+}
+
+// Brute-force cross-check: random hashes plus planted neighbours at distance 0..4, with
+// duplicate hashes (ties) and, bounded, eviction; queried as the index fills up.
+TEST(SimHashIndex, MatchesBruteForce) {
+  for (size_t bound : {size_t{0}, size_t{3'000}}) {
+    std::mt19937_64 rng(11 + bound);
+    SimHashIndex index(bound);
+    std::vector<std::pair<uint64_t, uint64_t>> entries;  // (hash, id), oldest first
+    int hits = 0;
+    for (int round = 0; round < 20; ++round) {
+      for (int n = 0; n < 1'000; ++n) {
+        uint64_t h = rng();
+        if (!entries.empty() && rng() % 2 == 0) {  // near an earlier one
+          h = entries[rng() % entries.size()].first;
+          const int flips = static_cast<int>(rng() % 5);
+          for (int f = 0; f < flips; ++f) h ^= uint64_t{1} << (rng() % 64);
+        }
+        const uint64_t id = rng() % 1'000'000;  // caller ids: unordered, may repeat
+        entries.emplace_back(h, id);
+        index.Insert(h, id);
+      }
+      ASSERT_EQ(index.size(), bound == 0 ? entries.size() : std::min(entries.size(), bound));
+      for (int q = 0; q < 200; ++q) {
+        uint64_t query = rng();
+        if (q % 4 != 0) {
+          query =
+              entries[entries.size() - 1 - rng() % std::min<size_t>(entries.size(), 5'000)].first;
+          const int flips = static_cast<int>(rng() % 5);
+          for (int f = 0; f < flips; ++f) query ^= uint64_t{1} << (rng() % 64);
+        }
+        for (int d = 0; d <= 3; ++d) {
+          std::optional<SimHashIndex::Match> want = Oracle(entries, bound, query, d);
+          std::optional<SimHashIndex::Match> got = index.FindNear(query, d);
+          ASSERT_EQ(got.has_value(), want.has_value()) << "bound " << bound << " q " << q;
+          if (!want) continue;
+          ++hits;
+          ASSERT_EQ(got->id, want->id) << "bound " << bound << " q " << q << " d " << d;
+          ASSERT_EQ(got->hash, want->hash);
+          ASSERT_EQ(got->distance, want->distance);
         }
       }
-      ASSERT_EQ(index.FindNear(query, d), expected) << "query " << q << " d " << d;
     }
+    EXPECT_GT(hits, 2'000) << "the oracle check must see matches";
   }
 }
 

@@ -41,6 +41,7 @@ std::string FormatCdxjLine(const CdxjEntry& e) {
   j["length"] = e.length;
   j["offset"] = e.offset;
   j["filename"] = e.filename;
+  if (!e.near_dup_of.empty()) j["near_dup_of"] = e.near_dup_of;
   // Invalid UTF-8 in a URL must not throw: replace it.
   return e.surt + " " + e.timestamp + " " +
          j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
@@ -79,6 +80,8 @@ std::string CdxjLineFor(const CdxjSource& s) {
   e.url = std::string(s.target_uri);
   if (s.revisit) {
     e.mime = "warc/revisit";
+  } else if (s.metadata) {
+    e.mime = "warc/metadata";
   } else if (!s.mime.empty()) {
     e.mime = std::string(s.mime);
   } else {
@@ -90,6 +93,7 @@ std::string CdxjLineFor(const CdxjSource& s) {
   e.length = s.length;
   e.offset = s.offset;
   e.filename = std::string(s.filename);
+  e.near_dup_of = std::string(s.near_dup_of);
   return FormatCdxjLine(e);
 }
 
@@ -125,6 +129,7 @@ Result<CdxjEntry> ParseCdxjLine(std::string_view line) {
   e.length = num("length");
   e.offset = num("offset");
   e.filename = str("filename");
+  e.near_dup_of = str("near_dup_of");
   if (e.url.empty() || e.filename.empty())
     return Status::InvalidArgument("CDXJ line lacks url/filename");
   return e;

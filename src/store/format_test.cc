@@ -67,6 +67,15 @@ TEST(Cdxj, FormatAndParseRoundTrip) {
   EXPECT_EQ(back->offset, 456u);
   EXPECT_EQ(back->length, 123u);
   EXPECT_EQ(back->status, "200");
+  EXPECT_EQ(back->near_dup_of, "");
+  e.near_dup_of = "http://example.com/twin";
+  line = internal::FormatCdxjLine(e);
+  EXPECT_NE(line.find(",\"filename\":\"h-1.warc.gz\",\"near_dup_of\":\"http://example.com/twin\"}"),
+            std::string::npos)
+      << line;
+  back = internal::ParseCdxjLine(line);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->near_dup_of, "http://example.com/twin");
   EXPECT_FALSE(internal::ParseCdxjLine("garbage").ok());
   EXPECT_FALSE(internal::ParseCdxjLine("a b {not json").ok());
 }

@@ -76,6 +76,7 @@ struct CdxjEntry {
   uint64_t length = 0;
   uint64_t offset = 0;
   std::string filename;
+  std::string near_dup_of;  // "" = omitted
 };
 std::string FormatCdxjLine(const CdxjEntry& e);
 
@@ -88,6 +89,8 @@ struct CdxjSource {
   std::string_view surt;            // "" = SurtKey(target_uri)
   std::string_view warc_date;       // WARC-Date as written
   bool revisit = false;             // mime is then "warc/revisit"
+  bool metadata = false;            // a near-duplicate metadata record: "warc/metadata"
+  std::string_view near_dup_of;     // "near_dup_of" field ("" = omitted)
   std::string_view mime;            // "" = MimeFromHead(response_head), else "unk"
   std::string_view response_head;   // the HTTP response head (status line + headers)
   int status = 0;                   // HTTP status code; <= 0 = omitted

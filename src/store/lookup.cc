@@ -35,7 +35,8 @@ Status FromCdxj(const std::filesystem::path& warc, const std::filesystem::path& 
   std::string line;
   while (std::getline(in, line)) {
     Result<internal::CdxjEntry> e = internal::ParseCdxjLine(line);
-    if (!e.ok() || !Matches(e->url, url, surt)) continue;
+    // Near-duplicate notes hold no page (docs/warc.md "Near-duplicates").
+    if (!e.ok() || e->mime == "warc/metadata" || !Matches(e->url, url, surt)) continue;
     out->push_back({warc.parent_path() / e->filename, e->offset, e->timestamp, e->url,
                     e->mime == "warc/revisit", e->digest});
   }
@@ -109,18 +110,39 @@ Result<StoredPage> GetLatestCapture(const std::filesystem::path& dir, std::strin
 
   std::string target = page.record.header("WARC-Refers-To-Target-URI");
   std::string digest = page.record.header("WARC-Payload-Digest");
+  // A 304 (server-not-modified) names its original by URI and date (and record id when
+  // known); its digest, when present, must agree. Otherwise the payload digest decides.
+  const bool not_modified = page.record.header("WARC-Profile") == kServerNotModifiedProfile;
+  const std::string refers_date = page.record.header("WARC-Refers-To-Date");
+  const std::string refers_id = page.record.header("WARC-Refers-To");
+  const std::optional<int64_t> refers_us = internal::ParseWarcDate(refers_date);
   Result<std::vector<CaptureRef>> originals = ListCaptures(dir, target);
   if (!originals.ok()) return originals.status();
   for (auto it = originals->rbegin(); it != originals->rend(); ++it) {
     if (it->revisit || it->url != target) continue;
+    if (not_modified) {
+      if (!refers_us || it->timestamp != Timestamp14(*refers_us)) continue;
+    } else if (!it->digest.empty() && it->digest != digest) {
+      continue;
+    }
     Result<WarcRecord> orig = ReadRecordAt(it->file, it->offset);
     if (!orig.ok()) return orig.status();
-    if (orig->header("WARC-Payload-Digest") != digest) continue;
+    if (not_modified) {
+      if (orig->date != refers_date && internal::ParseWarcDate(orig->date) != refers_us) continue;
+      if (!refers_id.empty() && orig->header("WARC-Record-ID") != refers_id) continue;
+      if (!digest.empty() && orig->header("WARC-Payload-Digest") != digest) continue;
+    } else if (orig->header("WARC-Payload-Digest") != digest) {
+      continue;
+    }
     Result<HttpResponse> body = ParseHttpResponse(orig->block);
     if (!body.ok()) return body.status();
     page.http.body = std::move(body->body);
     page.original = std::move(orig).value();
     return page;
+  }
+  if (not_modified) {
+    return Status::NotFound("304 revisit of " + std::string(url) + " refers to " + target + " at " +
+                            refers_date + ", which is not in " + dir.string());
   }
   return Status::NotFound("revisit of " + std::string(url) + " refers to " + target + " (" +
                           digest + "), which is not in " + dir.string());

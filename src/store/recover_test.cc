@@ -543,5 +543,46 @@ TEST(CdxjLineFor, MimeFromHeadTrimsAndStopsAtBody) {
   EXPECT_EQ(internal::HttpHeadOf("HTTP/1.1 200 OK\nA: b\n\nbody"), "HTTP/1.1 200 OK\nA: b\n\n");
 }
 
+// Lines of near-duplicate responses, near-duplicate metadata records and 304 revisits are
+// rebuilt byte for byte from the records.
+TEST(RecoverWarc, RebuildsNearDuplicateAndNotModifiedLines) {
+  TempDir dir;
+  FakeClock clock;
+  WarcOptions o;
+  o.dir = dir.path();
+  o.clock = &clock;
+  auto w = WarcWriter::Open(o);
+  ASSERT_TRUE(w.ok());
+  auto first = (*w)->WriteResponse(SampleCapture("http://example.com/a", "text one"));
+  ASSERT_TRUE(first.ok());
+  Capture near = SampleCapture("http://example.com/b", "text one!");
+  near.near_duplicate_of =
+      Capture::NearDuplicate{"http://example.com/a", first->record_id, 1795663201123456, 1};
+  ASSERT_TRUE((*w)->WriteResponse(near).ok());
+  Capture plain = SampleCapture("http://example.com/c", "unrelated");
+  plain.outlinks = {"http://example.com/d"};
+  ASSERT_TRUE((*w)->WriteResponse(plain).ok());
+  near.target_uri = "http://example.com/e";
+  ASSERT_TRUE((*w)->WriteNearDuplicateMetadata(near).ok());
+  Capture not_modified = SampleCapture("http://example.com/a", "", 1795663301000000);
+  not_modified.response_header = "HTTP/1.1 304 Not Modified\r\n\r\n";
+  not_modified.status = 304;
+  not_modified.mime.clear();
+  ASSERT_TRUE((*w)->WriteRevisit(not_modified,
+                                 {"http://example.com/a", 1795663201123456, first->record_id,
+                                  RevisitProfile::kServerNotModified, PayloadDigest("text one")})
+                  .ok());
+  std::filesystem::path warc = (*w)->current_file();
+  ASSERT_TRUE((*w)->Close().ok());
+  std::filesystem::path cdxj = warc.parent_path() / (warc.stem().stem().string() + ".cdxj");
+  const std::string written = ReadFile(cdxj);
+  ASSERT_NE(written.find("near_dup_of"), std::string::npos);
+  std::filesystem::remove(cdxj);
+  auto report = RecoverWarc(warc);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->cdxj_lines_added, 5u);
+  EXPECT_EQ(ReadFile(cdxj), written);
+}
+
 }  // namespace
 }  // namespace harvest::store

@@ -148,8 +148,28 @@ RecoveredRecord ToRecovered(const WarcRecord& rec) {
   return r;
 }
 
-// The CDXJ line WarcWriter writes for a response or revisit record, rebuilt from the record.
-std::string LineFor(const WarcRecord& rec, const std::string& filename) {
+// The value of the first `name: value` line of an application/warc-fields block ("" when
+// absent).
+std::string WarcField(std::string_view block, std::string_view name) {
+  while (!block.empty()) {
+    size_t eol = block.find('\n');
+    std::string_view line = block.substr(0, eol);
+    block = eol == std::string_view::npos ? std::string_view() : block.substr(eol + 1);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.size() > name.size() + 1 && line.substr(0, name.size()) == name &&
+        line[name.size()] == ':') {
+      line.remove_prefix(name.size() + 1);
+      while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
+      return std::string(line);
+    }
+  }
+  return {};
+}
+
+// The CDXJ line WarcWriter writes for a response or revisit record, rebuilt from the record
+// (and `near_dup_of`, from the metadata record written with it).
+std::string LineFor(const WarcRecord& rec, const std::string& filename,
+                    std::string_view near_dup_of) {
   std::string_view head = internal::HttpHeadOf(rec.block);
   Result<HttpResponse> http = ParseHttpResponse(head);
   std::string digest = rec.header("WARC-Payload-Digest");
@@ -159,6 +179,33 @@ std::string LineFor(const WarcRecord& rec, const std::string& filename) {
   src.revisit = rec.type == "revisit";
   src.response_head = head;
   src.status = http.ok() ? http->status : 0;
+  src.payload_digest = digest;
+  src.near_dup_of = near_dup_of;
+  src.offset = rec.offset;
+  src.length = rec.length;
+  src.filename = filename;
+  return internal::CdxjLineFor(src);
+}
+
+// The line of a near-duplicate metadata record (WarcWriter::WriteNearDuplicateMetadata).
+std::string MetadataLineFor(const WarcRecord& rec, const std::string& filename) {
+  std::string near = WarcField(rec.block, "nearDuplicateOf");
+  std::string digest = WarcField(rec.block, "payloadDigest");
+  std::string status_text = WarcField(rec.block, "httpStatus");
+  int status = 0;
+  for (char c : status_text) {
+    if (c < '0' || c > '9' || status > 999) {
+      status = 0;
+      break;
+    }
+    status = status * 10 + (c - '0');
+  }
+  internal::CdxjSource src;
+  src.target_uri = rec.target_uri;
+  src.warc_date = rec.date;
+  src.metadata = true;
+  src.near_dup_of = near;
+  src.status = status;
   src.payload_digest = digest;
   src.offset = rec.offset;
   src.length = rec.length;
@@ -171,14 +218,39 @@ struct TailIndex {
   std::vector<RecoveredRecord> records;  // all of them, in file order
   std::string lines;                     // CDXJ lines of the responses and revisits
   uint64_t line_count = 0;
+  // The last response or revisit (block cut to its HTTP head), not yet indexed: its line
+  // takes "near_dup_of" from the metadata record written with it, which follows it.
+  std::optional<WarcRecord> pending;
 };
+
+void AddLine(std::string line, TailIndex* tail) {
+  tail->lines += line;
+  tail->lines += '\n';
+  ++tail->line_count;
+}
+
+void FlushPending(const std::string& filename, std::string_view near_dup_of, TailIndex* tail) {
+  if (!tail->pending) return;
+  AddLine(LineFor(*tail->pending, filename, near_dup_of), tail);
+  tail->pending.reset();
+}
 
 void AddToTail(const WarcRecord& rec, const std::string& filename, TailIndex* tail) {
   tail->records.push_back(ToRecovered(rec));
+  const std::string concurrent_to = rec.header("WARC-Concurrent-To");
+  if (rec.type == "metadata" && tail->pending &&
+      concurrent_to == tail->pending->header("WARC-Record-ID")) {
+    FlushPending(filename, WarcField(rec.block, "nearDuplicateOf"), tail);
+    return;
+  }
+  FlushPending(filename, "", tail);
   if (rec.type == "response" || rec.type == "revisit") {
-    tail->lines += LineFor(rec, filename);
-    tail->lines += '\n';
-    ++tail->line_count;
+    WarcRecord head_only = rec;
+    head_only.block = std::string(internal::HttpHeadOf(rec.block));
+    tail->pending = std::move(head_only);
+  } else if (rec.type == "metadata" && concurrent_to.empty() &&
+             !WarcField(rec.block, "nearDuplicateOf").empty()) {
+    AddLine(MetadataLineFor(rec, filename), tail);
   }
 }
 
@@ -313,6 +385,7 @@ Result<RecoveryReport> RecoverWarc(const std::filesystem::path& warc,
     Status s = IndexTail(warc, cdxj.indexed_end, &tail);
     if (!s.ok()) return s;
   }
+  FlushPending(name, "", &tail);
   report.cdxj_lines_added = tail.line_count;
   report.unindexed = std::move(tail.records);
   Status s;

@@ -83,12 +83,40 @@ struct Capture {
   std::string via;                    // optional metadata field `via:`
   int hops = 0;                       // metadata field `hopsFromSeed:` (written when > 0)
   std::string surt;                   // optional precomputed SURT key (else computed here)
+  // The earlier capture this page is a near-duplicate of (SimHash within a small Hamming
+  // distance, different payload), or nullopt. Given, the metadata record carries
+  // `nearDuplicateOf:`, `nearDuplicateRecord:`, `nearDuplicateDate:`, `simhashDistance:`
+  // and the CDXJ line a "near_dup_of" field (docs/warc.md "Near-duplicates").
+  struct NearDuplicate {
+    std::string uri;        // target URI of the earlier capture
+    std::string record_id;  // its "<urn:uuid:...>" ("" to omit)
+    int64_t date_us = 0;    // its WARC-Date (0 to omit)
+    int distance = 0;       // SimHash Hamming distance
+  };
+  std::optional<NearDuplicate> near_duplicate_of;
 };
+
+// WARC/1.1 revisit profiles (WARC-Profile).
+enum class RevisitProfile {
+  // The payload is identical to an earlier capture's (same WARC-Payload-Digest).
+  kIdenticalPayloadDigest,
+  // A conditional request answered 304 Not Modified: the earlier capture is still current.
+  kServerNotModified,
+};
+inline constexpr std::string_view kIdenticalPayloadDigestProfile =
+    "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
+inline constexpr std::string_view kServerNotModifiedProfile =
+    "http://netpreserve.org/warc/1.1/revisit/server-not-modified";
 
 struct Revisit {
   std::string refers_to_uri;
   int64_t refers_to_date_us = 0;
   std::string refers_to_record_id;  // "<urn:uuid:...>" of the original response ("" to omit)
+  RevisitProfile profile = RevisitProfile::kIdenticalPayloadDigest;
+  // kServerNotModified: the payload digest of the original response, written as
+  // WARC-Payload-Digest and CDXJ "digest" ("" = unknown: both omitted). Ignored for
+  // kIdenticalPayloadDigest, whose digest is the capture's own payload digest.
+  std::string refers_to_digest;
 };
 
 struct RecordLocation {
@@ -114,8 +142,16 @@ class WarcWriter {
 
   // request + response (+ metadata when outlinks/via given); returns the response's location.
   Result<RecordLocation> WriteResponse(const Capture& capture);
-  // request + revisit (+ metadata); the revisit block holds the HTTP response head only.
+  // request + revisit (+ metadata); the revisit block holds the HTTP response head only
+  // (for kServerNotModified: the 304 head as received). CDXJ: mime "warc/revisit", status
+  // Capture::status, digest as in the record's WARC-Payload-Digest.
   Result<RecordLocation> WriteRevisit(const Capture& capture, const Revisit& original);
+  // The store-metadata-only policy for near-duplicates: no request, no response, one
+  // `metadata` record (WARC-Target-URI = the page, WARC-Refers-To = the near duplicate's
+  // record id when known) whose block holds the near-duplicate fields, `payloadDigest:`,
+  // `httpStatus:` and the usual via/hopsFromSeed/outlink lines; its CDXJ line has mime
+  // "warc/metadata". InvalidArgument without capture.near_duplicate_of.
+  Result<RecordLocation> WriteNearDuplicateMetadata(const Capture& capture);
   // Writes pending index lines and fsyncs when options say so.
   [[nodiscard]] Status Flush();
   // Flushes and closes; further writes fail. Idempotent.
@@ -264,7 +300,8 @@ Result<RecoveryReport> RecoverWarc(const std::filesystem::path& warc,
 
 // ---- Lookup over an output directory (CLI `warc get`, replay) ----
 
-// One capture (response or revisit record) of a URL.
+// One capture (response or revisit record) of a URL. Near-duplicate metadata records
+// (CDXJ mime "warc/metadata") hold no page and are not captures: lookup skips them.
 struct CaptureRef {
   std::filesystem::path file;
   uint64_t offset = 0;
@@ -286,8 +323,12 @@ struct StoredPage {
   HttpResponse http;                   // head of `record`, body from the payload's record
 };
 
-// The newest capture of `url`, following a revisit to the response with the same payload
-// digest for WARC-Refers-To-Target-URI. NotFound with a clear message when absent.
+// The newest capture of `url`, following a revisit to its original response: for profile
+// identical-payload-digest the newest response of WARC-Refers-To-Target-URI with the same
+// payload digest; for server-not-modified (a 304) the response of that URI written at
+// WARC-Refers-To-Date (and, when present, with record id WARC-Refers-To and payload digest
+// WARC-Payload-Digest). `http` then has the 304 head and the original's body. NotFound with
+// a clear message when absent.
 Result<StoredPage> GetLatestCapture(const std::filesystem::path& dir, std::string_view url);
 
 // ---- Helpers shared with the CLI and the lead's code ----

@@ -1,6 +1,7 @@
 // Writes sample WARCs for the independent-reader test (tests/e2e/warcio_verify.js):
 //   OUT/good-sha256/  varied fetches (chunked head, gzip content-encoding, binary, empty,
-//                     truncated, revisits, metadata, rotation) with sha256 digests
+//                     truncated, revisits (both profiles), metadata, near-duplicate tags
+//                     and metadata-only records, rotation) with sha256 digests
 //   OUT/good-sha1/    the same with sha1 digests
 //   OUT/bad/          one response with a wrong payload digest (the checker must reject it)
 //   OUT/torn/         a file whose last gzip member is cut short (the checker must reject it)
@@ -74,12 +75,32 @@ Status WriteSet(const std::filesystem::path& dir, DigestAlgorithm algo) {
       c.via = "http://example.com/";
       c.hops = 1;
     }
+    if (i % 4 == 1) {  // a near-duplicate of the previous page, tagged in metadata and CDXJ
+      c.near_duplicate_of =
+          Capture::NearDuplicate{"http://example.com/page" + std::to_string(i - 1),
+                                 "<urn:uuid:00000000-0000-4000-8000-000000000000>", t - 1000, 2};
+    }
     Result<RecordLocation> loc = (*w)->WriteResponse(c);
     if (!loc.ok()) return loc.status();
     if (i % 5 == 0) {  // the same payload again: a revisit
       Capture again = Make(url + "?again", head, body, t + 500);
       Result<RecordLocation> r = (*w)->WriteRevisit(again, {url, t, loc->record_id});
       if (!r.ok()) return r.status();
+    }
+    if (i % 6 == 0) {  // recrawl answered 304 Not Modified: a server-not-modified revisit
+      Capture not_modified =
+          Make(url, "HTTP/1.1 304 Not Modified\r\nETag: \"x\"\r\n\r\n", "", t + 700);
+      not_modified.status = 304;
+      Revisit r{url, t, loc->record_id, RevisitProfile::kServerNotModified,
+                PayloadDigest(body, algo)};
+      Result<RecordLocation> rl = (*w)->WriteRevisit(not_modified, r);
+      if (!rl.ok()) return rl.status();
+    }
+    if (i % 8 == 2) {  // the store-metadata-only policy for a near-duplicate
+      Capture note = Make(url + "?near", head, body, t + 800);
+      note.near_duplicate_of = Capture::NearDuplicate{url, loc->record_id, t, 1};
+      Result<RecordLocation> rl = (*w)->WriteNearDuplicateMetadata(note);
+      if (!rl.ok()) return rl.status();
     }
   }
   return (*w)->Close();

@@ -18,8 +18,6 @@ namespace {
 using internal::ErrnoText;
 using internal::WriteAll;
 
-constexpr std::string_view kRevisitProfile =
-    "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
 constexpr std::string_view kConformsTo =
     "http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/";
 // Serial numbers have five digits; a writer that needs more files than that in one second
@@ -100,20 +98,76 @@ class WarcWriter::Impl {
 
   Result<RecordLocation> WriteRevisit(const Capture& c, const Revisit& r) {
     std::string date = WarcDate(c.fetch_time_us != 0 ? c.fetch_time_us : clock_->WallMicros());
-    std::string payload_digest = PayloadDigestFor(c);
+    const bool not_modified = r.profile == RevisitProfile::kServerNotModified;
+    // identical-payload-digest: the capture's payload, which equals the original's.
+    // server-not-modified: the 304 has no payload; the original's digest when the caller
+    // knows it, else none (docs/warc.md "Revisits for 304 Not Modified").
+    std::string payload_digest =
+        not_modified ? SafeValue(r.refers_to_digest, true) : PayloadDigestFor(c);
     MainRecord m;
     m.type = "revisit";
     m.headers = CommonHeaders(c, date);
-    m.headers.emplace_back("WARC-Profile", std::string(kRevisitProfile));
+    m.headers.emplace_back(
+        "WARC-Profile",
+        std::string(not_modified ? kServerNotModifiedProfile : kIdenticalPayloadDigestProfile));
     m.headers.emplace_back("WARC-Refers-To-Target-URI", SafeValue(r.refers_to_uri, true));
     m.headers.emplace_back("WARC-Refers-To-Date", WarcDate(r.refers_to_date_us));
     if (!r.refers_to_record_id.empty()) {
       m.headers.emplace_back("WARC-Refers-To", SafeValue(r.refers_to_record_id, true));
     }
-    m.headers.emplace_back("WARC-Payload-Digest", payload_digest);
+    if (!payload_digest.empty()) m.headers.emplace_back("WARC-Payload-Digest", payload_digest);
     m.content_type = "application/http;msgtype=response";
     m.block = internal::RewriteResponseHead(c.response_header);
     return WriteFetch(c, date, m, payload_digest, true);
+  }
+
+  Result<RecordLocation> WriteNearDuplicateMetadata(const Capture& c) {
+    if (closed_) return Status::Aborted("WarcWriter is closed");
+    if (!c.near_duplicate_of) {
+      return Status::InvalidArgument("capture of " + c.target_uri + " is no near-duplicate");
+    }
+    std::string date = WarcDate(c.fetch_time_us != 0 ? c.fetch_time_us : clock_->WallMicros());
+    std::string payload_digest = PayloadDigestFor(c);
+    std::string id = internal::NewRecordId();
+    std::vector<std::pair<std::string, std::string>> h = CommonHeaders(c, date);
+    if (!c.near_duplicate_of->record_id.empty()) {
+      h.emplace_back("WARC-Refers-To", SafeValue(c.near_duplicate_of->record_id, true));
+    }
+    std::string block = MetadataBlock(c);
+    block += "payloadDigest: " + payload_digest + "\r\n";
+    if (c.status > 0) block += "httpStatus: " + std::to_string(c.status) + "\r\n";
+    std::string member;
+    for (int attempt = 0; attempt < 2; ++attempt) {  // see WriteFetch: rotation
+      std::string warcinfo_before = warcinfo_id_;
+      Result<std::string> m =
+          gzip_.Member(BuildRecord("metadata", id, h, "application/warc-fields", block));
+      if (!m.ok()) return m.status();
+      member = std::move(m).value();
+      Status s = EnsureRoom(member.size());
+      if (!s.ok()) return s;
+      if (warcinfo_id_ == warcinfo_before) break;
+    }
+    RecordLocation loc{filename_, file_bytes_, member.size(), id};
+    Status s = Append(member, 1);
+    if (!s.ok()) return s;
+    if (opt_.write_cdxj) {
+      std::string uri = SafeValue(c.target_uri, true);
+      std::string near = SafeValue(c.near_duplicate_of->uri, true);
+      internal::CdxjSource src;
+      src.target_uri = uri;
+      src.surt = c.surt;
+      src.warc_date = date;
+      src.metadata = true;
+      src.near_dup_of = near;
+      src.status = c.status;
+      src.payload_digest = payload_digest;
+      src.offset = loc.offset;
+      src.length = loc.length;
+      src.filename = filename_;
+      cdxj_pending_ += internal::CdxjLineFor(src);
+      cdxj_pending_ += '\n';
+    }
+    return loc;
   }
 
   Status Flush() {
@@ -214,7 +268,7 @@ class WarcWriter::Impl {
       }
       main_index = texts.size();
       texts.push_back(BuildRecord(main.type, main_id, main.headers, main.content_type, main.block));
-      if (!c.outlinks.empty() || !c.via.empty()) {
+      if (!c.outlinks.empty() || !c.via.empty() || c.near_duplicate_of) {
         texts.push_back(MetadataRecord(c, date, metadata_id, main_id));
       }
       for (const std::string& t : texts) {
@@ -242,11 +296,13 @@ class WarcWriter::Impl {
       // The URL as written in WARC-Target-URI (escaped), so that RecoverWarc, which only
       // sees the record, produces the same line.
       std::string uri = SafeValue(c.target_uri, true);
+      std::string near = c.near_duplicate_of ? SafeValue(c.near_duplicate_of->uri, true) : "";
       internal::CdxjSource src;
       src.target_uri = uri;
       src.surt = c.surt;
       src.warc_date = date;
       src.revisit = is_revisit;
+      src.near_dup_of = near;
       src.mime = c.mime;
       src.response_head = c.response_header;
       src.status = c.status;
@@ -260,13 +316,28 @@ class WarcWriter::Impl {
     return loc;
   }
 
-  std::string MetadataRecord(const Capture& c, const std::string& date, const std::string& id,
-                             const std::string& concurrent_to) {
+  // application/warc-fields lines: via, hopsFromSeed, the near-duplicate fields, outlinks.
+  static std::string MetadataBlock(const Capture& c) {
     std::string block;
     if (!c.via.empty()) block += "via: " + SafeValue(c.via, true) + "\r\n";
     if (c.hops > 0) block += "hopsFromSeed: " + std::to_string(c.hops) + "\r\n";
+    if (c.near_duplicate_of) {
+      const Capture::NearDuplicate& n = *c.near_duplicate_of;
+      block += "nearDuplicateOf: " + SafeValue(n.uri, true) + "\r\n";
+      if (!n.record_id.empty()) {
+        block += "nearDuplicateRecord: " + SafeValue(n.record_id, true) + "\r\n";
+      }
+      if (n.date_us != 0) block += "nearDuplicateDate: " + WarcDate(n.date_us) + "\r\n";
+      block += "simhashDistance: " + std::to_string(n.distance) + "\r\n";
+    }
     for (const std::string& link : c.outlinks)
       block += "outlink: " + SafeValue(link, true) + "\r\n";
+    return block;
+  }
+
+  std::string MetadataRecord(const Capture& c, const std::string& date, const std::string& id,
+                             const std::string& concurrent_to) {
+    std::string block = MetadataBlock(c);
     std::vector<std::pair<std::string, std::string>> h = CommonHeaders(c, date);
     h.emplace_back("WARC-Concurrent-To", concurrent_to);
     return BuildRecord("metadata", id, h, "application/warc-fields", block);
@@ -401,6 +472,9 @@ Result<RecordLocation> WarcWriter::WriteResponse(const Capture& capture) {
 }
 Result<RecordLocation> WarcWriter::WriteRevisit(const Capture& capture, const Revisit& original) {
   return impl_->WriteRevisit(capture, original);
+}
+Result<RecordLocation> WarcWriter::WriteNearDuplicateMetadata(const Capture& capture) {
+  return impl_->WriteNearDuplicateMetadata(capture);
 }
 Status WarcWriter::Flush() { return impl_->Flush(); }
 Status WarcWriter::Close() { return impl_->Close(); }

@@ -306,5 +306,137 @@ TEST(WarcWriter, WriteAfterCloseFails) {
   EXPECT_FALSE(w->WriteResponse(SampleCapture("http://a/", "1")).ok());
 }
 
+Capture NotModifiedCapture(const std::string& url, int64_t time_us) {
+  Capture c = SampleCapture(url, "", time_us);
+  c.request_header = "GET / HTTP/1.1\r\nHost: example.com\r\nIf-None-Match: \"v1\"\r\n\r\n";
+  c.response_header = "HTTP/1.1 304 Not Modified\r\nETag: \"v1\"\r\n\r\n";
+  c.status = 304;
+  c.mime.clear();
+  return c;
+}
+
+TEST(WarcWriter, ServerNotModifiedRevisit) {
+  TempDir dir;
+  FakeClock clock;
+  auto w = OpenWriter(dir, &clock);
+  auto orig = w->WriteResponse(SampleCapture("http://example.com/a", "v1 body", 1795663201000000));
+  ASSERT_TRUE(orig.ok());
+  Revisit r{"http://example.com/a", 1795663201000000, orig->record_id,
+            RevisitProfile::kServerNotModified, PayloadDigest("v1 body")};
+  Capture again = NotModifiedCapture("http://example.com/a", 1795663262000000);
+  auto with_digest = w->WriteRevisit(again, r);
+  ASSERT_TRUE(with_digest.ok()) << with_digest.status().ToString();
+  r.refers_to_digest.clear();
+  r.refers_to_record_id.clear();
+  auto without_digest = w->WriteRevisit(again, r);
+  ASSERT_TRUE(without_digest.ok());
+  ASSERT_TRUE(w->Flush().ok());
+
+  auto rec = ReadRecordAt(w->current_file(), with_digest->offset);
+  ASSERT_TRUE(rec.ok());
+  EXPECT_EQ(rec->type, "revisit");
+  EXPECT_EQ(rec->header("WARC-Profile"),
+            "http://netpreserve.org/warc/1.1/revisit/server-not-modified");
+  EXPECT_EQ(rec->header("WARC-Refers-To-Target-URI"), "http://example.com/a");
+  EXPECT_EQ(rec->header("WARC-Refers-To-Date"), "2026-11-26T03:20:01.000000Z");
+  EXPECT_EQ(rec->header("WARC-Refers-To"), orig->record_id);
+  EXPECT_EQ(rec->header("WARC-Payload-Digest"), PayloadDigest("v1 body"));
+  EXPECT_EQ(rec->block, again.response_header);  // the 304 head only
+  EXPECT_EQ(rec->header("WARC-Block-Digest"), PayloadDigest(again.response_header));
+  auto bare = ReadRecordAt(w->current_file(), without_digest->offset);
+  ASSERT_TRUE(bare.ok());
+  EXPECT_EQ(bare->header("WARC-Payload-Digest"), "");
+  EXPECT_EQ(bare->header("WARC-Refers-To"), "");
+  EXPECT_EQ(bare->header("WARC-Profile"),
+            "http://netpreserve.org/warc/1.1/revisit/server-not-modified");
+
+  auto cdxj = FilesWithSuffix(dir.path() / "out", ".cdxj");
+  ASSERT_EQ(cdxj.size(), 1u);
+  std::string text = ReadFile(cdxj[0]);
+  const std::string prefix =
+      "com,example)/a 20261126032102 {\"url\":\"http://example.com/a\","
+      "\"mime\":\"warc/revisit\",\"status\":\"304\",";
+  EXPECT_NE(text.find(prefix + "\"digest\":\"" + PayloadDigest("v1 body") +
+                      "\",\"length\":" + std::to_string(with_digest->length) +
+                      ",\"offset\":" + std::to_string(with_digest->offset) + ","),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find(prefix + "\"length\":" + std::to_string(without_digest->length) +
+                      ",\"offset\":" + std::to_string(without_digest->offset) + ","),
+            std::string::npos)
+      << text;
+}
+
+Capture::NearDuplicate SampleNearDuplicate() {
+  return {"http://example.com/first", "<urn:uuid:11111111-2222-4333-8444-555555555555>",
+          1795663201000000, 2};
+}
+
+TEST(WarcWriter, NearDuplicateTaggedInMetadataAndCdxj) {
+  TempDir dir;
+  FakeClock clock;
+  auto w = OpenWriter(dir, &clock);
+  Capture c = SampleCapture("http://example.com/second", "almost the same");
+  c.near_duplicate_of = SampleNearDuplicate();
+  auto loc = w->WriteResponse(c);  // no outlinks, no via: still a metadata record
+  ASSERT_TRUE(loc.ok());
+  std::filesystem::path file = w->current_file();
+  ASSERT_TRUE(w->Close().ok());
+  std::vector<WarcRecord> recs = ReadAll(file);
+  ASSERT_EQ(recs.size(), 4u);
+  EXPECT_EQ(recs[3].type, "metadata");
+  EXPECT_EQ(recs[3].header("WARC-Concurrent-To"), loc->record_id);
+  EXPECT_EQ(recs[3].block,
+            "nearDuplicateOf: http://example.com/first\r\n"
+            "nearDuplicateRecord: <urn:uuid:11111111-2222-4333-8444-555555555555>\r\n"
+            "nearDuplicateDate: 2026-11-26T03:20:01.000000Z\r\n"
+            "simhashDistance: 2\r\n");
+  std::string text = ReadFile(FilesWithSuffix(dir.path() / "out", ".cdxj")[0]);
+  EXPECT_NE(text.find("\"mime\":\"text/html\""), std::string::npos) << text;
+  EXPECT_NE(text.find(",\"near_dup_of\":\"http://example.com/first\"}\n"), std::string::npos)
+      << text;
+}
+
+TEST(WarcWriter, NearDuplicateMetadataOnly) {
+  TempDir dir;
+  FakeClock clock;
+  auto w = OpenWriter(dir, &clock);
+  Capture c = SampleCapture("http://example.com/second", "almost the same");
+  EXPECT_EQ(w->WriteNearDuplicateMetadata(c).status().code(), Status::Code::kInvalidArgument);
+  c.near_duplicate_of = SampleNearDuplicate();
+  c.outlinks = {"http://example.com/x"};
+  auto loc = w->WriteNearDuplicateMetadata(c);
+  ASSERT_TRUE(loc.ok()) << loc.status().ToString();
+  EXPECT_EQ(w->records_written(), 2u);  // warcinfo + metadata: no request, no response
+  std::filesystem::path file = w->current_file();
+  ASSERT_TRUE(w->Close().ok());
+  std::vector<WarcRecord> recs = ReadAll(file);
+  ASSERT_EQ(recs.size(), 2u);
+  const WarcRecord& m = recs[1];
+  EXPECT_EQ(m.type, "metadata");
+  EXPECT_EQ(m.offset, loc->offset);
+  EXPECT_EQ(m.length, loc->length);
+  EXPECT_EQ(m.header("WARC-Record-ID"), loc->record_id);
+  EXPECT_EQ(m.target_uri, "http://example.com/second");
+  EXPECT_EQ(m.header("WARC-Refers-To"), "<urn:uuid:11111111-2222-4333-8444-555555555555>");
+  EXPECT_EQ(m.header("WARC-Concurrent-To"), "");
+  EXPECT_EQ(m.header("WARC-Payload-Digest"), "");  // the block is not the page's payload
+  EXPECT_EQ(m.header("Content-Type"), "application/warc-fields");
+  EXPECT_EQ(m.block,
+            "nearDuplicateOf: http://example.com/first\r\n"
+            "nearDuplicateRecord: <urn:uuid:11111111-2222-4333-8444-555555555555>\r\n"
+            "nearDuplicateDate: 2026-11-26T03:20:01.000000Z\r\n"
+            "simhashDistance: 2\r\n"
+            "outlink: http://example.com/x\r\n"
+            "payloadDigest: " +
+                PayloadDigest("almost the same") + "\r\nhttpStatus: 200\r\n");
+  EXPECT_EQ(ReadFile(FilesWithSuffix(dir.path() / "out", ".cdxj")[0]),
+            "com,example)/second 20261126032001 {\"url\":\"http://example.com/second\","
+            "\"mime\":\"warc/metadata\",\"status\":\"200\",\"digest\":\"" +
+                PayloadDigest("almost the same") + "\",\"length\":" + std::to_string(loc->length) +
+                ",\"offset\":" + std::to_string(loc->offset) + ",\"filename\":\"" + loc->filename +
+                "\",\"near_dup_of\":\"http://example.com/first\"}\n");
+}
+
 }  // namespace
 }  // namespace harvest::store

@@ -1,0 +1,102 @@
+// SimHashIndex at 10 M fingerprints: FindNear latency (hits and misses apart), Insert
+// throughput and bytes per fingerprint. docs/benchmarks.md "Near-duplicate index".
+//   build/src/dedup/simhash_benchmark --benchmark_repetitions=3
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "dedup/dedup.h"
+
+namespace harvest::dedup {
+namespace {
+
+constexpr uint64_t kEntries = 10'000'000;
+constexpr uint64_t kPlanted = 100'000;  // every 100th entry has a near variant queried
+constexpr int kQueries = 100'000;
+
+uint64_t FlipBits(uint64_t h, int bits, std::mt19937_64* rng) {
+  for (int i = 0; i < bits; ++i) h ^= uint64_t{1} << ((*rng)() % 64);
+  return h;
+}
+
+struct Fixture {
+  std::unique_ptr<SimHashIndex> index;
+  std::vector<uint64_t> hit_queries;   // within distance 1..3 of a stored entry
+  std::vector<uint64_t> miss_queries;  // random: nothing within 3 (checked)
+  double insert_seconds = 0;
+};
+
+// Built once for the lookup benchmarks: 10 M random fingerprints (bounded at 10 M).
+const Fixture& Shared() {
+  static const Fixture* f = [] {
+    auto* fx = new Fixture;
+    std::mt19937_64 rng(42);
+    std::vector<uint64_t> hashes(kEntries);
+    for (uint64_t& h : hashes) h = rng();
+    fx->index = std::make_unique<SimHashIndex>(kEntries);
+    for (uint64_t i = 0; i < kEntries; ++i) fx->index->Insert(hashes[i], i);
+    for (uint64_t p = 0; p < kPlanted && fx->hit_queries.size() < kQueries; ++p) {
+      const uint64_t stored = hashes[(p * 100) % kEntries];
+      fx->hit_queries.push_back(FlipBits(stored, 1 + static_cast<int>(rng() % 3), &rng));
+    }
+    while (fx->miss_queries.size() < kQueries) {
+      const uint64_t q = rng();
+      if (!fx->index->FindNear(q).has_value()) fx->miss_queries.push_back(q);
+    }
+    return fx;
+  }();
+  return *f;
+}
+
+void RunLookups(benchmark::State& state, const std::vector<uint64_t>& queries, bool want_hit) {
+  const SimHashIndex& index = *Shared().index;
+  size_t i = 0;
+  uint64_t found = 0;
+  for (auto _ : state) {
+    found += index.FindNear(queries[i]).has_value();
+    if (++i == queries.size()) i = 0;
+  }
+  benchmark::DoNotOptimize(found);
+  if (want_hit && found != static_cast<uint64_t>(state.iterations()))
+    state.SkipWithError("a planted neighbour was missed");
+  if (!want_hit && found != 0) state.SkipWithError("a miss query found something");
+  state.counters["bytes_per_fp"] = static_cast<double>(index.memory_bytes()) / index.size();
+}
+
+void BM_SimHashFindNearHit10M(benchmark::State& state) {
+  RunLookups(state, Shared().hit_queries, true);
+}
+BENCHMARK(BM_SimHashFindNearHit10M)->Unit(benchmark::kNanosecond);
+
+void BM_SimHashFindNearMiss10M(benchmark::State& state) {
+  RunLookups(state, Shared().miss_queries, false);
+}
+BENCHMARK(BM_SimHashFindNearMiss10M)->Unit(benchmark::kNanosecond);
+
+// 10 M inserts into an empty index bounded at 10 M, then 10 M more that each evict the
+// oldest (steady state). Items = inserts.
+void BM_SimHashInsert10M(benchmark::State& state) {
+  const bool evicting = state.range(0) != 0;
+  std::mt19937_64 rng(7);
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto index = std::make_unique<SimHashIndex>(kEntries);
+    if (evicting) {
+      for (uint64_t i = 0; i < kEntries; ++i) index->Insert(rng(), i);
+    }
+    state.ResumeTiming();
+    for (uint64_t i = 0; i < kEntries; ++i) index->Insert(rng(), i);
+    state.counters["bytes_per_fp"] = static_cast<double>(index->memory_bytes()) / index->size();
+    state.PauseTiming();
+    index.reset();
+    state.ResumeTiming();
+  }
+  state.SetItemsProcessed(state.iterations() * kEntries);
+}
+BENCHMARK(BM_SimHashInsert10M)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->Iterations(1);
+
+}  // namespace
+}  // namespace harvest::dedup
