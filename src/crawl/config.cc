@@ -154,6 +154,7 @@ const std::map<std::string, Setter>& Keys() {
       {"crawl.follow_rel_nofollow", Bool("crawl.follow_rel_nofollow", [](auto* o, bool v) { o->follow_rel_nofollow = v; })},
       {"crawl.max_redirect_hops", Int("crawl.max_redirect_hops", 0, 20, [](auto* o, int64_t v) { o->max_redirect_hops = v; })},
       {"crawl.robots_ttl_s", Dur("crawl.robots_ttl_s", kS, 1000, kYearS * 1000, [](auto* o, milliseconds v) { o->robots_ttl = std::chrono::duration_cast<seconds>(v); })},
+      {"crawl.robots_patience", Dur("crawl.robots_patience", 0, 0, kYearS * 1000, [](auto* o, milliseconds v) { o->robots_patience = std::chrono::duration_cast<seconds>(v); })},
       {"crawl.max_decoded_bytes", Int("crawl.max_decoded_bytes", 1024, kBig, [](auto* o, int64_t v) { o->max_decoded_bytes = v; })},
       {"crawl.max_pending_pages", Int("crawl.max_pending_pages", 1, 1 << 20, [](auto* o, int64_t v) { o->max_pending_pages = v; })},
       {"crawl.flush_interval_ms", Dur("crawl.flush_interval_ms", kMs, 1, 600000, [](auto* o, milliseconds v) { o->flush_interval = v; })},

@@ -60,11 +60,13 @@ Status Crawler::Impl::Setup() {
                            ec.message());
   }
   if (Status s = OpenState(); !s.ok()) return s;
-  robots_ = std::make_unique<RobotsGate>(RobotsGate::Options{.product_token = product_token_,
-                                                             .ttl = opts_.robots_ttl,
-                                                             .patience = opts_.robots_patience,
-                                                             .retry = opts_.frontier},
-                                         clock_, db_.get());
+  robots_ = std::make_unique<RobotsGate>(
+      RobotsGate::Options{
+          .product_token = product_token_,
+          .ttl = opts_.robots_ttl,
+          .patience = opts_.freshness.recrawl ? std::chrono::seconds(0) : opts_.robots_patience,
+          .retry = opts_.frontier},
+      clock_, db_.get());
   if (resumed_) {
     RecoverWarcs();
     RestoreState();

@@ -819,10 +819,10 @@ TEST_F(FreshnessTest, HostClassesSetTheirOwnWindow) {
 }
 
 TEST_F(FreshnessTest, NearDuplicateOfTheLastVersionCountsAsUnchangedWhenConfigured) {
-  // Each version changes one word of 60: a near-duplicate of the last one.
+  // Each version changes one word of 800: a near-duplicate of the last one.
   int version = 0;
   fetcher_->Respond("http://a.test/", [&version](const fetch::FetchRequest&) {
-    std::string text = Words(5, 60);
+    std::string text = Words(5, 800);
     text += "edition" + std::to_string(version++);
     return FakeResponse::Html("<html><body><p>" + text + "</p></body></html>");
   });

@@ -20,7 +20,7 @@
 namespace harvest::crawl {
 
 struct SchedulePolicy {
-  int64_t window_ms = 86'400'000;   // lower bound of the interval; the first interval
+  int64_t window_ms = 86'400'000;      // lower bound of the interval; the first interval
   int64_t max_ms = 30 * 86'400'000LL;  // upper bound
   double grow = 2.0;
   double shrink = 0.5;
