@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "base/duration.h"
 #include "cli/command.h"
 
 namespace harvest::cli {
@@ -55,6 +56,18 @@ CLI::Validator RealRange(double min, double max) {
         return "";
       },
       "NUMBER in [" + FormatReal(min) + " - " + FormatReal(max) + "]", "RealRange");
+}
+
+CLI::Validator DurationRange(std::chrono::milliseconds min, std::chrono::milliseconds max) {
+  const std::string range = Between(FormatDuration(min), FormatDuration(max));
+  return CLI::Validator(
+      [=](std::string& in) -> std::string {
+        Result<std::chrono::milliseconds> d = ParseDuration(in);
+        if (!d.ok()) return "must be a duration " + range + ": " + d.status().message();
+        if (*d < min || *d > max) return "must be " + range + ", got " + in;
+        return "";
+      },
+      "DURATION in [" + FormatDuration(min) + " - " + FormatDuration(max) + "]", "DurationRange");
 }
 
 }  // namespace harvest::cli
