@@ -19,7 +19,7 @@ constexpr uint32_t kNone = UINT32_MAX;
 // Records and identities are indexed by uint32_t to keep a record compact (a million-line log
 // is the design point); a log beyond this is refused rather than silently wrapped.
 constexpr size_t kMaxRequests = UINT32_MAX - 1;
-constexpr size_t kKinds = 5;
+constexpr size_t kKinds = 6;
 
 // One well-formed request, compact: strings live in tables or the path arena.
 struct Record {
@@ -34,6 +34,7 @@ struct Record {
   int16_t status = 0;
   bool disallowed = false;
   bool cond = false;
+  bool robots = false;  // a robots.txt request (exempt from the refresh window)
 };
 
 struct HostState {
@@ -41,12 +42,33 @@ struct HostState {
   const ManifestHost* manifest = nullptr;
   int64_t requests = 0;
   ViolationCounts counts;
+  int64_t conditional = 0;
+  int64_t not_modified = 0;
   uint32_t last = kNone;  // record with the latest end so far (in start order)
 };
 
 // True iff a request answered with `status` settled the page: a later request for it is a
 // duplicate. 5xx, 408, 429 and connection failures (0) invite a retry.
 bool IsFinal(int status) { return status >= 200 && status < 500 && status != 408 && status != 429; }
+
+// Milliseconds to microseconds, saturating (options are not range-checked beyond >= 0).
+int64_t MicrosOf(std::chrono::milliseconds d) {
+  return d.count() > INT64_MAX / 1000 ? INT64_MAX : d.count() * 1000;
+}
+
+// The lower median, minimum and maximum of `counts` (reordered).
+FetchStats StatsOf(std::vector<int64_t>* counts) {
+  FetchStats out;
+  out.pages = int64_t(counts->size());
+  if (counts->empty()) return out;
+  auto mid = counts->begin() + (counts->size() - 1) / 2;
+  std::nth_element(counts->begin(), mid, counts->end());
+  out.median = *mid;
+  auto [lo, hi] = std::minmax_element(counts->begin(), counts->end());
+  out.min = *lo;
+  out.max = *hi;
+  return out;
+}
 
 class Auditor {
  public:
@@ -91,13 +113,16 @@ class Auditor {
       return a.start_us != b.start_us ? a.start_us < b.start_us : a.line < b.line;
     });
     final_answer_.assign(identities_.size(), kNone);
-    if (!restarts_.empty()) latest_final_.assign(identities_.size(), kNone);
+    if (!restarts_.empty() || refresh_us_ > 0) latest_final_.assign(identities_.size(), kNone);
+    requests_per_identity_.assign(identities_.size(), 0);
+    robots_identity_.assign(identities_.size(), false);
     for (uint32_t i = 0; i < records_.size(); ++i) Check(i);
     report_.requests = int64_t(records_.size());
     report_.min_coverage = options_.min_coverage;
     report_.restarts = int64_t(restarts_.size());
     int64_t window_ms = options_.restart_window.count();
     report_.restart_window_us = window_ms > INT64_MAX / 1000 ? INT64_MAX : window_ms * 1000;
+    report_.refresh_window_us = refresh_us_;
     std::stable_sort(report_.examples.begin(), report_.examples.end(),
                      [](const Violation& a, const Violation& b) { return a.kind < b.kind; });
     BuildHosts();
@@ -132,6 +157,8 @@ class Auditor {
     r.status = int16_t(l.status);
     r.disallowed = l.disallowed;
     r.cond = l.cond;
+    // Logs written by hand may leave the kind out; the path then tells.
+    r.robots = l.kind == "robots" || (l.kind.empty() && l.path == "/robots.txt");
     records_.push_back(r);
   }
 
@@ -156,6 +183,10 @@ class Auditor {
     const Record& r = records_[i];
     HostState& h = hosts_[r.host];
     ++h.requests;
+    if (r.cond) ++h.conditional;
+    if (r.status == 304) ++h.not_modified;
+    ++requests_per_identity_[r.identity];
+    if (r.robots) robots_identity_[r.identity] = true;
     CheckPoliteness(i, h);
     if (r.disallowed) {
       ++h.counts.robots;
@@ -164,7 +195,11 @@ class Auditor {
       ++h.counts.must_not_fetch;
       Keep({.kind = ViolationKind::kMustNotFetch, .request = Ref(i)});
     }
-    CheckDuplicate(i, h);
+    if (refresh_us_ > 0) {
+      CheckWindow(i, h);
+    } else {
+      CheckDuplicate(i, h);
+    }
   }
 
   void CheckPoliteness(uint32_t i, HostState& h) {
@@ -241,6 +276,34 @@ class Auditor {
     if (!restarts_.empty() && IsFinal(r.status)) latest_final_[r.identity] = i;
   }
 
+  // Continuous crawling (options.refresh_window): replaces CheckDuplicate. A re-request of a
+  // page within the window of its latest final answer is a violation, after it a recrawl.
+  void CheckWindow(uint32_t i, HostState& h) {
+    const Record& r = records_[i];
+    uint32_t& latest = latest_final_[r.identity];
+    if (latest != kNone && !r.robots) {
+      const Record& e = records_[latest];
+      const int64_t gap = r.start_us - e.start_us;  // >= 0: records are in start order
+      if (gap < refresh_us_) {
+        if (std::optional<int64_t> restart = ExcusingRestart(latest, i)) {
+          ++h.counts.refetched_after_restart;
+          if (report_.refetches.size() < options_.max_examples)
+            report_.refetches.push_back(
+                {.request = Ref(i), .previous = Ref(latest), .restart_us = *restart});
+        } else {
+          ++h.counts.within_window;
+          Keep({.kind = ViolationKind::kWithinWindow,
+                .request = Ref(i),
+                .previous = Ref(latest),
+                .gap_us = gap,
+                .required_us = refresh_us_});
+        }
+      }
+    }
+    // A 304 is a final answer too (200-499): the page was settled again at that moment.
+    if (IsFinal(r.status)) latest = i;
+  }
+
   // The restart that excuses re-fetch `i` of the page last answered by `earlier`, if any:
   // the earliest restart after earlier's start suffices, since it is the one closest to
   // earlier's end (options.restart_window).
@@ -269,23 +332,41 @@ class Auditor {
       out.in_manifest = h.manifest != nullptr;
       out.requests = h.requests;
       out.violations = h.counts;
+      out.conditional = h.conditional;
+      out.not_modified = h.not_modified;
+      report_.conditional += h.conditional;
+      report_.not_modified += h.not_modified;
       if (h.manifest) Cover(*h.manifest, &out);
       report_.totals.Add(out.violations);
       report_.hosts.push_back(std::move(out));
     }
+    report_.fetches = StatsOf(&all_fetches_);
   }
 
   void Cover(const ManifestHost& m, HostReport* out) {
+    std::vector<int64_t> fetches;
     for (const auto& id : m.must_fetch) {
       ++out->must_fetch;
       ++report_.must_fetch;
-      if (identities_.Find(id) != Interner::kAbsent) {
+      const uint32_t index = identities_.Find(id);
+      // robots.txt files are left out of the fetch counts: their refetching follows their
+      // own cache lifetime, not the pages' refresh.
+      const bool robots =
+          index != Interner::kAbsent
+              ? bool(robots_identity_[index])
+              : id.size() >= 11 && id.compare(id.size() - 11, 11, "/robots.txt") == 0;
+      if (!robots) {
+        fetches.push_back(index != Interner::kAbsent ? requests_per_identity_[index] : 0);
+        all_fetches_.push_back(fetches.back());
+      }
+      if (index != Interner::kAbsent) {
         ++out->covered;
         ++report_.covered;
         continue;
       }
       if (out->missing.size() < options_.max_missing) out->missing.push_back(id);
     }
+    out->fetches = StatsOf(&fetches);
   }
 
   const AuditOptions& options_;
@@ -298,7 +379,12 @@ class Auditor {
   Interner must_fetch_;                 // only with check_must_not_fetch
   std::vector<uint32_t> final_answer_;  // per identity: first record with a final answer
   std::vector<int64_t> restarts_;       // sorted, distinct
-  std::vector<uint32_t> latest_final_;  // per identity: latest final answer (restarts only)
+  // Per identity: latest final answer (with restarts or a refresh window only).
+  std::vector<uint32_t> latest_final_;
+  std::vector<int64_t> requests_per_identity_;
+  std::vector<bool> robots_identity_;  // some request for it was a robots.txt fetch
+  std::vector<int64_t> all_fetches_;   // fetches of every counted must_fetch identity
+  const int64_t refresh_us_ = MicrosOf(options_.refresh_window);
   std::array<size_t, kKinds> kept_{};
   std::string key_;
 };
@@ -314,6 +400,7 @@ void ViolationCounts::Add(const ViolationCounts& o) {
   robots += o.robots;
   must_not_fetch += o.must_not_fetch;
   duplicate += o.duplicate;
+  within_window += o.within_window;
   refetched_after_restart += o.refetched_after_restart;
 }
 
@@ -323,6 +410,8 @@ Result<AuditReport> RunAudit(std::istream& log, const Manifest& manifest,
     return Status::InvalidArgument("min_coverage must be within 0.0..1.0");
   if (options.restart_window.count() < 0)
     return Status::InvalidArgument("restart_window must be >= 0");
+  if (options.refresh_window.count() < 0)
+    return Status::InvalidArgument("refresh_window must be >= 0");
   Auditor auditor(manifest, options);
   if (Status s = auditor.Read(log); !s.ok()) return s;
   AuditReport report = auditor.Finish();

@@ -5,7 +5,7 @@
 // (docs/architecture.md §7): an instrument that reuses what it measures proves nothing. It reads
 //   * the request log: JSON lines, one per request the test web served —
 //     {"host","path","page"(string|null),"start_us","end_us","status","bytes","conn","kind",
-//      "disallowed", optional "retry_after_s", optional "cond"};
+//      "disallowed", optional "retry_after_s", "cond", "inm", "ims"} (inm/ims are ignored);
 //   * the manifest: {"hosts":[{"host","crawl_delay_ms","must_fetch":[...],
 //                              "must_not_fetch_prefixes":[...]}...]} (unknown fields ignored).
 // and counts, per host and in total (exact rules in docs/audit.md):
@@ -23,7 +23,13 @@
 //                request ("cond": true) answered 304 is never a duplicate; a re-fetch just
 //                after a crawler restart (AuditOptions::restarts_us) is not a duplicate but a
 //                *refetch after restart*, counted apart and not a violation;
+//   within_window  (only with AuditOptions::refresh_window, continuous crawling) a request for
+//                an identity whose latest earlier final answer (a 304 included) started less
+//                than refresh_window before it; counted *instead of* duplicate, which that
+//                mode replaces (a re-fetch after the window is a legitimate recrawl);
+//                robots.txt is exempt, the restart excuse applies;
 //   coverage     fraction of manifest must_fetch identities requested at least once.
+// The report also counts conditional requests, 304 answers and fetches per must_fetch page.
 // Malformed log lines are counted with their line number; any malformed line fails the audit.
 //
 // Identities: a request's identity is its "page" when non-null, else host + path. The host
@@ -83,10 +89,23 @@ struct AuditOptions {
   // r − E.end_us <= restart_window. Must be >= 0. Default: 10 000 ms (a generous bound on
   // the crawler's group-commit interval). Concurrency, delay and robots are unaffected.
   std::chrono::milliseconds restart_window{10000};
+  // Continuous crawling: a page may be fetched again once this long has passed since the
+  // start of its latest final answer; earlier is a within_window violation (conditional
+  // requests answered 304 included), later is a legitimate recrawl, never a duplicate.
+  // robots.txt requests (log kind "robots") are exempt: robots.txt has its own cache
+  // lifetime. Must be >= 0. Default: 0 = off (the duplicate rule applies instead).
+  std::chrono::milliseconds refresh_window{0};
 };
 
-enum class ViolationKind { kConcurrency, kDelay, kRobots, kMustNotFetch, kDuplicate };
-// "concurrency", "delay", "robots", "must_not_fetch", "duplicate".
+enum class ViolationKind {
+  kConcurrency,
+  kDelay,
+  kRobots,
+  kMustNotFetch,
+  kDuplicate,
+  kWithinWindow
+};
+// "concurrency", "delay", "robots", "must_not_fetch", "duplicate", "within_window".
 const char* ViolationKindName(ViolationKind kind);
 
 // Which term of the expected delay was the largest (the one a delay violation broke).
@@ -108,10 +127,13 @@ struct Violation {
   ViolationKind kind = ViolationKind::kConcurrency;
   RequestRef request;  // the offending request
   // concurrency / delay: the request it is measured against (the one with the latest end so
-  // far); duplicate: the earlier request that got the final answer. Unset for robots kinds.
+  // far); duplicate: the earlier request that got the final answer; within_window: the
+  // latest earlier final answer. Unset for robots kinds.
   std::optional<RequestRef> previous;
-  int64_t gap_us = 0;       // concurrency / delay: request.start − previous end (< 0: overlap)
-  int64_t required_us = 0;  // delay: the expected delay in microseconds
+  // concurrency / delay: request.start − previous end (< 0: overlap); within_window:
+  // request.start − previous start.
+  int64_t gap_us = 0;
+  int64_t required_us = 0;  // delay: the expected delay; within_window: the refresh window
   DelaySource delay_source = DelaySource::kDefault;  // delay only
 };
 
@@ -124,11 +146,23 @@ struct ViolationCounts {
   int64_t robots = 0;
   int64_t must_not_fetch = 0;
   int64_t duplicate = 0;
-  // Not a violation: would-be duplicates excused by a restart (AuditOptions::restarts_us).
-  // Excluded from Total() and so from Passed().
+  int64_t within_window = 0;  // only with AuditOptions::refresh_window
+  // Not a violation: would-be duplicates (or within_window requests) excused by a restart
+  // (AuditOptions::restarts_us). Excluded from Total() and so from Passed().
   int64_t refetched_after_restart = 0;
-  int64_t Total() const { return concurrency + delay + robots + must_not_fetch + duplicate; }
+  int64_t Total() const {
+    return concurrency + delay + robots + must_not_fetch + duplicate + within_window;
+  }
   void Add(const ViolationCounts& other);
+};
+
+// Requests per page identity (any status, 304s included) over a set of must_fetch
+// identities, robots.txt files excluded; 0 for an identity never requested.
+struct FetchStats {
+  int64_t pages = 0;  // identities counted
+  int64_t min = 0;
+  int64_t median = 0;  // the lower median
+  int64_t max = 0;
 };
 
 struct HostReport {
@@ -139,6 +173,9 @@ struct HostReport {
   int64_t must_fetch = 0;            // distinct must_fetch identities for this host
   int64_t covered = 0;               // of those, requested at least once
   std::vector<std::string> missing;  // first max_missing, manifest order
+  int64_t conditional = 0;           // requests logged with "cond": true
+  int64_t not_modified = 0;          // requests answered 304
+  FetchStats fetches;                // over this host's must_fetch identities
   double Coverage() const { return must_fetch == 0 ? 1.0 : double(covered) / double(must_fetch); }
 };
 
@@ -164,6 +201,10 @@ struct AuditReport {
   std::vector<Refetch> refetches;   // the earliest max_examples refetches after restart
   int64_t restarts = 0;             // distinct restart times given (AuditOptions::restarts_us)
   int64_t restart_window_us = 0;    // copied from the options
+  int64_t refresh_window_us = 0;    // copied from the options; 0 = off
+  int64_t conditional = 0;          // requests logged with "cond": true
+  int64_t not_modified = 0;         // requests answered 304
+  FetchStats fetches;               // over every manifest host's must_fetch identities
   std::vector<HostReport> hosts;    // every host of the log or manifest, sorted by name
   int64_t must_fetch = 0;
   int64_t covered = 0;

@@ -638,5 +638,212 @@ TEST(ParseRestartTimesTest, BadLineIsAnErrorNamingTheLine) {
   EXPECT_LT(long_line.status().message().size(), 120u);
 }
 
+// ---- continuous crawling: AuditOptions::refresh_window ----
+
+AuditOptions WithRefresh(int64_t window_ms) {
+  AuditOptions o;
+  o.refresh_window = std::chrono::milliseconds(window_ms);
+  return o;
+}
+
+TEST(AuditRefreshTest, RequestWithinTheWindowIsAViolationInsteadOfADuplicate) {
+  // Fetched at 0, again at 5 s (within a 10 s window), again at 16 s (11 s after the latest
+  // answer started: a recrawl).
+  std::string log = Log({{"a.test", "/p/1", 0, 10},
+                         {"a.test", "/p/1", 5000, 5010},
+                         {"a.test", "/p/1", 16000, 16010}});
+  json m = ManifestJson({Host("a.test", {"a.test/p/1"})});
+  AuditReport off = Audit(log, m);
+  EXPECT_EQ(off.totals.duplicate, 2);  // without the window: both re-fetches are duplicates
+  EXPECT_EQ(off.totals.within_window, 0);
+
+  AuditReport r = Audit(log, m, WithRefresh(10000));
+  EXPECT_FALSE(r.Passed());
+  EXPECT_EQ(r.totals.within_window, 1);
+  EXPECT_EQ(r.totals.duplicate, 0);  // counted once, as within_window only
+  EXPECT_EQ(r.totals.Total(), 1);
+  EXPECT_EQ(HostOf(r, "a.test").violations.within_window, 1);
+  ASSERT_EQ(r.examples.size(), 1u);
+  EXPECT_EQ(r.examples[0].kind, ViolationKind::kWithinWindow);
+  EXPECT_EQ(r.examples[0].request.line, 2);
+  EXPECT_EQ(r.examples[0].previous->line, 1);
+  EXPECT_EQ(r.examples[0].gap_us, 5000 * kMs);
+  EXPECT_EQ(r.examples[0].required_us, 10000 * kMs);
+  std::string text = FormatText(r);
+  EXPECT_NE(text.find("  within_window   1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("within_window violations (first 1 of 1)"), std::string::npos) << text;
+  EXPECT_NE(text.find("5000.000 ms after a.test /p/1 (line 1, status 200) started; refresh "
+                      "window 10000.000 ms"),
+            std::string::npos)
+      << text;
+  json j = ToJson(r);
+  EXPECT_EQ(j["violations"]["within_window"], 1);
+  EXPECT_EQ(j["violations"]["duplicate"], 0);
+  EXPECT_EQ(j["violations"]["total"], 1);
+  EXPECT_EQ(j["hosts"][0]["violations"]["within_window"], 1);
+  EXPECT_EQ(j["refresh_window_us"], 10000 * kMs);
+  EXPECT_EQ(j["examples"][0]["kind"], "within_window");
+  EXPECT_EQ(j["examples"][0]["gap_us"], 5000 * kMs);
+  EXPECT_EQ(j["examples"][0]["required_us"], 10000 * kMs);
+}
+
+TEST(AuditRefreshTest, WindowIsMeasuredStartToStartFromTheLatestFinalAnswer) {
+  // Starts exactly the window apart: a recrawl; one microsecond less: a violation.
+  for (int64_t delta_us : {int64_t{0}, int64_t{-1}}) {
+    Req second{"a.test", "/p/1", 10000, 10010};
+    second.extra = {{"start_us", kT0 + 10000 * kMs + delta_us}};
+    std::string log = Log({{"a.test", "/p/1", 0, 900}, second});
+    AuditReport r = Audit(log, ManifestJson({Host("a.test", {"a.test/p/1"})}), WithRefresh(10000));
+    EXPECT_EQ(r.totals.within_window, delta_us < 0 ? 1 : 0) << delta_us;
+  }
+  // The latest final answer counts, not the first: 0 and 12 s are fine, 20 s is 8 s after
+  // the 12 s answer. Answers that are not final (503, 429, 0) do not move it.
+  std::string log = Log({{"a.test", "/p/1", 0, 10},
+                         {"a.test", "/p/1", 12000, 12010},
+                         {"a.test", "/p/1", 13100, 13110, 503},  // within: a violation too
+                         {"a.test", "/p/1", 20000, 20010}});
+  AuditReport r = Audit(log, ManifestJson({Host("a.test", {"a.test/p/1"})}), WithRefresh(10000));
+  EXPECT_EQ(r.totals.within_window, 2);
+  EXPECT_EQ(r.examples[0].request.line, 3);
+  EXPECT_EQ(r.examples[1].request.line, 4);
+  EXPECT_EQ(r.examples[1].previous->line, 2);  // measured from the 12 s answer
+  // Retries after a transient failure with no final answer before are not re-requests.
+  std::string retries = Log({{"a.test", "/p/2", 0, 10, 503},
+                             {"a.test", "/p/2", 2000, 2010, 429},
+                             {"a.test", "/p/2", 4000, 4010, 0},
+                             {"a.test", "/p/2", 6000, 6010, 200}});
+  EXPECT_EQ(
+      Audit(retries, ManifestJson({Host("a.test", {})}), WithRefresh(10000)).totals.within_window,
+      0);
+}
+
+TEST(AuditRefreshTest, ConditionalRequestAnswered304WithinTheWindowCountsToo) {
+  std::string log = Log({{"a.test", "/p/1", 0, 10},
+                         {"a.test", "/p/1", 3000, 3010, 304, {{"cond", true}}},    // within
+                         {"a.test", "/p/1", 14000, 14010, 304, {{"cond", true}}},  // after
+                         {"a.test", "/p/1", 20000, 20010, 200, {{"cond", true}}}});
+  json m = ManifestJson({Host("a.test", {"a.test/p/1"})});
+  EXPECT_EQ(Audit(log, m).totals.duplicate, 1);  // without the window only line 4
+  AuditReport r = Audit(log, m, WithRefresh(10000));
+  // Line 2 re-asks within 10 s of line 1; line 4 within 10 s of the 304 at line 3 (a 304 is
+  // a final answer: the page was settled again then).
+  EXPECT_EQ(r.totals.within_window, 2);
+  ASSERT_EQ(r.examples.size(), 2u);
+  EXPECT_EQ(r.examples[0].request.line, 2);
+  EXPECT_EQ(r.examples[1].request.line, 4);
+  EXPECT_EQ(r.examples[1].previous->line, 3);
+  EXPECT_EQ(r.totals.duplicate, 0);
+}
+
+TEST(AuditRefreshTest, RobotsTxtIsExempt) {
+  std::string log = Log({{"a.test", "/robots.txt", 0, 10, 200, {{"kind", "robots"}}},
+                         {"a.test", "/robots.txt", 2000, 2010, 200, {{"kind", "robots"}}},
+                         {"a.test", "/robots.txt", 4000, 4010, 200, {{"kind", nullptr}}},
+                         {"a.test", "/p/1", 6000, 6010},
+                         {"a.test", "/p/1", 8000, 8010}});
+  json m = ManifestJson({Host("a.test", {"a.test/robots.txt", "a.test/p/1"})});
+  EXPECT_EQ(Audit(log, m).totals.duplicate, 3);
+  AuditReport r = Audit(log, m, WithRefresh(10000));
+  EXPECT_EQ(r.totals.within_window, 1);  // only /p/1
+  EXPECT_EQ(r.examples[0].request.line, 5);
+  EXPECT_EQ(r.totals.duplicate, 0);
+}
+
+TEST(AuditRefreshTest, RestartExcusesAWithinWindowRefetch) {
+  std::string log = Log({{"a.test", "/p/1", 0, 10},
+                         {"a.test", "/p/1", 2000, 2010},    // killed at 500 ms: excused
+                         {"a.test", "/p/1", 4000, 4010}});  // no restart since line 2
+  json m = ManifestJson({Host("a.test", {"a.test/p/1"})});
+  AuditOptions o = WithRefresh(10000);
+  o.restarts_us = {At(500)};
+  AuditReport r = Audit(log, m, o);
+  EXPECT_EQ(r.totals.refetched_after_restart, 1);
+  EXPECT_EQ(r.totals.within_window, 1);
+  ASSERT_EQ(r.refetches.size(), 1u);
+  EXPECT_EQ(r.refetches[0].request.line, 2);
+  EXPECT_EQ(r.examples[0].request.line, 3);
+  // The restart window bounds the excuse as for duplicates.
+  o.restart_window = std::chrono::milliseconds(100);
+  EXPECT_EQ(Audit(log, m, o).totals.within_window, 2);
+}
+
+TEST(AuditRefreshTest, RejectsANegativeWindow) {
+  std::istringstream in("");
+  EXPECT_FALSE(RunAudit(in, ManifestJson({}), WithRefresh(-1)).ok());
+}
+
+TEST(AuditRefreshTest, WithoutTheWindowTheTextHasNoWindowLines) {
+  AuditReport r = Audit(Log(CleanCrawl()), CleanManifest());
+  EXPECT_EQ(FormatText(r).find("within_window"), std::string::npos);
+  EXPECT_EQ(FormatText(r).find("Refresh window"), std::string::npos);
+  EXPECT_EQ(ToJson(r)["violations"]["within_window"], 0);
+  EXPECT_EQ(ToJson(r)["refresh_window_us"], 0);
+}
+
+TEST(AuditRefreshTest, CountsConditionalRequests304sAndFetchesPerPage) {
+  std::string log = Log({{"a.test", "/robots.txt", 0, 10, 200, {{"kind", "robots"}}},
+                         {"a.test", "/p/1", 1010, 1020},
+                         {"a.test", "/p/2", 2020, 2030},
+                         {"b.test", "/p/1", 2000, 2010},
+                         {"a.test", "/p/1", 14000, 14010, 304, {{"cond", true}}},
+                         {"a.test", "/p/2", 15010, 15020, 200, {{"cond", true}}},
+                         {"a.test", "/p/1", 28000, 28010, 304, {{"cond", true}}},
+                         {"a.test", "/stray", 29010, 29020}});
+  json m =
+      ManifestJson({Host("a.test", {"a.test/robots.txt", "a.test/p/1", "a.test/p/2", "a.test/p/3"}),
+                    Host("b.test", {"b.test/robots.txt", "b.test/p/1"})});
+  AuditReport r = Audit(log, m, WithRefresh(10000));
+  EXPECT_TRUE(r.totals.Total() == 0) << FormatText(r);
+  EXPECT_EQ(r.conditional, 3);
+  EXPECT_EQ(r.not_modified, 2);
+  const HostReport& a = HostOf(r, "a.test");
+  EXPECT_EQ(a.conditional, 3);
+  EXPECT_EQ(a.not_modified, 2);
+  // a.test pages (robots.txt excluded): /p/1 3 times, /p/2 twice, /p/3 never.
+  EXPECT_EQ(a.fetches.pages, 3);
+  EXPECT_EQ(a.fetches.min, 0);
+  EXPECT_EQ(a.fetches.median, 2);
+  EXPECT_EQ(a.fetches.max, 3);
+  const HostReport& b = HostOf(r, "b.test");
+  EXPECT_EQ(b.conditional, 0);
+  EXPECT_EQ(b.fetches.pages, 1);  // b.test/robots.txt is left out even though never fetched
+  EXPECT_EQ(b.fetches.min, 1);
+  // In total: counts {3, 2, 0, 1} -> min 0, lower median 1, max 3.
+  EXPECT_EQ(r.fetches.pages, 4);
+  EXPECT_EQ(r.fetches.min, 0);
+  EXPECT_EQ(r.fetches.median, 1);
+  EXPECT_EQ(r.fetches.max, 3);
+  std::string text = FormatText(r);
+  EXPECT_NE(text.find("Revisits: 3 conditional request(s), 2 answered 304; fetches per "
+                      "must_fetch page (robots.txt excluded): min 0, median 1, max 3 over 4 "
+                      "page(s)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("Refresh window: 10000.000 ms"), std::string::npos) << text;
+  json j = ToJson(r);
+  EXPECT_EQ(j["conditional"], 3);
+  EXPECT_EQ(j["not_modified"], 2);
+  EXPECT_EQ(j["fetches_per_page"], json({{"pages", 4}, {"min", 0}, {"median", 1}, {"max", 3}}));
+  EXPECT_EQ(j["hosts"][0]["host"], "a.test");
+  EXPECT_EQ(j["hosts"][0]["conditional"], 3);
+  EXPECT_EQ(j["hosts"][0]["not_modified"], 2);
+  EXPECT_EQ(j["hosts"][0]["fetches_per_page"]["median"], 2);
+}
+
+TEST(AuditRefreshTest, ValidatorFieldsOfTheLogAreAccepted) {
+  std::string log = Log({{"a.test", "/p/1", 0, 10},
+                         {"a.test",
+                          "/p/1",
+                          12000,
+                          12010,
+                          304,
+                          {{"cond", true},
+                           {"inm", "\"0123456789abcdef\""},
+                           {"ims", "Sun, 01 Nov 2026 00:00:00 GMT"}}}});
+  AuditReport r = Audit(log, ManifestJson({Host("a.test", {"a.test/p/1"})}), WithRefresh(10000));
+  EXPECT_EQ(r.malformed_count, 0);
+  EXPECT_TRUE(r.Passed()) << FormatText(r);
+}
+
 }  // namespace
 }  // namespace harvest::audit

@@ -19,6 +19,8 @@ const char* ViolationKindName(ViolationKind kind) {
       return "must_not_fetch";
     case ViolationKind::kDuplicate:
       return "duplicate";
+    case ViolationKind::kWithinWindow:
+      return "within_window";
   }
   return "unknown";
 }
@@ -92,6 +94,9 @@ std::string DescribeViolation(const Violation& v) {
     case ViolationKind::kDuplicate:
       return out + ", already answered to " + Describe(*v.previous) + " at " +
              Seconds(v.previous->start_us);
+    case ViolationKind::kWithinWindow:
+      return out + ", " + Millis(v.gap_us) + " after " + Describe(*v.previous) +
+             " started; refresh window " + Millis(v.required_us);
   }
   return out;
 }
@@ -109,7 +114,7 @@ std::string Percent(double f) {
   return buf;
 }
 
-void AppendCounts(const ViolationCounts& c, std::string* out) {
+void AppendCounts(const ViolationCounts& c, bool refresh, std::string* out) {
   char buf[512];
   std::snprintf(buf, sizeof buf,
                 "  concurrency     %" PRId64
@@ -125,6 +130,27 @@ void AppendCounts(const ViolationCounts& c, std::string* out) {
                 c.concurrency, c.delay, c.delay_default, c.delay_crawl_delay, c.delay_retry_after,
                 c.robots, c.must_not_fetch, c.duplicate);
   *out += buf;
+  // Only in refresh mode, so that a report without it reads as before the option existed.
+  if (refresh) {
+    std::snprintf(buf, sizeof buf, "  within_window   %" PRId64 "\n", c.within_window);
+    *out += buf;
+  }
+}
+
+// Revalidation and refetch counts: what a continuous crawl is judged on.
+void AppendRevisits(const AuditReport& report, std::string* out) {
+  const FetchStats& f = report.fetches;
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "Revisits: %" PRId64 " conditional request(s), %" PRId64
+                " answered 304; fetches per must_fetch page (robots.txt excluded): min %" PRId64
+                ", median %" PRId64 ", max %" PRId64 " over %" PRId64 " page(s)\n",
+                report.conditional, report.not_modified, f.min, f.median, f.max, f.pages);
+  *out += buf;
+  if (report.refresh_window_us > 0) {
+    *out += "Refresh window: " + Millis(report.refresh_window_us) +
+            " (re-requests within it are within_window violations; after it, recrawls)\n";
+  }
 }
 
 bool HasProblem(const HostReport& h) {
@@ -132,6 +158,7 @@ bool HasProblem(const HostReport& h) {
 }
 
 void AppendWorstHosts(const AuditReport& report, size_t max_hosts, std::string* out) {
+  const bool refresh = report.refresh_window_us > 0;
   std::vector<const HostReport*> bad;
   for (const auto& h : report.hosts) {
     if (HasProblem(h)) bad.push_back(&h);
@@ -145,17 +172,19 @@ void AppendWorstHosts(const AuditReport& report, size_t max_hosts, std::string* 
   *out += "\nWorst hosts (" + std::to_string(std::min(bad.size(), max_hosts)) + " of " +
           std::to_string(bad.size()) + " with problems):\n";
   char buf[512];
-  std::snprintf(buf, sizeof buf, "  %-28s %9s %6s %6s %6s %6s %6s  %s\n", "host", "requests",
-                "conc", "delay", "robots", "mnf", "dup", "coverage");
+  std::snprintf(buf, sizeof buf, "  %-28s %9s %6s %6s %6s %6s %6s%s  %s\n", "host", "requests",
+                "conc", "delay", "robots", "mnf", "dup", refresh ? "    win" : "", "coverage");
   *out += buf;
   for (size_t i = 0; i < bad.size() && i < max_hosts; ++i) {
     const HostReport& h = *bad[i];
     const ViolationCounts& c = h.violations;
+    char win[32] = "";
+    if (refresh) std::snprintf(win, sizeof win, " %6" PRId64, c.within_window);
     std::snprintf(buf, sizeof buf,
                   "  %-28s %9" PRId64 " %6" PRId64 " %6" PRId64 " %6" PRId64 " %6" PRId64
-                  " %6" PRId64 "  %s (%" PRId64 "/%" PRId64 ")\n",
+                  " %6" PRId64 "%s  %s (%" PRId64 "/%" PRId64 ")\n",
                   h.host.c_str(), h.requests, c.concurrency, c.delay, c.robots, c.must_not_fetch,
-                  c.duplicate, Percent(h.Coverage()).c_str(), h.covered, h.must_fetch);
+                  c.duplicate, win, Percent(h.Coverage()).c_str(), h.covered, h.must_fetch);
     *out += buf;
   }
 }
@@ -172,6 +201,8 @@ int64_t CountOf(const ViolationCounts& c, ViolationKind kind) {
       return c.must_not_fetch;
     case ViolationKind::kDuplicate:
       return c.duplicate;
+    case ViolationKind::kWithinWindow:
+      return c.within_window;
   }
   return 0;
 }
@@ -195,7 +226,7 @@ void AppendRefetches(const AuditReport& report, std::string* out) {
 void AppendExamples(const AuditReport& report, std::string* out) {
   for (ViolationKind kind :
        {ViolationKind::kConcurrency, ViolationKind::kDelay, ViolationKind::kRobots,
-        ViolationKind::kMustNotFetch, ViolationKind::kDuplicate}) {
+        ViolationKind::kMustNotFetch, ViolationKind::kDuplicate, ViolationKind::kWithinWindow}) {
     size_t shown = 0;
     std::string lines;
     for (const auto& v : report.examples) {
@@ -219,6 +250,7 @@ nlohmann::json CountsJson(const ViolationCounts& c) {
           {"robots", c.robots},
           {"must_not_fetch", c.must_not_fetch},
           {"duplicate", c.duplicate},
+          {"within_window", c.within_window},
           {"refetched_after_restart", c.refetched_after_restart},
           {"total", c.Total()}};
 }
@@ -231,13 +263,17 @@ nlohmann::json RefJson(const RequestRef& r) {
 nlohmann::json ViolationJson(const Violation& v) {
   nlohmann::json j = {{"kind", ViolationKindName(v.kind)}, {"request", RefJson(v.request)}};
   if (v.previous) j["previous"] = RefJson(*v.previous);
-  if (v.kind == ViolationKind::kConcurrency || v.kind == ViolationKind::kDelay)
+  if (v.kind == ViolationKind::kConcurrency || v.kind == ViolationKind::kDelay ||
+      v.kind == ViolationKind::kWithinWindow)
     j["gap_us"] = v.gap_us;
-  if (v.kind == ViolationKind::kDelay) {
+  if (v.kind == ViolationKind::kDelay || v.kind == ViolationKind::kWithinWindow)
     j["required_us"] = v.required_us;
-    j["delay_source"] = DelaySourceName(v.delay_source);
-  }
+  if (v.kind == ViolationKind::kDelay) j["delay_source"] = DelaySourceName(v.delay_source);
   return j;
+}
+
+nlohmann::json FetchesJson(const FetchStats& f) {
+  return {{"pages", f.pages}, {"min", f.min}, {"median", f.median}, {"max", f.max}};
 }
 
 }  // namespace
@@ -253,8 +289,9 @@ std::string FormatText(const AuditReport& report, size_t max_hosts) {
          " of " + std::to_string(report.must_fetch) + " must_fetch; minimum " +
          Percent(report.min_coverage) + ")\n";
   out += "Violations: " + std::to_string(report.totals.Total()) + "\n";
-  AppendCounts(report.totals, &out);
+  AppendCounts(report.totals, report.refresh_window_us > 0, &out);
   AppendRestarts(report, &out);
+  AppendRevisits(report, &out);
   AppendWorstHosts(report, max_hosts, &out);
   if (report.malformed_count > 0) {
     out += "\nMalformed lines (first " + std::to_string(report.malformed.size()) + " of " +
@@ -300,7 +337,10 @@ nlohmann::json ToJson(const AuditReport& report) {
                      {"must_fetch", h.must_fetch},
                      {"covered", h.covered},
                      {"coverage", h.Coverage()},
-                     {"missing", h.missing}});
+                     {"missing", h.missing},
+                     {"conditional", h.conditional},
+                     {"not_modified", h.not_modified},
+                     {"fetches_per_page", FetchesJson(h.fetches)}});
     if (!h.in_manifest) unknown.push_back(h.host);
   }
   return {{"passed", report.Passed()},
@@ -322,6 +362,10 @@ nlohmann::json ToJson(const AuditReport& report) {
             {"window_us", report.restart_window_us},
             {"refetched", report.totals.refetched_after_restart},
             {"refetches", refetches}}},
+          {"refresh_window_us", report.refresh_window_us},
+          {"conditional", report.conditional},
+          {"not_modified", report.not_modified},
+          {"fetches_per_page", FetchesJson(report.fetches)},
           {"hosts", hosts}};
 }
 

@@ -2,6 +2,9 @@
 // (src/audit/audit.h, docs/audit.md). Exit 0: passed; 1: violations, malformed log lines or
 // coverage below the minimum; 2: the audit could not run (usage error, a missing, unreadable
 // or invalid manifest, a missing or unreadable log, a missing or bad --restarts file).
+// --refresh-window audits a continuous crawl: re-requests are judged by the window instead
+// of being duplicates.
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "audit/audit.h"
+#include "base/duration.h"
 #include "cli/command.h"
 
 namespace harvest::cli {
@@ -19,6 +23,8 @@ namespace {
 constexpr int64_t kMaxDelayMs = 3'600'000;  // as harvest crawl --delay-ms
 constexpr int64_t kMaxWindowMs = 86'400'000;
 constexpr int64_t kMaxListed = 1'000'000;
+// As long as a recrawl cycle can sensibly be (ParseDuration allows up to 100 years).
+constexpr std::chrono::milliseconds kMaxRefreshWindow = std::chrono::hours(24 * 366);
 
 struct AuditCmdOptions {
   std::string log;
@@ -32,6 +38,7 @@ struct AuditCmdOptions {
   bool check_prefixes = false;
   std::string restarts;  // file of restart times; "" = none
   int64_t restart_window_ms = 10000;
+  std::chrono::milliseconds refresh_window{0};  // 0 = off
 };
 
 // An ifstream opens a directory without complaint; reading it then fails.
@@ -78,6 +85,7 @@ int Run(const AuditCmdOptions& o) {
   options.max_missing = o.max_examples;
   options.max_malformed = o.max_examples;
   options.restart_window = std::chrono::milliseconds(o.restart_window_ms);
+  options.refresh_window = o.refresh_window;
   if (!o.restarts.empty()) {
     if (int rc = ReadRestarts(o.restarts, &options.restarts_us); rc != kExitOk) return rc;
   }
@@ -138,6 +146,15 @@ CommandRegistration reg(
                       "A re-fetch is excused only if the earlier answer ended at most this long "
                       "before the restart (default 10000)")
           ->check(IntRange(0, kMaxWindowMs));
+      sub->add_option_function<std::string>(
+             "--refresh-window",
+             [o](const std::string& text) { o->refresh_window = *ParseDuration(text); },
+             "Continuous crawl: a page may be requested again only this long (DURATION, e.g. "
+             "30s) after the start of its latest final answer, 304s included; earlier is a "
+             "within_window violation, later a recrawl (never a duplicate). robots.txt is "
+             "exempt (default 0s: off, re-requests are duplicates)")
+          ->type_name("DURATION")
+          ->check(DurationRange(std::chrono::milliseconds(0), kMaxRefreshWindow));
       return [o]() -> int { return Run(*o); };
     });
 

@@ -29,6 +29,9 @@ constexpr int64_t kMaxDelayMs = 3'600'000;       // politeness.delay_ms
 constexpr int64_t kMaxDepth = 100'000;           // scope.max_depth
 constexpr int64_t kMaxPages = int64_t{1} << 50;  // crawl.max_pages
 constexpr int64_t kMaxWorkers = 256;             // crawl.workers
+// The recrawl durations (recrawl.* keys): 1 s to ten years.
+constexpr std::chrono::milliseconds kMinDuration{1000};
+constexpr std::chrono::milliseconds kMaxDuration{int64_t{10} * 365 * 86'400'000};
 
 // A flag not given (nullopt) leaves the config file's value or the default.
 struct CrawlFlags {
@@ -98,9 +101,6 @@ int RunCrawl(const CrawlFlags& f) {
   if (f.refresh_window) options.freshness.refresh_window = *ParseDuration(*f.refresh_window);
   if (f.max_interval) options.freshness.max_interval = *ParseDuration(*f.max_interval);
   if (f.stop_after) options.freshness.stop_after = *ParseDuration(*f.stop_after);
-  if (options.freshness.refresh_window.count() < 1000) {
-    return UsageError("crawl", "--refresh-window: must be at least 1s");
-  }
   if (f.no_progress) options.progress = false;
   if (f.fresh) options.fresh = true;
 
@@ -173,13 +173,13 @@ CommandRegistration reg(
       app->add_option("--refresh-window", f->refresh_window,
                       "No URL is fetched twice within this duration, e.g. 30s, 12h, 30d "
                       "(default 1d)")
-          ->check(DurationCheck());
+          ->check(DurationRange(kMinDuration, kMaxDuration));
       app->add_option("--max-interval", f->max_interval,
                       "Longest recrawl interval of an unchanging page (default 30d)")
-          ->check(DurationCheck());
+          ->check(DurationRange(kMinDuration, kMaxDuration));
       app->add_option("--stop-after", f->stop_after,
                       "Stop after this duration (exit 0, state saved, resumable), e.g. 70s")
-          ->check(DurationCheck());
+          ->check(DurationRange(kMinDuration, kMaxDuration));
       app->add_flag("--no-progress", f->no_progress, "No live progress line");
       app->add_option("--summary-json", f->summary_json, "Also write the summary as JSON here");
       app->footer(

@@ -1,12 +1,14 @@
 // `harvest testweb`: serve the deterministic synthetic web (src/testweb, docs/testweb.md).
 #include <signal.h>
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <limits>
 #include <memory>
 #include <string>
 
+#include "base/duration.h"
 #include "cli/command.h"
 #include "testweb/testweb.h"
 
@@ -19,6 +21,8 @@ constexpr int64_t kMaxPages = 1'000'000;  // the manifest lists every page of ev
 constexpr int64_t kMaxLinks = 10'000;     // per page
 constexpr int64_t kMaxThreads = 256;
 constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
+// A schedule slower than a year is a typo rather than a test.
+constexpr std::chrono::milliseconds kMaxChangeEvery = std::chrono::hours(24 * 366);
 
 struct TestWebCliOptions {
   testweb::TestWebOptions web;
@@ -105,6 +109,21 @@ CommandRegistration reg(
           ->check(IntRange(1, kMaxThreads));
       app->add_option("--epoch", o->web.epoch, "initial version of the changing pages (default 0)")
           ->check(IntRange(0, kMaxInt64));
+      app->add_option_function<std::string>(
+             "--change-every",
+             [o](const std::string& text) { o->web.change_every = *ParseDuration(text); },
+             "advance the epoch every DURATION of wall-clock time, e.g. 10s (default 0s: only "
+             "POST /__testweb/epoch changes it)")
+          ->type_name("DURATION")
+          ->check(DurationRange(std::chrono::milliseconds(0), kMaxChangeEvery));
+      app->add_option("--change-percent", o->web.site.change_percent,
+                      "percentage of a host's pages /p/N that change with the epoch (default 10: "
+                      "N % 10 == 3)")
+          ->check(IntRange(0, 100));
+      app->add_option("--near-dup-percent", o->web.site.near_dup_percent,
+                      "percentage of the hosts' non-changing pages /p/N served as near-copies of "
+                      "another page, listed in the manifest's near_duplicates (default 0)")
+          ->check(IntRange(0, 50));
       return [o]() -> int { return Run(*o); };
     });
 

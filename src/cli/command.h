@@ -10,6 +10,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -48,7 +49,8 @@ int UsageError(const std::string& command, const std::string& message);
 // got VALUE"; CLI11 prefixes the option's name and main() makes it a usage error (exit 2).
 CLI::Validator IntRange(int64_t min, int64_t max);
 CLI::Validator RealRange(double min, double max);
-// A duration such as 30s, 12h, 30d (base/duration.h).
-CLI::Validator DurationCheck();
+// Durations (harvest::ParseDuration: "10s", "500ms", "1h30m"; docs of src/base/duration.h)
+// within [min, max]; the message names the accepted form and the range (FormatDuration).
+CLI::Validator DurationRange(std::chrono::milliseconds min, std::chrono::milliseconds max);
 
 }  // namespace harvest::cli

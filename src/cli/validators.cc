@@ -58,13 +58,16 @@ CLI::Validator RealRange(double min, double max) {
       "NUMBER in [" + FormatReal(min) + " - " + FormatReal(max) + "]", "RealRange");
 }
 
-CLI::Validator DurationCheck() {
+CLI::Validator DurationRange(std::chrono::milliseconds min, std::chrono::milliseconds max) {
+  const std::string range = Between(FormatDuration(min), FormatDuration(max));
   return CLI::Validator(
-      [](std::string& in) -> std::string {
+      [=](std::string& in) -> std::string {
         Result<std::chrono::milliseconds> d = ParseDuration(in);
-        return d.ok() ? "" : d.status().message();
+        if (!d.ok()) return "must be a duration " + range + ": " + d.status().message();
+        if (*d < min || *d > max) return "must be " + range + ", got " + in;
+        return "";
       },
-      "DURATION", "Duration");
+      "DURATION in [" + FormatDuration(min) + " - " + FormatDuration(max) + "]", "DurationRange");
 }
 
 }  // namespace harvest::cli

@@ -95,6 +95,8 @@ std::string Site::ManifestJson() const {
   }
   nlohmann::ordered_json doc;
   doc["seed"] = options_.seed;
+  doc["change_percent"] = options_.change_percent;
+  doc["near_dup_percent"] = options_.near_dup_percent;
   doc["hosts"] = nlohmann::ordered_json::array();
   for (size_t i = 0; i < hosts_.size(); ++i) {
     const HostInfo& h = hosts_[i];
@@ -105,6 +107,13 @@ std::string Site::ManifestJson() const {
     j["robots"] = RobotsKindName(h.robots);
     j["must_fetch"] = std::vector<std::string>(must[i].begin(), must[i].end());
     j["must_not_fetch_prefixes"] = NotFetchPrefixes(h);
+    // Only pages a compliant crawler fetches: a check "every changing page was seen
+    // changed" must not ask for a page robots.txt forbids (robots-5xx.test/p/3).
+    std::vector<std::string> changing;
+    for (std::string& id : ChangingPages(static_cast<int>(i))) {
+      if (must[i].count(id)) changing.push_back(std::move(id));
+    }
+    j["changing"] = std::move(changing);
     doc["hosts"].push_back(std::move(j));
   }
   doc["edge"] = nlohmann::ordered_json::array();
@@ -115,6 +124,7 @@ std::string Site::ManifestJson() const {
                            {"expect", e.expect},
                            {"must_fetch", e.must_fetch}});
   }
+  doc["near_duplicates"] = NearDuplicateGroups();
   return doc.dump(1) + "\n";
 }
 

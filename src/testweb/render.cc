@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -62,32 +63,60 @@ std::string Head(const std::string& title, const std::string& extra_meta) {
          "<body>\n";
 }
 
-std::string Footer(const std::string& host) {
-  return "<footer><p>&copy; 2026 " + host +
-         " &middot; a synthetic page served by harvest testweb</p></footer>\n</body>\n</html>\n";
+// `mirrored`: the one-word edit of a labelled near-copy. It is the last word of the visible
+// text, so it touches a single 3-word shingle (docs/testweb.md "Near-duplicates").
+std::string Footer(const std::string& host, bool mirrored = false) {
+  return "<footer><p>&copy; 2026 " + host + " &middot; a synthetic page served by harvest testweb" +
+         (mirrored ? ", mirrored" : "") + "</p></footer>\n</body>\n</html>\n";
 }
 
-// Lays out links through paragraphs until `out` reaches `target_bytes`.
-void AppendArticle(Rng& rng, const std::vector<Link>& links, size_t first, size_t target_bytes,
-                   std::string* out) {
+// Anchor text in the place of a link slot the page does not have (a near-copy with fewer
+// links than its original): the same words, no link.
+std::string Unlinked(Rng& rng) {
+  return "<span>" + Capitalized(kWords[rng.Below(kWordCount)]) + " " +
+         kWords[rng.Below(kWordCount)] + "</span>";
+}
+
+// Lays out `slots` link places through paragraphs until `out` reaches `target_bytes` (then
+// an aside with the places left); returns the number of paragraphs. Slot i holds links[i]
+// when the page has it, else only its anchor text; links beyond `slots` are appended
+// without text. Originals pass slots == links.size(); a near-copy passes its original's
+// link count and paragraph count (`paragraphs`, instead of a size: its hrefs differ in
+// length), so that its visible text is the original's whatever its own links — the random
+// draws never depend on the links.
+size_t AppendArticle(Rng& rng, const std::vector<Link>& links, size_t first, size_t slots,
+                     size_t target_bytes, std::optional<size_t> paragraphs, std::string* out) {
   size_t li = first;
-  while (out->size() < target_bytes) {
+  size_t written = 0;
+  auto place = [&](size_t i) { return i < links.size() ? Anchor(links[i], rng) : Unlinked(rng); };
+  while (paragraphs ? written < *paragraphs : out->size() < target_bytes) {
+    ++written;
     out->append("<p>");
     AppendWords(rng, 40 + rng.Below(60), out);
-    for (int k = 0; k < 2 && li < links.size(); ++k, ++li) {
+    for (int k = 0; k < 2 && li < slots; ++k, ++li) {
       out->push_back(' ');
-      out->append(Anchor(links[li], rng));
+      out->append(place(li));
       out->push_back(' ');
       AppendWords(rng, 5 + rng.Below(20), out);
     }
     out->append("</p>\n");
     if (rng.Below(6) == 0) out->append("<h2>" + Title(rng) + "</h2>\n");
   }
-  if (li < links.size()) {
+  if (li < slots) {
     out->append("<aside><h2>Related</h2>\n<ul>\n");
-    for (; li < links.size(); ++li) out->append("<li>" + Anchor(links[li], rng) + "</li>\n");
+    for (; li < slots; ++li) out->append("<li>" + place(li) + "</li>\n");
     out->append("</ul></aside>\n");
   }
+  if (li < links.size()) {
+    out->append("<p class=\"more\">");
+    for (; li < links.size(); ++li) {
+      std::string a = "<a href=\"" + HtmlEscape(links[li].href) + "\"";
+      if (links[li].nofollow) a += " rel=\"nofollow\"";
+      out->append(a + " aria-label=\"more\"></a>");
+    }
+    out->append("</p>\n");
+  }
+  return written;
 }
 
 }  // namespace
@@ -138,11 +167,31 @@ std::string Words(Rng& rng, size_t count) {
   return out;
 }
 
-Rendered RenderTreePage(const Site& site, int host, int index, int64_t epoch) {
+namespace {
+
+std::string TreePathOf(int index) { return index == 0 ? "/" : "/p/" + std::to_string(index); }
+
+// What the visible text of a tree page is made of: its own (an original) or, for a labelled
+// near-copy, its original's generator, link count and paragraph count.
+struct TextSource {
+  int host = 0;
+  int index = 0;
+  bool mirrored = false;  // a near-copy: append the one-word edit
+  size_t slots = 0;       // near-copies: the original's link count
+  size_t paragraphs = 0;  // near-copies: the original's article paragraphs
+};
+
+// Renders tree page (host, index); `text` says whose text. Sets *layout_out (when given) to
+// the link and paragraph counts used: what a near-copy of this page must reuse.
+Rendered RenderTree(const Site& site, int host, int index, int64_t epoch, const TextSource& text,
+                    TextSource* layout_out) {
   const HostInfo& h = site.hosts()[host];
+  const HostInfo& th = site.hosts()[text.host];
   const uint64_t key = Mix(site.options().seed, host, static_cast<uint64_t>(index) * 131 + 11);
-  Rng rng(key);
-  const std::string path = index == 0 ? "/" : "/p/" + std::to_string(index);
+  const uint64_t text_key =
+      Mix(site.options().seed, text.host, static_cast<uint64_t>(text.index) * 131 + 11);
+  Rng rng(text_key);
+  const std::string path = TreePathOf(index);
   std::vector<Link> links = site.LinksOf(host, path);
   Rendered r;
   std::string title = Title(rng);
@@ -161,14 +210,19 @@ Rendered RenderTreePage(const Site& site, int host, int index, int64_t epoch) {
   else if (key % 10 == 6)
     r.headers.push_back({"X-Robots-Tag", "noindex"});
   meta += "<link rel=\"canonical\" href=\"http://" + h.name + path + "\">\n";
-  std::string body = Head(title + " - " + h.name, meta);
+  std::string body = Head(title + " - " + th.name, meta);
   body +=
-      "<header><nav>" + Anchor(links[0], rng) + " | <span>" + h.name + "</span></nav></header>\n";
+      "<header><nav>" + Anchor(links[0], rng) + " | <span>" + th.name + "</span></nav></header>\n";
   body += "<main>\n<article>\n<h1>" + HtmlEscape(title) + "</h1>\n";
-  if (index % 10 == 3) {
+  // A changing page draws its edition paragraph and its whole article from a generator of
+  // the epoch, so that successive editions are far apart in SimHash (not near-duplicates,
+  // docs/testweb.md); title, links and size stay those of the page.
+  std::optional<Rng> edition;
+  if (site.PageChanges(host, index)) {
     r.changes_with_epoch = true;
+    edition.emplace(Mix(key, static_cast<uint64_t>(epoch), 0xed17));
     body += "<p class=\"version\">Edition " + std::to_string(epoch) + ": " +
-            Words(rng, 10 + static_cast<size_t>(Mix(key, epoch) % 30)) + "</p>\n";
+            Words(*edition, 10 + static_cast<size_t>(Mix(key, epoch) % 30)) + "</p>\n";
   }
   if (key % 4 == 0) {
     // Links a correct extractor must not see: commented out and inside a script.
@@ -178,12 +232,35 @@ Rendered RenderTreePage(const Site& site, int host, int index, int64_t epoch) {
             std::to_string(index) + ".html\">x</a>';</script>\n";
   }
   const size_t target = 5500 + rng.Below(23000);
-  std::string footer = Footer(h.name);
+  std::string footer = Footer(th.name, text.mirrored);
   body.reserve(target + 4096);
-  AppendArticle(rng, links, 1, target - footer.size() - 30, &body);
+  const size_t slots = text.mirrored ? text.slots : links.size();
+  const size_t paragraphs =
+      AppendArticle(edition ? *edition : rng, links, 1, slots, target - footer.size() - 30,
+                    text.mirrored ? std::optional<size_t>(text.paragraphs) : std::nullopt, &body);
+  if (layout_out) {
+    layout_out->slots = slots;
+    layout_out->paragraphs = paragraphs;
+  }
   body += "</article>\n</main>\n" + footer;
   r.body = std::move(body);
   return r;
+}
+
+}  // namespace
+
+Rendered RenderTreePage(const Site& site, int host, int index, int64_t epoch) {
+  TextSource text{.host = host, .index = index};
+  if (std::optional<TreePage> source = site.NearCopySource(host, index)) {
+    // Render the original first for its link and paragraph counts (originals are never
+    // copies, so this happens once per copy). Copies are a small share of the pages.
+    const TextSource original{.host = source->host, .index = source->index};
+    RenderTree(site, source->host, source->index, epoch, original, &text);
+    text.host = source->host;
+    text.index = source->index;
+    text.mirrored = true;
+  }
+  return RenderTree(site, host, index, epoch, text, nullptr);
 }
 
 Rendered RenderFamilyPage(const Site& site, int host, const PageRef& page) {

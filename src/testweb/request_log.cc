@@ -24,6 +24,8 @@ std::string FormatLogLine(const LogEntry& e) {
   j["disallowed"] = e.disallowed;
   if (e.retry_after_s >= 0) j["retry_after_s"] = e.retry_after_s;
   if (e.cond) j["cond"] = true;
+  if (!e.inm.empty()) j["inm"] = e.inm;
+  if (!e.ims.empty()) j["ims"] = e.ims;
   // Replace invalid UTF-8 (a hostile client's path) instead of throwing.
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }

@@ -30,6 +30,9 @@ struct LogEntry {
   bool disallowed = false;
   int retry_after_s = -1;  // omitted when < 0
   bool cond = false;       // omitted when false
+  // The validators as received (If-None-Match, If-Modified-Since); each omitted when empty.
+  std::string inm;
+  std::string ims;
 };
 
 // One JSON object, without the trailing newline.

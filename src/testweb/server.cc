@@ -12,8 +12,10 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <map>
 #include <string>
@@ -189,8 +191,13 @@ class Server final : public TestWeb, public EpochControl {
   explicit Server(const TestWebOptions& options)
       : options_(options),
         site_(options.site),
-        epoch_(options.epoch),
-        clock_(options.clock ? options.clock : SystemClock::Default()) {}
+        clock_(options.clock ? options.clock : SystemClock::Default()),
+        start_us_(clock_->WallMicros()),
+        change_every_us_(options.change_every.count() > 0
+                             ? std::min<int64_t>(options.change_every.count(), INT64_MAX / 1000) *
+                                   1000
+                             : 0),
+        base_epoch_(options.epoch) {}
   ~Server() override {
     Stop();
     if (listen_fd_ >= 0) close(listen_fd_);
@@ -200,8 +207,10 @@ class Server final : public TestWeb, public EpochControl {
   const Site& site() const override { return site_; }
   int port() const override { return port_; }
   std::string address() const override { return address_ + ":" + std::to_string(port_); }
-  int64_t epoch() const override { return epoch_.load(); }
-  void SetEpoch(int64_t epoch) override { epoch_.store(epoch); }
+  int64_t epoch() const override { return base_epoch_.load() + Ticks(); }
+  // Not atomic with a tick happening at the same instant; a test that sets the epoch while
+  // the schedule runs sees at most one tick of difference.
+  void SetEpoch(int64_t epoch) override { base_epoch_.store(epoch - Ticks()); }
   void Stop() override;
 
   const Clock* clock() const { return clock_; }
@@ -213,8 +222,19 @@ class Server final : public TestWeb, public EpochControl {
  private:
   TestWebOptions options_;
   Site site_;
-  std::atomic<int64_t> epoch_;
+  // Whole change_every periods since start (0 without a schedule, or when the wall clock
+  // went back before the start).
+  int64_t Ticks() const {
+    if (change_every_us_ == 0) return 0;
+    const int64_t elapsed = clock_->WallMicros() - start_us_;
+    return elapsed <= 0 ? 0 : elapsed / change_every_us_;
+  }
+
   const Clock* clock_;
+  const int64_t start_us_;
+  const int64_t change_every_us_;  // 0: no schedule
+  // epoch() - Ticks(): the initial epoch plus the net effect of SetEpoch().
+  std::atomic<int64_t> base_epoch_;
   std::atomic<uint64_t> next_conn_id_{0};
   int listen_fd_ = -1;
   int port_ = 0;
@@ -394,6 +414,8 @@ void Loop::TryParse(Conn& c) {
     c.entry.disallowed = r.disallowed;
     c.entry.retry_after_s = c.pending.retry_after_s;
     c.entry.cond = c.pending.conditional;
+    c.entry.inm = req.if_none_match;
+    c.entry.ims = req.if_modified_since;
     if (req.method == "HEAD") c.pending.head_only = true;
   }
   if (c.pending.delay_ms > 0) {

@@ -195,8 +195,14 @@ TEST_F(TestWebServer, PageConditionalGzipOnOneKeepAliveConnection) {
   EXPECT_EQ(log[0]["status"], 200);
   EXPECT_EQ(log[0]["bytes"], page.body.size());
   EXPECT_FALSE(log[0].contains("cond"));
+  EXPECT_FALSE(log[0].contains("inm"));
+  EXPECT_FALSE(log[0].contains("ims"));
   EXPECT_EQ(log[1]["status"], 304);
   EXPECT_EQ(log[1]["cond"], true);
+  EXPECT_EQ(log[1]["inm"], page.headers["etag"]);
+  EXPECT_FALSE(log[1].contains("ims"));
+  EXPECT_EQ(log[2]["ims"], page.headers["last-modified"]);
+  EXPECT_FALSE(log[2].contains("inm"));
   EXPECT_EQ(log[1]["bytes"], 0);
   EXPECT_EQ(log[3]["bytes"], gz.body.size());
   EXPECT_EQ(log[4]["bytes"], 0);  // HEAD
@@ -260,6 +266,49 @@ TEST_F(TestWebServer, SlowAndEndlessResponsesUseTimers) {
   ASSERT_EQ(log.size(), 3u);
   EXPECT_EQ(log[2]["path"], "/edge/endless");
   EXPECT_GT(log[2]["bytes"].get<int>(), 60);
+}
+
+TEST(TestWebStart, EpochAdvancesEveryChangeEveryOfTheClock) {
+  FakeClock clock;
+  TestWebOptions o;
+  o.site.hosts = 3;
+  o.epoch = 5;
+  o.change_every = std::chrono::seconds(10);
+  o.clock = &clock;
+  auto started = TestWeb::Start(o);
+  ASSERT_TRUE(started.ok()) << started.status().ToString();
+  std::unique_ptr<TestWeb> web = std::move(started.value());
+  EXPECT_EQ(web->epoch(), 5);
+  clock.Advance(std::chrono::milliseconds(9999));
+  EXPECT_EQ(web->epoch(), 5);
+  clock.Advance(std::chrono::milliseconds(1));
+  EXPECT_EQ(web->epoch(), 6);
+  clock.Advance(std::chrono::seconds(25));
+  EXPECT_EQ(web->epoch(), 8);
+  web->SetEpoch(20);  // the control POST: a manual bump, the schedule goes on from there
+  EXPECT_EQ(web->epoch(), 20);
+  clock.Advance(std::chrono::seconds(5));
+  EXPECT_EQ(web->epoch(), 21);
+
+  // The pages follow: /p/3 changes with the scheduled epoch.
+  Client c(web->port());
+  c.Send(Get("h0001.test", "/p/3"));
+  HttpResponse before = c.Read();
+  clock.Advance(std::chrono::seconds(10));
+  c.Send(Get("h0001.test", "/p/3", "If-None-Match: " + before.headers["etag"] + "\r\n"));
+  HttpResponse after = c.Read();
+  EXPECT_EQ(after.status, 200);
+  EXPECT_EQ(after.body, RenderTreePage(web->site(), 1, 3, 22).body);
+  EXPECT_NE(after.body, before.body);
+  web->Stop();
+
+  // Without a schedule the clock does not move the epoch.
+  o.change_every = std::chrono::milliseconds(0);
+  auto still = TestWeb::Start(o);
+  ASSERT_TRUE(still.ok());
+  clock.Advance(std::chrono::hours(1));
+  EXPECT_EQ((*still)->epoch(), 5);
+  (*still)->Stop();
 }
 
 TEST(TestWebStart, RejectsBadListenAddress) {

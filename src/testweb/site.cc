@@ -4,7 +4,10 @@
 #include <cctype>
 #include <cstdio>
 #include <cstring>
+#include <map>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "testweb/internal.h"
 
@@ -123,6 +126,9 @@ Site::Site(SiteOptions options) : options_(options) {
   options_.pages = std::max(options_.pages, 1);
   options_.links = std::max(options_.links, 0);
   options_.cross_host_share = std::clamp(options_.cross_host_share, 0.0, 1.0);
+  options_.change_percent = std::clamp(options_.change_percent, 0, 100);
+  // At most half the candidates are copies, so that originals to copy from stay plentiful.
+  options_.near_dup_percent = std::clamp(options_.near_dup_percent, 0, 50);
   // Smallest fanout whose depth-5 tree holds every page (so each page is <= 5 hops deep).
   for (tree_fanout_ = 2;; ++tree_fanout_) {
     long total = 0, level = 1;
@@ -633,6 +639,94 @@ Route Site::Resolve(std::string_view host_header, std::string_view target) const
   }
   r.page = h.name + page.canonical + IdentityQuery(query);
   return r;
+}
+
+bool Site::PageChanges(int host, int index) const {
+  if (host < 0 || index <= 0) return false;
+  // The special robots hosts keep the default share whatever the option: their pages exist
+  // to test robots.txt handling, not recrawling.
+  const int percent = hosts_[host].normal ? options_.change_percent : 10;
+  const int rank = ((index % 10 + 7) % 10) * 10 + (index / 10) % 10;
+  return rank < percent;
+}
+
+namespace {
+
+// Salts of the near-copy choices (any constants distinct from the other Mix() uses).
+constexpr uint64_t kNearCopySalt = 0x6e656172;  // "near"
+constexpr uint64_t kNearSourceSalt = 0x73726365;
+// Tries at picking an original at random before scanning for one.
+constexpr int kNearSourceTries = 64;
+
+}  // namespace
+
+std::optional<TreePage> Site::NearCopySource(int host, int index) const {
+  if (options_.near_dup_percent == 0 || host < 0 || host >= options_.hosts || index <= 0) {
+    return std::nullopt;
+  }
+  // A copy candidate: a normal host's non-root tree page that does not change (a copy's text
+  // is fixed; the changing pages keep their own rule).
+  auto candidate = [&](int h, int i) {
+    return Mix(options_.seed, h, static_cast<uint64_t>(i) * 131 + kNearCopySalt) % 100 <
+           static_cast<uint64_t>(options_.near_dup_percent);
+  };
+  auto original = [&](int h, int i) { return i >= 1 && !PageChanges(h, i) && !candidate(h, i); };
+  if (index >= options_.pages || PageChanges(host, index) || !candidate(host, index)) {
+    return std::nullopt;
+  }
+  // Half the copies copy a page of their own host, half one of another host.
+  const int pages = options_.pages;
+  for (int t = 0; t < kNearSourceTries; ++t) {
+    const uint64_t r = Mix(Mix(options_.seed, host, index), kNearSourceSalt, t);
+    int h = host;
+    if (options_.hosts > 1 && (r & 1) != 0) {
+      h = static_cast<int>((r >> 1) % (options_.hosts - 1));
+      if (h >= host) ++h;
+    }
+    if (pages <= 1) break;
+    const int i = 1 + static_cast<int>((r >> 20) % static_cast<uint64_t>(pages - 1));
+    if (original(h, i)) return TreePage{h, i};
+  }
+  // Unlucky or tiny webs: the first original of this host, else none (then the page renders
+  // as itself and is in no group).
+  for (int i = 1; i < pages; ++i) {
+    if (original(host, i)) return TreePage{host, i};
+  }
+  return std::nullopt;
+}
+
+std::vector<std::vector<std::string>> Site::NearDuplicateGroups() const {
+  std::vector<std::vector<std::string>> groups;
+  if (options_.near_dup_percent == 0) return groups;
+  // Copies by their original, ordered by (host, index) of the original.
+  std::map<std::pair<int, int>, std::vector<std::string>> by_source;
+  for (int h = 0; h < options_.hosts; ++h) {
+    for (int i = 1; i < options_.pages; ++i) {
+      if (std::optional<TreePage> s = NearCopySource(h, i)) {
+        by_source[{s->host, s->index}].push_back(hosts_[h].name + TreePath(i));
+      }
+    }
+  }
+  for (auto& [source, copies] : by_source) {
+    std::vector<std::string> group{hosts_[source.first].name + TreePath(source.second)};
+    group.insert(group.end(), copies.begin(), copies.end());
+    groups.push_back(std::move(group));
+  }
+  return groups;
+}
+
+std::vector<std::string> Site::ChangingPages(int host) const {
+  std::vector<std::string> out;
+  if (host < 0 || host >= static_cast<int>(hosts_.size())) return out;
+  const HostInfo& h = hosts_[host];
+  if (h.name == kHostileHost) {
+    if (options_.hostile) out.push_back(h.name + "/edge/changing");
+    return out;
+  }
+  for (int i = 1; i < h.pages; ++i) {
+    if (PageChanges(host, i)) out.push_back(h.name + TreePath(i));
+  }
+  return out;
 }
 
 }  // namespace harvest::testweb

@@ -315,6 +315,74 @@ TEST(Site, ManifestIsTheBfsOfAllowedFollowableLinks) {
   EXPECT_TRUE(plain["edge"].empty());
 }
 
+TEST(Site, ChangingPagesDefaultToNMod10Is3) {
+  Site site(Small());
+  for (int h = 0; h < static_cast<int>(site.hosts().size()); ++h) {
+    for (int i = 0; i < site.hosts()[h].pages; ++i) {
+      EXPECT_EQ(site.PageChanges(h, i), i % 10 == 3) << site.hosts()[h].name << " " << i;
+    }
+  }
+}
+
+TEST(Site, ChangePercentIsAMonotoneShare) {
+  SiteOptions o = Small();
+  o.hosts = 3;
+  o.pages = 1001;
+  std::vector<std::set<int>> changing;
+  for (int percent : {0, 1, 10, 15, 37, 99, 100}) {
+    o.change_percent = percent;
+    Site site(o);
+    std::set<int> pages;
+    for (int i = 0; i < o.pages; ++i) {
+      if (site.PageChanges(1, i)) pages.insert(i);
+    }
+    // Exactly `percent` of every hundred consecutive pages; never the root.
+    EXPECT_EQ(pages.size(), static_cast<size_t>(percent * 10)) << percent;
+    EXPECT_FALSE(pages.count(0));
+    if (!changing.empty()) {
+      for (int i : changing.back()) EXPECT_TRUE(pages.count(i)) << percent << " lost " << i;
+    }
+    changing.push_back(pages);
+    // The special robots hosts keep the default rule.
+    const int special = site.FindHost("robots-404.test");
+    EXPECT_TRUE(site.PageChanges(special, 3));
+    EXPECT_FALSE(site.PageChanges(special, 4));
+  }
+}
+
+TEST(Site, ManifestListsTheChangingPagesACrawlerFetches) {
+  SiteOptions o = Small();
+  o.change_percent = 20;
+  Site site(o);
+  auto doc = nlohmann::json::parse(site.ManifestJson());
+  EXPECT_EQ(doc["change_percent"], 20);
+  EXPECT_EQ(doc["near_dup_percent"], 0);
+  EXPECT_TRUE(doc["near_duplicates"].empty());
+  for (const auto& h : doc["hosts"]) {
+    const std::string name = h["host"];
+    std::set<std::string> must(h["must_fetch"].begin(), h["must_fetch"].end());
+    std::set<std::string> listed(h["changing"].begin(), h["changing"].end());
+    for (const std::string& id : listed) EXPECT_TRUE(must.count(id)) << id;
+    if (name == "hostile.test") {
+      EXPECT_EQ(listed, std::set<std::string>{"hostile.test/edge/changing"});
+    } else if (name == "robots-5xx.test") {
+      EXPECT_TRUE(listed.empty());  // robots.txt answers 503: nothing may be fetched
+    } else if (name == "robots-404.test") {
+      EXPECT_EQ(listed, std::set<std::string>{"robots-404.test/p/3"});
+    } else if (name[0] == 'h') {
+      std::set<std::string> expected;
+      for (int i = 1; i < 50; ++i) {
+        if (i % 10 == 3 || i % 10 == 4) expected.insert(name + TreePath(i));
+      }
+      EXPECT_EQ(listed, expected) << name;
+    }
+  }
+  // Changing pages differ from one epoch to the next; the others do not.
+  EXPECT_NE(RenderTreePage(site, 1, 14, 0).body, RenderTreePage(site, 1, 14, 1).body);
+  EXPECT_EQ(RenderTreePage(site, 1, 15, 0).body, RenderTreePage(site, 1, 15, 1).body);
+  EXPECT_EQ(RenderTreePage(site, 1, 0, 0).body, RenderTreePage(site, 1, 0, 1).body);
+}
+
 TEST(Site, CalendarTrapIsEndless) {
   Site site(Small());
   int h = site.FindHost("hostile.test");
@@ -353,6 +421,13 @@ TEST(RequestLog, LineFormat) {
   EXPECT_EQ(j["retry_after_s"], 2);
   EXPECT_EQ(j["cond"], true);
   EXPECT_EQ(j["kind"], "edge");
+  EXPECT_FALSE(j.contains("inm"));
+  EXPECT_FALSE(j.contains("ims"));
+  e.inm = "\"abc\", W/\"def\"";
+  e.ims = "Sun, 01 Nov 2026 00:00:00 GMT";
+  j = nlohmann::json::parse(FormatLogLine(e));
+  EXPECT_EQ(j["inm"], "\"abc\", W/\"def\"");
+  EXPECT_EQ(j["ims"], "Sun, 01 Nov 2026 00:00:00 GMT");
 }
 
 TEST(Render, GzipBombInflatesBeyond1GB) {

@@ -21,8 +21,10 @@
 // event-loop threads; its public methods may be called from any thread.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,6 +51,20 @@ struct SiteOptions {
   // Percentage of normal hosts whose robots.txt asks for a Crawl-delay (0.5 or 1 s).
   // Default: 1. Benchmarks set 0 so a few slow hosts do not make the tail of the crawl.
   int crawl_delay_percent = 1;
+  // Percentage (0-100) of a normal host's tree pages /p/N that change with the epoch
+  // (Site::PageChanges; the root "/" never changes). Default 10: exactly the pages with
+  // N % 10 == 3. The rule is monotone: a page that changes at P also changes at every P' > P.
+  int change_percent = 10;
+  // Percentage (0-50) of the normal hosts' non-changing tree pages /p/N that render as
+  // labelled near-copies of another page (Site::NearCopySource). Default 0: none.
+  int near_dup_percent = 0;
+};
+
+// A tree page: "/" (index 0) or "/p/<index>" of host `host` (index into Site::hosts()).
+struct TreePage {
+  int host = 0;
+  int index = 0;
+  bool operator==(const TreePage&) const = default;
 };
 
 enum class RobotsKind { kNormal, k5xx, k404, kRedirect, kBig };
@@ -115,6 +131,21 @@ class Site {
   std::string RobotsTxt(int host) const;
   // Documented hostile behaviours (empty without hostile hosts).
   std::vector<EdgeInfo> Edges() const;
+  // True iff tree page `index` of `host` changes with the epoch: index >= 1 and
+  // ((index % 10 + 7) % 10) * 10 + (index / 10) % 10 < change_percent on normal hosts (10 on
+  // the special robots hosts). The rank orders the last digit 3, 4, ..., 9, 0, 1, 2, then the
+  // tens digit, so the default 10 is exactly "index % 10 == 3".
+  bool PageChanges(int host, int index) const;
+  // The page whose visible text tree page (host, index) copies with a small edit, when it is
+  // a labelled near-copy (docs/testweb.md "Near-duplicates"); nullopt otherwise. Sources are
+  // never copies themselves, and neither copies nor sources change with the epoch.
+  std::optional<TreePage> NearCopySource(int host, int index) const;
+  // The labelled near-duplicate groups: page identities ("h0001.test/p/7"), the original
+  // first, then its copies in host and page order; groups in the original's order.
+  std::vector<std::vector<std::string>> NearDuplicateGroups() const;
+  // Identities of the pages of `host` that change with the epoch, in page order (tree pages
+  // per PageChanges; on hostile.test, /edge/changing).
+  std::vector<std::string> ChangingPages(int host) const;
   // "http://h0000.test/" ... one per normal host.
   std::vector<std::string> SeedUrls() const;
   // The manifest JSON document (see docs/testweb.md), computed by BFS over the link graph.
@@ -138,6 +169,10 @@ struct TestWebOptions {
   std::string log_path;
   // Initial content version of the changing pages; see SetEpoch(). Default 0.
   int64_t epoch = 0;
+  // The epoch also advances by one every `change_every` of wall-clock time (the `clock`)
+  // since Start(): epoch() = epoch + floor((now - start) / change_every) + the net effect of
+  // SetEpoch(). Default 0: only SetEpoch() (POST /__testweb/epoch) changes it.
+  std::chrono::milliseconds change_every{0};
   // Wall clock for the log's start_us/end_us; nullptr = SystemClock::Default().
   const Clock* clock = nullptr;
 };
@@ -151,7 +186,9 @@ class TestWeb {
   virtual int port() const = 0;
   // "127.0.0.1:PORT" as bound.
   virtual std::string address() const = 0;
+  // The current epoch (TestWebOptions::epoch, change_every and SetEpoch()).
   virtual int64_t epoch() const = 0;
+  // Makes epoch() return `epoch` now; with change_every it keeps advancing from there.
   virtual void SetEpoch(int64_t epoch) = 0;
   // Stops the loops, closes connections (logging unfinished responses) and flushes the log.
   // Idempotent.

@@ -55,6 +55,15 @@ tw_args=(--seeds-only --seeds "$tmp/tw-seeds.txt")
 expect 2 "--hosts: must be between 1 and [0-9]+, got 0" -- "$bin" testweb "${tw_args[@]}" --hosts 0
 expect 2 "--links: must be between 0 and [0-9]+, got -3" -- "$bin" testweb "${tw_args[@]}" --links -3
 expect 2 "--cross-host-share: must be between 0 and 1, got 1.5" -- "$bin" testweb "${tw_args[@]}" --cross-host-share 1.5
+expect 2 "--change-every: must be a duration .*a number needs a unit" -- \
+  "$bin" testweb "${tw_args[@]}" --change-every 10
+expect 2 "--change-percent: must be between 0 and 100, got 101" -- \
+  "$bin" testweb "${tw_args[@]}" --change-percent 101
+expect 2 "--near-dup-percent: must be between 0 and 50, got 51" -- \
+  "$bin" testweb "${tw_args[@]}" --near-dup-percent 51
+expect 0 "" -- "$bin" testweb "${tw_args[@]}" --change-every 10s --change-percent 30 --near-dup-percent 5
+expect 2 "--refresh-window: must be between 0s and 366d, got 400d" -- \
+  "$bin" audit --log "$tmp/none.jsonl" --manifest "$tmp/none.json" --refresh-window 400d
 expect 2 "--max-examples: must be between 0 and [0-9]+, got -1" -- \
   "$bin" audit --log "$tmp/none.jsonl" --manifest "$tmp/none.json" --max-examples -1
 expect 2 "--delay-ms: must be between 0 and [0-9]+, got -1" -- \
