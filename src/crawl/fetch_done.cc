@@ -161,6 +161,7 @@ void Crawler::Impl::DispatchCapture(const frontier::UrlItem& item, fetch::FetchR
   task.previous = std::move(previous);
   task.not_modified = not_modified;
   task.policy = PolicyFor(opts_.freshness, item.host);
+  task.completed_us = WallNow();
   if (robots) {
     task.item.url = r.url;  // robots.txt (or a redirect hop of it), stored like a page
     task.item.via = item.url;

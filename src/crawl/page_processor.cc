@@ -92,6 +92,7 @@ void PageProcessor::Process(PageTask& task, PageLinks* links, StoreTask* store) 
   store::Capture& c = store->capture;
   c.target_uri = r.effective_url.empty() ? task.item.url : r.effective_url;
   c.fetch_time_us = r.start_wall_us;
+  store->fetch_end_us = std::max(task.completed_us, r.start_wall_us + r.total_time.count());
   c.ip = r.ip;
   c.request_header = std::move(r.request_head);
   c.response_header = std::move(r.response_head);

@@ -33,6 +33,7 @@ struct PageTask {
   std::optional<state::SeenRecord> previous;
   SchedulePolicy policy;
   bool not_modified = false;
+  int64_t completed_us = 0;  // wall clock when the I/O thread got the response
 };
 
 // A link found in a page, resolved and canonicalized.
@@ -73,6 +74,10 @@ struct StoreTask {
   frontier::UrlItem item;
   std::string etag;
   std::string last_modified;
+  // When the response had arrived (wall µs): the recrawl is due one interval after it, so
+  // the server sees the next request at least the interval after this one, whatever the
+  // latency of either.
+  int64_t fetch_end_us = 0;
   // From the PageTask: the seen record before this fetch, the policy, a 304.
   std::optional<state::SeenRecord> previous;
   SchedulePolicy policy;

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 namespace harvest::crawl {
 
 WarcSink::WarcSink(std::unique_ptr<store::WarcWriter> writer, OutcomeLog* outcomes,
@@ -176,7 +178,7 @@ state::SeenRecord WarcSink::DoneRecord(StoreTask& task, Change change) {
     r.payload_digest = c.payload_digest;
     r.simhash = task.has_simhash ? task.simhash : 0;
   }
-  ScheduleNext(task.policy, prev, change, c.fetch_time_us, &r);
+  ScheduleNext(task.policy, prev, change, std::max(task.fetch_end_us, c.fetch_time_us), &r);
   if (prev != nullptr && change == Change::kChanged) ++changed_;
   if (prev != nullptr && change == Change::kUnchanged) ++unchanged_;
   return r;
