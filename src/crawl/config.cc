@@ -106,19 +106,22 @@ Setter Dur(const std::string& key, int64_t unit_ms, int64_t min_ms, int64_t max_
       if (!d.ok()) return Status::InvalidArgument("'" + key + "': " + d.status().message());
       ms = d->count();
     } else if (n.is_integer() && unit_ms > 0) {
+      // In the key's own unit, as the key's name says (delay_ms = 1500).
       const int64_t v = *n.value<int64_t>();
-      if (v < 0 || v > max_ms / unit_ms)
-        ms = -1;
-      else
-        ms = v * unit_ms;
+      const int64_t lo = (min_ms + unit_ms - 1) / unit_ms, hi = max_ms / unit_ms;
+      if (v < lo || v > hi) {
+        return Status::InvalidArgument("'" + key + "' must be between " + std::to_string(lo) +
+                                       " and " + std::to_string(hi) + ", got " + std::to_string(v));
+      }
+      ms = v * unit_ms;
     } else {
       return TypeError(key, unit_ms > 0 ? "a duration such as \"30s\" or an integer"
                                         : "a duration such as \"30s\", \"12h\" or \"30d\"");
     }
     if (ms < min_ms || ms > max_ms) {
-      return Status::InvalidArgument("'" + key + "' must be between " +
-                                     FormatDuration(milliseconds(min_ms)) + " and " +
-                                     FormatDuration(milliseconds(max_ms)));
+      return Status::InvalidArgument(
+          "'" + key + "' must be between " + FormatDuration(milliseconds(min_ms)) + " and " +
+          FormatDuration(milliseconds(max_ms)) + ", got " + *n.value<std::string>());
     }
     store(o, milliseconds(ms));
     return Status::Ok();

@@ -146,3 +146,90 @@ TEST(LoadConfigStringTest, TopLevelKeyIsAnError) {
 
 }  // namespace
 }  // namespace harvest::crawl
+
+namespace harvest::crawl {
+namespace {
+
+TEST(LoadConfigStringTest, DurationsAreAcceptedEverywhere) {
+  CrawlOptions o;
+  Status s = LoadConfigString(R"(
+[politeness]
+delay_ms = "1s500ms"
+[crawl]
+robots_ttl_s = "12h"
+robots_patience = "10m"
+[retry]
+backoff_s = ["30s", 120, "5m"]
+[recrawl]
+continuous = true
+refresh_window = "30s"
+max_interval = "30d"
+stop_after = "70s"
+grow = 3.0
+shrink = 0.25
+share = 0.3
+conditional_get = false
+near_duplicate_is_unchanged = true
+[[recrawl.class]]
+hosts = ["news.test", "*.daily.test"]
+refresh_window = "1h"
+max_interval = "1d"
+[[recrawl.class]]
+hosts = ["slow.test"]
+refresh_window = "7d"
+[dedup]
+near_max_distance = 2
+near_duplicates = "metadata"
+near_index_max = 1000
+)",
+                              "d.toml", &o);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  using std::chrono::milliseconds;
+  EXPECT_EQ(o.frontier.default_delay, milliseconds(1500));
+  EXPECT_EQ(o.robots_ttl, std::chrono::hours(12));
+  EXPECT_EQ(o.robots_patience, std::chrono::minutes(10));
+  EXPECT_EQ(o.frontier.backoff,
+            (std::vector<std::chrono::seconds>{std::chrono::seconds(30), std::chrono::seconds(120),
+                                               std::chrono::seconds(300)}));
+  EXPECT_TRUE(o.freshness.recrawl);
+  EXPECT_EQ(o.freshness.refresh_window, milliseconds(30'000));
+  EXPECT_EQ(o.freshness.max_interval, std::chrono::hours(24 * 30));
+  EXPECT_EQ(o.freshness.stop_after, milliseconds(70'000));
+  EXPECT_EQ(o.freshness.grow, 3.0);
+  EXPECT_EQ(o.freshness.shrink, 0.25);
+  EXPECT_EQ(o.freshness.recrawl_share, 0.3);
+  EXPECT_FALSE(o.freshness.conditional_get);
+  EXPECT_TRUE(o.freshness.near_duplicate_is_unchanged);
+  ASSERT_EQ(o.freshness.classes.size(), 2u);
+  EXPECT_EQ(o.freshness.classes[0].hosts, (std::vector<std::string>{"news.test", "*.daily.test"}));
+  EXPECT_EQ(o.freshness.classes[0].refresh_window, std::chrono::hours(1));
+  EXPECT_EQ(o.freshness.classes[0].max_interval, std::chrono::hours(24));
+  EXPECT_EQ(o.freshness.classes[1].refresh_window, std::chrono::hours(24 * 7));
+  EXPECT_EQ(o.freshness.classes[1].max_interval, milliseconds(0));
+  EXPECT_EQ(o.near_dup.max_distance, 2);
+  EXPECT_TRUE(o.near_dup.metadata_only);
+  EXPECT_EQ(o.near_dup.index_max, 1000u);
+}
+
+TEST(LoadConfigStringTest, BadDurationsNameTheKeyAndTheForm) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"[recrawl]\nrefresh_window = \"30\"\n", "'recrawl.refresh_window': bad duration \"30\""},
+      {"[recrawl]\nrefresh_window = 30\n", "'recrawl.refresh_window' must be a duration"},
+      {"[recrawl]\nrefresh_window = \"500ms\"\n", "must be between 1s and"},
+      {"[politeness]\ndelay_ms = \"2h\"\n", "must be between 0s and 1h, got 2h"},
+      {"[recrawl]\nstop_after = \"1x\"\n", "unknown unit"},
+      {"[[recrawl.class]]\nrefresh_window = \"1h\"\n", "needs hosts"},
+      {"[[recrawl.class]]\nhosts = [\"a\"]\nwindow = \"1h\"\n",
+       "unknown key 'recrawl.class.window'"},
+      {"[dedup]\nnear_duplicates = \"drop\"\n", "must be \"store\" or \"metadata\""},
+  };
+  for (const auto& [toml, message] : cases) {
+    CrawlOptions o;
+    Status s = LoadConfigString(toml, "b.toml", &o);
+    ASSERT_FALSE(s.ok()) << toml;
+    EXPECT_NE(s.message().find(message), std::string::npos) << toml << " -> " << s.message();
+  }
+}
+
+}  // namespace
+}  // namespace harvest::crawl

@@ -4,6 +4,7 @@
 // minutes runs in milliseconds.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -653,9 +654,14 @@ std::string HeaderOf(const FakeRequestLog& r, std::string_view name) {
 // CDXJ lines of `url` as JSON (mime, status, ...).
 std::vector<nlohmann::json> CdxjOf(const std::filesystem::path& dir, const std::string& url) {
   std::vector<nlohmann::json> out;
+  // Oldest first: file names carry the time and a serial.
+  std::vector<std::filesystem::path> files;
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
-    if (e.path().extension() != ".cdxj") continue;
-    std::ifstream f(e.path());
+    if (e.path().extension() == ".cdxj") files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  for (const std::filesystem::path& file : files) {
+    std::ifstream f(file);
     std::string line;
     while (std::getline(f, line)) {
       nlohmann::json j = nlohmann::json::parse(line.substr(line.find('{')));
