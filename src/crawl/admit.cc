@@ -1,6 +1,8 @@
 // Admission of seeds and discovered links on the I/O thread (docs/architecture.md §2 [admit]).
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "crawl/crawler_impl.h"
 
 namespace harvest::crawl {
@@ -45,6 +47,9 @@ void Crawler::Impl::Admit(const FoundLink& link, const frontier::UrlItem* source
   c.fp = link.fp;
   c.depth = depth;
   frontier::AdmitVerdict v = admission_->Admit(c);
+  if (v == frontier::AdmitVerdict::kSeen && (link.lastmod_us > 0 || link.changefreq_s > 0)) {
+    ApplySitemapHint(link);
+  }
   if (v != frontier::AdmitVerdict::kAccept) {
     ++stats_.rejected;
     switch (v) {
@@ -71,6 +76,28 @@ void Crawler::Impl::Admit(const FoundLink& link, const frontier::UrlItem* source
   // A host first met in this run of a resumed crawl: restore its delay and next-allowed time.
   if (resumed_) EnsureHost(item.host);
   frontier_->Add(std::move(item));
+}
+
+// A sitemap lists a URL fetched before, with <lastmod> or <changefreq>: hints that may
+// bring its recrawl forward, never within its refresh window (docs/freshness.md). A
+// <lastmod> after the last fetch makes it due as soon as the window allows; a <changefreq>
+// makes it due that long after the last fetch (bounded by the window and max_interval).
+void Crawler::Impl::ApplySitemapHint(const FoundLink& link) {
+  std::optional<state::SeenRecord> seen = db_->GetSeen(link.fp);
+  if (!seen || seen->state != state::SeenRecord::State::kDone || seen->next_due_us <= 0) return;
+  const SchedulePolicy policy = PolicyFor(opts_.freshness, link.origin);
+  // The schedule counts from the response's arrival: next due minus the interval.
+  const int64_t base =
+      seen->interval_ms > 0 ? seen->next_due_us - seen->interval_ms * 1000 : seen->fetch_time_us;
+  const int64_t earliest = base + policy.window_ms * 1000;
+  int64_t due = seen->next_due_us;
+  if (link.changefreq_s > 0) {
+    const int64_t hinted = std::clamp(link.changefreq_s * 1000, policy.window_ms, policy.max_ms);
+    due = std::min(due, base + hinted * 1000);
+  }
+  if (link.lastmod_us > seen->fetch_time_us) due = std::min(due, std::max(earliest, WallNow()));
+  due = std::max(due, earliest);
+  if (due < seen->next_due_us && db_->Reschedule(link.fp, *seen, due)) ++stats_.sitemap_hints;
 }
 
 }  // namespace harvest::crawl

@@ -181,6 +181,7 @@ struct CrawlStats {
   uint64_t changed = 0;        // recrawls that found the content changed
   uint64_t unchanged = 0;      // recrawls that found it unchanged (304 included)
   uint64_t scheduled = 0;      // URLs scheduled for a recrawl at the end of the run
+  uint64_t sitemap_hints = 0;  // recrawls brought forward by a sitemap lastmod/changefreq
   int64_t next_due_in_s = -1;  // seconds until the next recrawl is due (-1: none)
   bool stopped_after = false;  // stopped by FreshnessOptions::stop_after (not a failure)
   uint64_t bytes_downloaded = 0;

@@ -191,17 +191,18 @@ void Crawler::Impl::CheckStopAfter() {
 
 // Due URLs enter the frontier in batches. While new URLs wait too, recrawls may take only
 // `recrawl_share` of the page fetches: released recrawls (started or queued) are held to
-// share / (1 - share) times the new fetches started, plus one batch of slack, so neither
+// share / (1 - share) times the new fetches started, plus a little slack, so neither
 // kind starves the other (docs/freshness.md).
 void Crawler::Impl::ReleaseDue() {
   constexpr uint64_t kBatch = 256;
+  constexpr double kSlack = 16;  // recrawls allowed before any new fetch started
   if (!DueNow() || recrawl_queued_ >= kBatch) return;
   uint64_t room = kBatch - recrawl_queued_;
   const size_t queued = frontier_->queued();
   const bool new_waiting = queued > recrawl_queued_;
   const double share = opts_.freshness.recrawl_share;
   if (new_waiting && share < 1.0) {
-    const double allowed = share / (1.0 - share) * static_cast<double>(new_started_) + kBatch;
+    const double allowed = share / (1.0 - share) * static_cast<double>(new_started_) + kSlack;
     const double used = static_cast<double>(recrawl_started_ + recrawl_queued_);
     if (used >= allowed) return;
     room = std::min<uint64_t>(room, static_cast<uint64_t>(allowed - used) + 1);
@@ -222,7 +223,9 @@ std::chrono::milliseconds Crawler::Impl::PollTimeout() const {
   // request wakes the fetcher).
   const bool idle = opts_.freshness.recrawl && frontier_->Idle() && fetcher_->in_flight() == 0 &&
                     dispatched_ == consumed_;
-  if (std::optional<int64_t> due = db_->NextDue()) {
+  // A recrawl coming due wakes us. One already due is waiting for the recrawl share of the
+  // budget (ReleaseDue), which only a fetch frees: no timer for it, or we would spin.
+  if (std::optional<int64_t> due = db_->NextDue(); due && *due > WallNow()) {
     Clock::TimePoint at = SteadyFromWall(*due);
     if (!wake || at < *wake) wake = at;
   }

@@ -67,6 +67,7 @@ class Crawler::Impl {
   // Admission (admit.cc).
   void AdmitSeeds(const std::vector<std::string>& seeds);
   void Admit(const FoundLink& link, const frontier::UrlItem* source);
+  void ApplySitemapHint(const FoundLink& link);
 
   // Leases and fetches (crawler.cc, fetch_done.cc).
   void FillLeases();

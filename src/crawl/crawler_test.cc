@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -841,6 +842,74 @@ TEST_F(FreshnessTest, NearDuplicateOfTheLastVersionCountsAsUnchangedWhenConfigur
   EXPECT_LE(RequestsOf("http://a.test/").size(), 6u);
   EXPECT_GE(s.unchanged, 3u);
   EXPECT_EQ(s.changed, 0u);
+}
+
+TEST_F(FreshnessTest, ASitemapLastmodBringsARecrawlForward) {
+  // /p never changes: fetched at 0, 304 at ~10 min (interval 20), 304 at ~30 (interval 40,
+  // next due ~70). The sitemap on maps.test (window 5 min) changes its <lastmod> for /p at
+  // 31 min; refetched at ~35 min it brings /p forward to ~40 min (its window from ~30).
+  const Clock::TimePoint t0 = clock_.Now();
+  fetcher_->Script(
+      "http://a.test/robots.txt",
+      FakeResponse::Text("User-agent: *\nAllow: /\nSitemap: http://maps.test/s.xml\n"));
+  fetcher_->Respond("http://a.test/p", Versioned("p", [] { return 0; }));
+  // <lastmod>: 31 min after the start, once that time has come (a W3C datetime).
+  const std::time_t changed_at =
+      static_cast<std::time_t>(clock_.WallMicros() / 1'000'000 + 31 * 60);
+  char lastmod[32];
+  std::tm tm{};
+  gmtime_r(&changed_at, &tm);
+  std::strftime(lastmod, sizeof lastmod, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  const std::string changed_lastmod = lastmod;
+  fetcher_->Respond(
+      "http://maps.test/s.xml", [this, t0, changed_lastmod](const fetch::FetchRequest&) {
+        const bool changed = clock_.Now() - t0 >= 31min;
+        FakeResponse r = FakeResponse::Text(
+            std::string("<?xml version=\"1.0\"?><urlset "
+                        "xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\"><url>"
+                        "<loc>http://a.test/p</loc><lastmod>") +
+            (changed ? changed_lastmod : std::string("2000-01-01")) + "</lastmod></url></urlset>");
+        r.headers = {{"Content-Type", "application/xml"}};
+        return r;
+      });
+  CrawlOptions o = Fresh(10min);
+  o.freshness.recrawl = true;
+  o.freshness.stop_after = 60min;
+  o.freshness.classes.push_back({.hosts = {"maps.test"}, .refresh_window = 5min});
+  CrawlStats s = Crawl(o, {"http://a.test/p"});
+  std::vector<FakeRequestLog> p = RequestsOf("http://a.test/p");
+  ASSERT_EQ(p.size(), 4u);  // without the hint: 3 (the next would be at ~70 min)
+  EXPECT_GE(p[3].start - t0, 39min);
+  EXPECT_LE(p[3].start - t0, 43min);
+  EXPECT_GE(p[3].start - p[2].start, 10min);  // never within the window
+  EXPECT_GE(s.sitemap_hints, 1u);
+  ExpectPolite(1s);
+}
+
+TEST_F(FreshnessTest, RecrawlsAndNewUrlsShareTheBudget) {
+  // a.test keeps discovering new pages (each links two more); b.test's 30 pages are all
+  // due again after the window. With share 0.5 both kinds keep being fetched.
+  fetcher_->SetDefault(FakeResponse::Html("leaf"));
+  for (int i = 0; i < 400; ++i) {
+    fetcher_->Script("http://a.test/n" + std::to_string(i),
+                     FakeResponse::Html(Links(
+                         {"/n" + std::to_string(2 * i + 1), "/n" + std::to_string(2 * i + 2)})));
+  }
+  std::vector<std::string> b_pages;
+  for (int i = 0; i < 30; ++i) b_pages.push_back("http://b.test/" + std::to_string(i));
+  fetcher_->Script("http://b.test/", FakeResponse::Html(Links(b_pages)));
+  CrawlOptions o = Fresh(1min);
+  o.freshness.recrawl = true;
+  o.freshness.stop_after = 6min;
+  o.frontier.default_delay = 1s;
+  Crawl(o, {"http://a.test/n0", "http://b.test/"});
+  size_t b_recrawls = 0;
+  for (const std::string& u : b_pages) b_recrawls += RequestsOf(u).size() > 1;
+  size_t a_new = 0;
+  for (const FakeRequestLog& r : fetcher_->log()) a_new += r.host == "a.test";
+  EXPECT_GE(b_recrawls, 25u) << "recrawls starved";
+  EXPECT_GE(a_new, 250u) << "new URLs starved";
+  ExpectPolite(1s);
 }
 
 }  // namespace

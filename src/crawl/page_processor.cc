@@ -72,17 +72,18 @@ std::string_view HostOfOrigin(std::string_view origin) {
   return origin;
 }
 
-void PageProcessor::AddLink(std::string_view href, const url::Url& base, bool redirect,
+bool PageProcessor::AddLink(std::string_view href, const url::Url& base, bool redirect,
                             bool sitemap, PageLinks* links) const {
   ++links->links_seen;
   std::optional<url::Url> parsed = url::ParseCanonical(href, &base, options_.canon);
-  if (!parsed) return;
-  if (parsed->scheme() != "http" && parsed->scheme() != "https") return;
-  if (parsed->host().empty()) return;
+  if (!parsed) return false;
+  if (parsed->scheme() != "http" && parsed->scheme() != "https") return false;
+  if (parsed->host().empty()) return false;
   FoundLink link = MakeFoundLink(*parsed);
   link.redirect = redirect;
   link.sitemap = sitemap;
   links->links.push_back(std::move(link));
+  return true;
 }
 
 void PageProcessor::Process(PageTask& task, PageLinks* links, StoreTask* store) const {
@@ -153,8 +154,14 @@ void PageProcessor::ExtractLinks(const PageTask& task, const url::Url& page_url,
     ExtractFromHtml(task, page_url, decoded.body, links, store);
   } else if (task.sitemap_hint || LooksLikeSitemap(mime, page_url.path(), decoded.body)) {
     extract::SitemapResult sitemap = extract::ParseSitemap(decoded.body, /*maybe_gzip=*/true);
-    for (const std::string& u : sitemap.urls) {
-      AddLink(u, page_url, false, /*sitemap=*/sitemap.is_index, links);
+    for (size_t i = 0; i < sitemap.urls.size(); ++i) {
+      if (!AddLink(sitemap.urls[i], page_url, false, /*sitemap=*/sitemap.is_index, links)) {
+        continue;
+      }
+      if (i < sitemap.hints.size()) {
+        links->links.back().lastmod_us = sitemap.hints[i].lastmod_us;
+        links->links.back().changefreq_s = sitemap.hints[i].changefreq_s;
+      }
     }
   }
 }

@@ -47,6 +47,10 @@ struct FoundLink {
   uint64_t fp = 0;
   bool redirect = false;  // a Location target, not a link in a body
   bool sitemap = false;   // a sitemap named by a sitemap index
+  // A sitemap's <lastmod> (µs since the epoch) and <changefreq> (s) for this URL: recrawl
+  // hints (docs/freshness.md); 0 = none.
+  int64_t lastmod_us = 0;
+  int64_t changefreq_s = 0;
 };
 
 // A FoundLink for a parsed canonical URL (redirect and sitemap flags false).
@@ -94,7 +98,8 @@ class PageProcessor {
                     const std::string& content_type, PageLinks* links, StoreTask* store) const;
   void ExtractFromHtml(const PageTask& task, const url::Url& page_url, std::string_view body,
                        PageLinks* links, StoreTask* store) const;
-  void AddLink(std::string_view href, const url::Url& base, bool redirect, bool sitemap,
+  // False when the link was dropped (unparsable, not http(s)).
+  bool AddLink(std::string_view href, const url::Url& base, bool redirect, bool sitemap,
                PageLinks* links) const;
 
   const CrawlOptions& options_;

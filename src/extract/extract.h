@@ -34,6 +34,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -119,11 +121,24 @@ std::string ConvertToUtf8(std::string_view body, std::string_view charset);
 // name ("windows-1252", "utf-8"); "" for an unknown label.
 std::string CanonicalCharset(std::string_view label);
 
+// What a sitemap says about one of its URLs (sitemaps.org 0.9): hints for the recrawl
+// schedule (docs/freshness.md).
+struct SitemapHint {
+  int64_t lastmod_us = 0;    // <lastmod> (W3C datetime) as µs since the epoch; 0 = none
+  int64_t changefreq_s = 0;  // <changefreq>: always 60, hourly 3600, daily 86400, weekly,
+                             // monthly (30 d), yearly (365 d); 0 = none or "never"
+};
+
+// W3C datetime (sitemaps.org <lastmod>): "YYYY-MM-DD", or with "Thh:mm", ":ss", ".s" and a
+// zone ("Z" or "+hh:mm"); µs since the epoch, nullopt when it is not one.
+std::optional<int64_t> ParseW3cDatetime(std::string_view text);
+
 struct SitemapResult {
-  std::vector<std::string> urls;  // <loc> values (entities decoded, trimmed) or text lines
-  bool is_index = false;          // a <sitemapindex>: urls are sitemaps
-  bool truncated = false;         // more than 50,000 URLs, or more than 50 MiB uncompressed
-  std::string error;              // "" when the document was a sitemap
+  std::vector<std::string> urls;   // <loc> values (entities decoded, trimmed) or text lines
+  std::vector<SitemapHint> hints;  // one per url (all empty for a text sitemap or an index)
+  bool is_index = false;           // a <sitemapindex>: urls are sitemaps
+  bool truncated = false;          // more than 50,000 URLs, or more than 50 MiB uncompressed
+  std::string error;               // "" when the document was a sitemap
 };
 
 // Parses an XML sitemap, sitemap index or text sitemap. With maybe_gzip, a body starting

@@ -1,6 +1,8 @@
 // Sitemaps (sitemaps.org protocol 0.9): XML urlset / sitemapindex, text, gzip.
 #include <zlib.h>
 
+#include <cctype>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -122,6 +124,18 @@ Element SplitName(std::string_view qname) {
   return {std::string(qname.substr(0, colon)), std::string(qname.substr(colon + 1))};
 }
 
+int64_t ChangeFreqSeconds(std::string_view v) {
+  std::string f(v);
+  for (char& c : f) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (f == "always") return 60;
+  if (f == "hourly") return 3600;
+  if (f == "daily") return 86400;
+  if (f == "weekly") return 7 * 86400;
+  if (f == "monthly") return 30 * 86400;
+  if (f == "yearly") return 365 * 86400;
+  return 0;  // "never" or unknown: no hint
+}
+
 class XmlSitemapParser {
  public:
   XmlSitemapParser(std::string_view in, SitemapResult* result) : in_(in), r_(result) {}
@@ -133,6 +147,7 @@ class XmlSitemapParser {
       size_t lt = in_.find('<', i);
       if (lt == std::string_view::npos) lt = n;
       if (in_loc_) AppendXmlText(in_.substr(i, lt - i), &loc_);
+      if (in_hint_ != nullptr) AppendXmlText(in_.substr(i, lt - i), in_hint_);
       if (lt >= n) break;
       i = Markup(lt);
     }
@@ -155,6 +170,7 @@ class XmlSitemapParser {
       size_t end = in_.find("]]>", lt + 9);
       size_t text_end = end == std::string_view::npos ? n : end;
       if (in_loc_) loc_.append(in_.substr(lt + 9, text_end - lt - 9));
+      if (in_hint_ != nullptr) in_hint_->append(in_.substr(lt + 9, text_end - lt - 9));
       return end == std::string_view::npos ? n : end + 3;
     }
     if (in_.compare(lt, 2, "<?") == 0) {
@@ -209,6 +225,17 @@ class XmlSitemapParser {
       in_loc_ = true;
       loc_.clear();
     }
+    // <url>'s <lastmod> and <changefreq>: recrawl hints for its <loc>.
+    if (root_ == "urlset" && stack_.size() == 1 && e.local == "url") {
+      lastmod_.clear();
+      changefreq_.clear();
+      url_added_ = false;
+    }
+    if (root_ == "urlset" && stack_.size() == 2 && stack_[1].local == "url" &&
+        stack_[1].prefix == e.prefix) {
+      if (e.local == "lastmod") in_hint_ = &lastmod_;
+      if (e.local == "changefreq") in_hint_ = &changefreq_;
+    }
     stack_.push_back(std::move(e));
   }
 
@@ -216,7 +243,16 @@ class XmlSitemapParser {
     if (in_loc_ && e.local == "loc") {
       in_loc_ = false;
       std::string_view url = Trim(loc_);
-      if (!url.empty()) AddUrl(url);
+      if (!url.empty()) url_added_ = AddUrl(url);
+    }
+    if (in_hint_ != nullptr && (e.local == "lastmod" || e.local == "changefreq")) {
+      in_hint_ = nullptr;
+    }
+    if (root_ == "urlset" && e.local == "url" && stack_.size() == 2 && url_added_) {
+      SitemapHint& hint = r_->hints.back();
+      if (auto t = ParseW3cDatetime(Trim(lastmod_))) hint.lastmod_us = *t;
+      hint.changefreq_s = ChangeFreqSeconds(Trim(changefreq_));
+      url_added_ = false;
     }
     // Pop to the matching element (tolerates unclosed children).
     for (size_t k = stack_.size(); k > 0; --k) {
@@ -227,13 +263,15 @@ class XmlSitemapParser {
     }
   }
 
-  void AddUrl(std::string_view url) {
+  bool AddUrl(std::string_view url) {
     if (r_->urls.size() >= kMaxSitemapUrls) {
       r_->truncated = true;
       stop_ = true;
-      return;
+      return false;
     }
     r_->urls.emplace_back(url);
+    r_->hints.emplace_back();
+    return true;
   }
 
   std::string_view in_;
@@ -243,6 +281,9 @@ class XmlSitemapParser {
   bool in_loc_ = false;
   bool stop_ = false;
   std::string loc_;
+  std::string* in_hint_ = nullptr;  // &lastmod_ or &changefreq_ while inside one
+  std::string lastmod_, changefreq_;
+  bool url_added_ = false;  // the current <url>'s <loc> was added
 };
 
 void ParseTextSitemap(std::string_view body, SitemapResult* r) {
@@ -258,10 +299,79 @@ void ParseTextSitemap(std::string_view body, SitemapResult* r) {
       return;
     }
     r->urls.emplace_back(line);
+    r->hints.emplace_back();
   }
 }
 
 }  // namespace
+
+std::optional<int64_t> ParseW3cDatetime(std::string_view t) {
+  auto digits = [&t](size_t pos, size_t n, int* out) {
+    if (pos + n > t.size()) return false;
+    int v = 0;
+    for (size_t i = pos; i < pos + n; ++i) {
+      if (t[i] < '0' || t[i] > '9') return false;
+      v = v * 10 + (t[i] - '0');
+    }
+    *out = v;
+    return true;
+  };
+  int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
+  if (!digits(0, 4, &year) || t.size() < 10 || t[4] != '-' || !digits(5, 2, &month) ||
+      t[7] != '-' || !digits(8, 2, &day)) {
+    return std::nullopt;
+  }
+  if (month < 1 || month > 12 || day < 1 || day > 31) return std::nullopt;
+  size_t i = 10;
+  int64_t micros = 0;
+  int64_t offset_s = 0;
+  if (i < t.size()) {
+    if (t[i] != 'T' || !digits(i + 1, 2, &hour) || i + 3 >= t.size() || t[i + 3] != ':' ||
+        !digits(i + 4, 2, &minute)) {
+      return std::nullopt;
+    }
+    i += 6;
+    if (i < t.size() && t[i] == ':') {
+      if (!digits(i + 1, 2, &second)) return std::nullopt;
+      i += 3;
+      if (i < t.size() && t[i] == '.') {
+        size_t start = ++i;
+        int64_t scale = 100000;
+        while (i < t.size() && t[i] >= '0' && t[i] <= '9') {
+          if (scale > 0) micros += (t[i] - '0') * scale;
+          scale /= 10;
+          ++i;
+        }
+        if (i == start) return std::nullopt;
+      }
+    }
+    if (hour > 23 || minute > 59 || second > 60) return std::nullopt;
+    // A time needs a zone (W3C datetime).
+    if (i < t.size() && t[i] == 'Z') {
+      ++i;
+    } else if (i < t.size() && (t[i] == '+' || t[i] == '-')) {
+      int oh = 0, om = 0;
+      if (!digits(i + 1, 2, &oh) || i + 3 >= t.size() || t[i + 3] != ':' ||
+          !digits(i + 4, 2, &om) || oh > 23 || om > 59) {
+        return std::nullopt;
+      }
+      offset_s = (t[i] == '+' ? 1 : -1) * (oh * 3600 + om * 60);
+      i += 6;
+    } else {
+      return std::nullopt;
+    }
+    if (i != t.size()) return std::nullopt;
+  }
+  // Days since the epoch (Howard Hinnant's days_from_civil).
+  const int y = year - (month <= 2 ? 1 : 0);
+  const int era = (y >= 0 ? y : y - 399) / 400;
+  const int yoe = y - era * 400;
+  const int doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1;
+  const int doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  const int64_t days = static_cast<int64_t>(era) * 146097 + doe - 719468;
+  const int64_t secs = days * 86400 + hour * 3600 + minute * 60 + second - offset_s;
+  return secs * 1'000'000 + micros;
+}
 
 SitemapResult ParseSitemap(std::string_view body, bool maybe_gzip) {
   SitemapResult result;

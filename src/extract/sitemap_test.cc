@@ -122,3 +122,44 @@ TEST(ParseSitemap, NotASitemap) {
 
 }  // namespace
 }  // namespace harvest::extract
+
+namespace harvest::extract {
+namespace {
+
+TEST(ParseSitemap, SitemapsOrg_LastmodAndChangefreqAreHints) {
+  SitemapResult r = ParseSitemap(
+      "<?xml version=\"1.0\"?>\n"
+      "<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n"
+      "<url><loc>http://a.test/1</loc><lastmod>2005-01-01</lastmod>"
+      "<changefreq>Daily</changefreq></url>\n"
+      "<url><changefreq>hourly</changefreq><loc>http://a.test/2</loc>"
+      "<lastmod>2004-12-23T18:00:15+00:00</lastmod></url>\n"
+      "<url><loc>http://a.test/3</loc><lastmod>not a date</lastmod>"
+      "<changefreq>never</changefreq></url>\n"
+      "<url><loc>http://a.test/4</loc></url>\n"
+      "</urlset>\n");
+  ASSERT_EQ(r.urls.size(), 4u);
+  ASSERT_EQ(r.hints.size(), 4u);
+  EXPECT_EQ(r.hints[0].lastmod_us, int64_t{1104537600} * 1'000'000);
+  EXPECT_EQ(r.hints[0].changefreq_s, 86400);
+  EXPECT_EQ(r.hints[1].lastmod_us, int64_t{1103824815} * 1'000'000);
+  EXPECT_EQ(r.hints[1].changefreq_s, 3600);
+  EXPECT_EQ(r.hints[2].lastmod_us, 0);
+  EXPECT_EQ(r.hints[2].changefreq_s, 0);
+  EXPECT_EQ(r.hints[3].lastmod_us, 0);
+}
+
+TEST(ParseW3cDatetime, Forms) {
+  EXPECT_EQ(ParseW3cDatetime("1970-01-01"), 0);
+  EXPECT_EQ(ParseW3cDatetime("1970-01-01T00:01Z"), 60'000'000);
+  EXPECT_EQ(ParseW3cDatetime("1970-01-01T01:00:00+01:00"), 0);
+  EXPECT_EQ(ParseW3cDatetime("1970-01-01T00:00:00.25-00:30"), 1800'250'000);
+  EXPECT_EQ(ParseW3cDatetime("2000-02-29T12:00:00Z"), int64_t{951825600} * 1'000'000);
+  for (const char* bad : {"", "2005", "2005-13-01", "2005-01-01T10:00", "2005-01-01T25:00Z",
+                          "2005-01-01 10:00Z", "2005-01-01T10:00:00Zjunk", "2005-1-1"}) {
+    EXPECT_FALSE(ParseW3cDatetime(bad)) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace harvest::extract

@@ -67,6 +67,22 @@ size_t StateDb::Impl::TakeDue(int64_t now_us, size_t max,
   return taken;
 }
 
+bool StateDb::Impl::Reschedule(uint64_t fp, const SeenRecord& record, int64_t due_us) {
+  if (record.next_due_us <= 0 || due_us == record.next_due_us) return false;
+  const std::string old_key = ScheduleKey(record.next_due_us, fp);
+  std::string value;
+  (void)WaitWritten();
+  if (!GetValue(schedule_, old_key, &value).ok()) return false;
+  batch_.Delete(schedule_, old_key);
+  batch_.Put(schedule_, ScheduleKey(due_us, fp), value);
+  SeenRecord moved = record;
+  moved.next_due_us = due_us;
+  batch_.Put(seen_, SeenKey(fp), EncodeSeen(moved));
+  if (!next_due_ || due_us < *next_due_) next_due_ = due_us;
+  MaybeCommit();
+  return true;
+}
+
 Status StateDb::Impl::PutSimHash(uint64_t seq, const SimHashRecord& record) {
   std::string key;
   PutBigEndian(&key, seq, 8);
@@ -124,6 +140,9 @@ size_t StateDb::TakeDue(int64_t now_us, size_t max,
   return impl_->TakeDue(now_us, max, fn);
 }
 uint64_t StateDb::scheduled() const { return impl_->scheduled(); }
+bool StateDb::Reschedule(uint64_t fp, const SeenRecord& record, int64_t due_us) {
+  return impl_->Reschedule(fp, record, due_us);
+}
 Status StateDb::PutSimHash(uint64_t seq, const SimHashRecord& record) {
   return impl_->PutSimHash(seq, record);
 }

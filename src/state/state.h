@@ -175,7 +175,11 @@ class StateDb {
   // calls `fn` (which must put the item back in a queue before returning, so the entry's
   // deletion and the new queue entry share a batch). Returns how many were taken.
   size_t TakeDue(int64_t now_us, size_t max, const std::function<void(frontier::UrlItem)>& fn);
-  // URLs in the schedule (counted at open, then kept up to date).
+  // Moves a done URL's recrawl from record.next_due_us to `due_us` (its seen record,
+  // read by GetSeen, is rewritten with the new time). False when the URL has no schedule
+  // entry at that time (e.g. it is queued for its recrawl already).
+  bool Reschedule(uint64_t fp, const SeenRecord& record, int64_t due_us);
+  // URLs in the schedule (RocksDB's estimate at open, then kept up to date).
   uint64_t scheduled() const;
   // A leased item changed (a retry counted an attempt): its queue entry is rewritten.
   void UpdateQueued(const frontier::UrlItem& item);

@@ -117,6 +117,7 @@ class StateDb::Impl {
   std::optional<int64_t> NextDue() const { return next_due_; }
   size_t TakeDue(int64_t now_us, size_t max, const std::function<void(frontier::UrlItem)>& fn);
   uint64_t scheduled() const { return scheduled_; }
+  bool Reschedule(uint64_t fp, const SeenRecord& record, int64_t due_us);
   void LoadSchedule();  // at open: the earliest due time and the count
 
   // ---- Writer thread: near-duplicate index records (schedule.cc) ----
