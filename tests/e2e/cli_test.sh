@@ -55,6 +55,15 @@ tw_args=(--seeds-only --seeds "$tmp/tw-seeds.txt")
 expect 2 "--hosts: must be between 1 and [0-9]+, got 0" -- "$bin" testweb "${tw_args[@]}" --hosts 0
 expect 2 "--links: must be between 0 and [0-9]+, got -3" -- "$bin" testweb "${tw_args[@]}" --links -3
 expect 2 "--cross-host-share: must be between 0 and 1, got 1.5" -- "$bin" testweb "${tw_args[@]}" --cross-host-share 1.5
+expect 2 "--refresh-window: must be a duration .*a number needs a unit" -- \
+  "$bin" crawl --seeds "$tmp/good-seeds.txt" --out "$tmp/r9" --refresh-window 30
+expect 2 "--stop-after: must be between 1s and [0-9]+d, got 500ms" -- \
+  "$bin" crawl --seeds "$tmp/good-seeds.txt" --out "$tmp/r10" --stop-after 500ms
+expect 2 "--max-interval: must be a duration .*unknown unit" -- \
+  "$bin" crawl --seeds "$tmp/good-seeds.txt" --out "$tmp/r11" --max-interval 3months
+printf '[recrawl]\nrefresh_window = "1.5h"\n' > "$tmp/window.toml"
+expect 2 "window.toml:2: 'recrawl.refresh_window': bad duration" -- \
+  "$bin" crawl --seeds "$tmp/good-seeds.txt" --out "$tmp/r12" --config "$tmp/window.toml"
 expect 2 "--change-every: must be a duration .*a number needs a unit" -- \
   "$bin" testweb "${tw_args[@]}" --change-every 10
 expect 2 "--change-percent: must be between 0 and 100, got 101" -- \

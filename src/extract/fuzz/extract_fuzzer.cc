@@ -34,6 +34,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 1: {
       SitemapResult r = ParseSitemap(in, /*maybe_gzip=*/true);
       if (r.urls.size() > 50000) __builtin_trap();
+      if (r.hints.size() != r.urls.size()) __builtin_trap();  // one hint per URL
+      (void)ParseW3cDatetime(in.substr(0, 64));
       break;
     }
     case 2: {
