@@ -912,5 +912,41 @@ TEST_F(FreshnessTest, RecrawlsAndNewUrlsShareTheBudget) {
   ExpectPolite(1s);
 }
 
+TEST_F(FreshnessTest, NearDuplicatesAreTaggedOrKeptAsMetadataOnly) {
+  const std::string text = Words(9, 800);
+  fetcher_->Script("http://a.test/", FakeResponse::Html(Links({"/one", "/two", "/other"})));
+  fetcher_->Script("http://a.test/one", FakeResponse::Html("<p>" + text + " first</p>"));
+  fetcher_->Script("http://a.test/two", FakeResponse::Html("<p>" + text + " second</p>"));
+  fetcher_->Script("http://a.test/other", FakeResponse::Html("<p>" + Words(77, 800) + "</p>"));
+  CrawlOptions o = Options();
+  o.near_dup.metadata_only = true;
+  CrawlStats s = Crawl(o, {"http://a.test/"});
+  EXPECT_EQ(s.near_duplicates, 1u);
+  std::vector<nlohmann::json> one = CdxjOf(dir_ / "crawl", "http://a.test/one");
+  std::vector<nlohmann::json> two = CdxjOf(dir_ / "crawl", "http://a.test/two");
+  ASSERT_EQ(one.size(), 1u);
+  ASSERT_EQ(two.size(), 1u);
+  EXPECT_EQ(one[0]["mime"], "text/html");
+  EXPECT_FALSE(one[0].contains("near_dup_of"));
+  EXPECT_EQ(two[0]["mime"], "warc/metadata");  // no response stored
+  EXPECT_EQ(two[0]["near_dup_of"], "http://a.test/one");
+  EXPECT_FALSE(CdxjOf(dir_ / "crawl", "http://a.test/other")[0].contains("near_dup_of"));
+  const OutcomeLine* o2 = FirstOutcome("http://a.test/two");
+  ASSERT_NE(o2, nullptr);
+  EXPECT_EQ(o2->detail, "near-duplicate of http://a.test/one");
+}
+
+TEST_F(FreshnessTest, NearDuplicatesAreStoredAndTaggedByDefault) {
+  const std::string text = Words(9, 800);
+  fetcher_->Script("http://a.test/", FakeResponse::Html(Links({"/one", "/two"})));
+  fetcher_->Script("http://a.test/one", FakeResponse::Html("<p>" + text + " first</p>"));
+  fetcher_->Script("http://a.test/two", FakeResponse::Html("<p>" + text + " second</p>"));
+  Crawl(Options(), {"http://a.test/"});
+  std::vector<nlohmann::json> two = CdxjOf(dir_ / "crawl", "http://a.test/two");
+  ASSERT_EQ(two.size(), 1u);
+  EXPECT_EQ(two[0]["mime"], "text/html");
+  EXPECT_EQ(two[0]["near_dup_of"], "http://a.test/one");
+}
+
 }  // namespace
 }  // namespace harvest::crawl
