@@ -14,12 +14,13 @@
 #include <string>
 #include <vector>
 
-#include "crawl/crawl.h"
-#include "fetch/testing/fake_fetcher.h"
+#include "crawl/crawler_test_fixture.h"
 
 namespace harvest::crawl {
 namespace {
 
+using crawler_test_util::Links;
+using crawler_test_util::OutcomeLine;
 using fetch::FetchOutcome;
 using fetch::testing::FakeFetcher;
 using fetch::testing::FakeRequestLog;
@@ -28,66 +29,14 @@ using namespace std::chrono_literals;
 
 constexpr char kRobots[] = "http://a.test/robots.txt";
 
-struct OutcomeLine {
-  std::string url, outcome, detail;
-};
-
-std::string Links(const std::vector<std::string>& hrefs) {
-  std::string html = "<html><body>";
-  for (const std::string& h : hrefs) html += "<a href=\"" + h + "\">" + h + "</a> ";
-  return html + "</body></html>";
-}
-
-// Helpers as in crawler_test.cc (kept there file-local).
-class CrawlerRobotsTest : public ::testing::Test {
+// Helpers shared with crawler_test.cc: crawler_test_fixture.h.
+class CrawlerRobotsTest : public crawler_test_util::CrawlerTestBase {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("harvest_crawler_robots_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    fetcher_ = std::make_unique<FakeFetcher>(&clock_);
+    CrawlerTestBase::SetUp();
     start_ = clock_.Now();
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
-  CrawlOptions Options() {
-    CrawlOptions o;
-    o.out_dir = dir_ / "crawl";
-    o.fetcher = fetcher_.get();
-    o.workers = 2;
-    o.progress = false;
-    o.flush_interval = 5ms;
-    o.frontier.default_delay = 1s;
-    o.frontier.backoff = {30s, 120s, 300s};
-    o.frontier.max_attempts = 3;
-    o.seen.expected_urls = 100'000;
-    o.state.sync = false;
-    o.state.block_cache_bytes = 1u << 20;
-    o.state.write_buffer_bytes = 1u << 20;
-    o.state.queue_ram_items = 10'000;
-    o.state.ingest_every = 1000;
-    o.state.queue_epoch_bits = 4;
-    return o;
-  }
-
-  CrawlStats Crawl(const CrawlOptions& o, const std::vector<std::string>& seeds) {
-    Crawler crawler(o, &clock_);
-    Status s = crawler.Run(seeds);
-    EXPECT_TRUE(s.ok()) << s.ToString();
-    return crawler.stats();
-  }
-
-  std::vector<OutcomeLine> Outcomes() const {
-    std::vector<OutcomeLine> out;
-    std::ifstream f(dir_ / "crawl" / "outcomes.jsonl");
-    std::string line;
-    while (std::getline(f, line)) {
-      nlohmann::json j = nlohmann::json::parse(line);
-      out.push_back({j["url"], j["outcome"], j.value("detail", "")});
-    }
-    return out;
-  }
   // The last outcome recorded for `url` ("" when none).
   OutcomeLine OutcomeOf(const std::string& url) const {
     OutcomeLine found;
@@ -95,25 +44,6 @@ class CrawlerRobotsTest : public ::testing::Test {
       if (o.url == url) found = o;
     }
     return found;
-  }
-  std::vector<FakeRequestLog> RequestsOf(const std::string& url) const {
-    std::vector<FakeRequestLog> out;
-    for (const FakeRequestLog& r : fetcher_->log()) {
-      if (r.url == url) out.push_back(r);
-    }
-    return out;
-  }
-  // Each host: one request at a time, and at least `delay` from one's end to the next start.
-  void ExpectPolite(std::chrono::milliseconds delay) const {
-    EXPECT_EQ(fetcher_->MaxInFlightPerHost(), 1u);
-    std::map<std::string, Clock::TimePoint> last_end;
-    for (const FakeRequestLog& r : fetcher_->log()) {
-      auto it = last_end.find(r.host);
-      if (it != last_end.end()) {
-        EXPECT_GE(r.start - it->second, delay) << r.url << " started too soon";
-      }
-      last_end[r.host] = r.end;
-    }
   }
   // robots.txt attempts of an outage: at most 5 minutes apart (plus the host's delay and a
   // request's latency) during its first 30 minutes.
@@ -136,10 +66,7 @@ class CrawlerRobotsTest : public ::testing::Test {
   }
   Clock::Duration Since(Clock::TimePoint t) const { return t - start_; }
 
-  FakeClock clock_;
   Clock::TimePoint start_{};
-  std::unique_ptr<FakeFetcher> fetcher_;
-  std::filesystem::path dir_;
 };
 
 // (a) A host whose robots.txt answers 503 for 6 minutes is crawled in full once it answers.

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "frontier/admission.h"
+
 namespace harvest::crawl {
 namespace {
 
@@ -22,33 +24,12 @@ std::string_view BareHost(std::string_view host) {
   return host.substr(0, host.find(':'));
 }
 
-// '*' matches any run of characters (including none).
-bool Glob(std::string_view p, std::string_view s) {
-  size_t pi = 0, si = 0, star = std::string_view::npos, mark = 0;
-  while (si < s.size()) {
-    if (pi < p.size() && p[pi] == '*') {
-      star = pi++;
-      mark = si;
-    } else if (pi < p.size() && p[pi] == s[si]) {
-      ++pi;
-      ++si;
-    } else if (star != std::string_view::npos) {
-      pi = star + 1;
-      si = ++mark;
-    } else {
-      return false;
-    }
-  }
-  while (pi < p.size() && p[pi] == '*') ++pi;
-  return pi == p.size();
-}
-
 }  // namespace
 
 bool HostPatternMatches(std::string_view pattern, std::string_view host) {
   const std::string p = Lower(pattern);
   const std::string h = Lower(BareHost(host));
-  if (p.find('*') != std::string::npos) return Glob(p, h);
+  if (p.find('*') != std::string::npos) return frontier::MatchUrlPattern(p, h);  // a glob
   return h == p || (h.size() > p.size() && h.ends_with(p) && h[h.size() - p.size() - 1] == '.');
 }
 
