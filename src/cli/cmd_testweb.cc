@@ -16,7 +16,7 @@ namespace harvest::cli {
 namespace {
 
 // Ranges of the numeric options (checked when parsed: a usage error naming the value).
-constexpr int64_t kMaxHosts = 10'000;     // testweb::kMaxHosts
+constexpr int64_t kMaxHosts = 1'000'000;     // testweb::kMaxHosts
 constexpr int64_t kMaxPages = 1'000'000;  // the manifest lists every page of every host
 constexpr int64_t kMaxLinks = 10'000;     // per page
 constexpr int64_t kMaxThreads = 256;

@@ -14,7 +14,7 @@
 namespace harvest::testweb {
 
 // Hosts beyond this would need more than the 4 zero-padded digits of "hNNNN.test".
-inline constexpr int kMaxHosts = 10000;
+inline constexpr int kMaxHosts = 1000000;
 // Pages of each special robots host (robots-*.test): "/" and "/p/1".."/p/4".
 inline constexpr int kSpecialHostPages = 5;
 // Members of each side family (/private/N.html, /files/doc-N.pdf, ...). Small on purpose:
