@@ -179,13 +179,15 @@ int Site::FindHost(std::string_view header) const {
   if (colon != std::string_view::npos) header = header.substr(0, colon);
   if (!header.empty() && header.back() == '.') header.remove_suffix(1);  // FQDN form
   std::string name = Lower(header);
-  if (name.size() == 10 && name[0] == 'h' && EndsWith(name, ".test")) {
+  // hNNNN.test: at least four digits (h0042.test, h123456.test), as the names are made.
+  if (name.size() >= 10 && name.size() <= 14 && name[0] == 'h' && EndsWith(name, ".test")) {
     long index = 0;
-    for (int i = 1; i <= 4; ++i) {
+    for (size_t i = 1; i + 5 < name.size(); ++i) {
       if (name[i] < '0' || name[i] > '9') return -1;
       index = index * 10 + (name[i] - '0');
     }
-    return index < options_.hosts ? static_cast<int>(index) : -1;
+    if (index >= options_.hosts || hosts_[index].name != name) return -1;
+    return static_cast<int>(index);
   }
   for (size_t i = options_.hosts; i < hosts_.size(); ++i) {
     if (hosts_[i].name == name) return static_cast<int>(i);

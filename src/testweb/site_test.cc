@@ -102,6 +102,22 @@ std::vector<std::string> VisibleHrefs(std::string html) {
   return out;
 }
 
+// Host names have at least four digits; webs beyond 10,000 hosts (the web-scale benchmark
+// crawls 200,000) use more.
+TEST(Site, FindsHostsBeyondTenThousand) {
+  SiteOptions o = Small();
+  o.hosts = 12345;
+  Site site(o);
+  EXPECT_EQ(site.FindHost("h0042.test"), 42);
+  EXPECT_EQ(site.FindHost("h9999.test"), 9999);
+  EXPECT_EQ(site.FindHost("h10000.test"), 10000);
+  EXPECT_EQ(site.FindHost("H12344.TEST:8080"), 12344);
+  EXPECT_EQ(site.FindHost("h12345.test"), -1) << "beyond the web";
+  EXPECT_EQ(site.FindHost("h00042.test"), -1) << "not a name the web makes";
+  EXPECT_EQ(site.FindHost("h042.test"), -1);
+  EXPECT_EQ(site.hosts()[12344].name, "h12344.test");
+}
+
 TEST(Site, DeterministicForASeed) {
   Site a(Small()), b(Small());
   SiteOptions other = Small();
