@@ -29,15 +29,16 @@ constexpr int64_t kMaxDelayMs = 3'600'000;       // politeness.delay_ms
 constexpr int64_t kMaxDepth = 100'000;           // scope.max_depth
 constexpr int64_t kMaxPages = int64_t{1} << 50;  // crawl.max_pages
 constexpr int64_t kMaxWorkers = 256;             // crawl.workers
+constexpr int64_t kMaxPerIpLimit = 1 << 20;      // politeness.per_ip_limit
 // The recrawl durations (recrawl.* keys): 1 s to ten years.
 constexpr std::chrono::milliseconds kMinDuration{1000};
 constexpr std::chrono::milliseconds kMaxDuration{int64_t{10} * 365 * 86'400'000};
 
 // A flag not given (nullopt) leaves the config file's value or the default.
 struct CrawlFlags {
-  std::string seeds, out, config, user_agent, summary_json;
+  std::string seeds, out, config, user_agent, summary_json, resolve_file;
   std::vector<std::string> connect_to;
-  std::optional<int64_t> delay_ms, max_depth, max_pages, workers;
+  std::optional<int64_t> delay_ms, max_depth, max_pages, workers, per_ip_limit;
   std::optional<std::string> scope;  // "any", "host" or "site" (checked when parsed)
   // Durations (checked when parsed).
   std::optional<std::string> refresh_window, stop_after, max_interval;
@@ -97,6 +98,8 @@ int RunCrawl(const CrawlFlags& f) {
   }
   if (!f.user_agent.empty()) options.fetch.user_agent = f.user_agent;
   for (const auto& c : f.connect_to) options.fetch.connect_to.push_back(c);
+  if (!f.resolve_file.empty()) options.resolve_file = f.resolve_file;
+  if (f.per_ip_limit) options.frontier.per_ip_limit = static_cast<size_t>(*f.per_ip_limit);
   if (f.recrawl) options.freshness.recrawl = true;
   if (f.refresh_window) options.freshness.refresh_window = *ParseDuration(*f.refresh_window);
   if (f.max_interval) options.freshness.max_interval = *ParseDuration(*f.max_interval);
@@ -165,6 +168,12 @@ CommandRegistration reg(
                       "User-Agent; its product token is matched in robots.txt");
       app->add_option("--connect-to", f->connect_to,
                       "HOST:PORT:ADDR:PORT as curl's --connect-to (empty HOST = every host)");
+      app->add_option("--resolve-file", f->resolve_file,
+                      "Pinned addresses, lines 'HOST ADDRESS[:PORT]' (HOST may be *.suffix); "
+                      "pinned hosts are not looked up in DNS");
+      app->add_option("--per-ip-limit", f->per_ip_limit,
+                      "Requests in flight per IP address (default 10; 0 = no per-IP limits)")
+          ->check(IntRange(0, kMaxPerIpLimit));
       app->add_option("--workers", f->workers, "Process threads (default 0: cores)")
           ->check(IntRange(0, kMaxWorkers));
       app->add_flag("--recrawl", f->recrawl,

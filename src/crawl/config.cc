@@ -217,6 +217,21 @@ const std::map<std::string, Setter>& Keys() {
          return Status::Ok();
        })},
       {"fetch.connect_to", Strings("fetch.connect_to", [](auto* o, std::vector<std::string> v) { o->fetch.connect_to = std::move(v); })},
+      // [dns]
+      {"dns.resolve_file", String("dns.resolve_file", [](auto* o, std::string v) {
+         o->resolve_file = std::move(v);
+         return Status::Ok();
+       })},
+      {"dns.servers", String("dns.servers", [](auto* o, std::string v) {
+         o->dns.servers = std::move(v);
+         return Status::Ok();
+       })},
+      {"dns.min_ttl", Dur("dns.min_ttl", 0, 0, kDayMs, [](auto* o, milliseconds v) { o->dns.min_ttl = std::chrono::duration_cast<seconds>(v); })},
+      {"dns.max_ttl", Dur("dns.max_ttl", 0, 1000, 7 * kDayMs, [](auto* o, milliseconds v) { o->dns.max_ttl = std::chrono::duration_cast<seconds>(v); })},
+      {"dns.negative_ttl", Dur("dns.negative_ttl", 0, 0, kDayMs, [](auto* o, milliseconds v) { o->dns.negative_ttl = std::chrono::duration_cast<seconds>(v); })},
+      {"dns.timeout", Dur("dns.timeout", 0, 100, 600000, [](auto* o, milliseconds v) { o->dns.timeout = v; })},
+      {"dns.tries", Int("dns.tries", 1, 10, [](auto* o, int64_t v) { o->dns.tries = static_cast<int>(v); })},
+      {"dns.cache_entries", Int("dns.cache_entries", 1, 1 << 26, [](auto* o, int64_t v) { o->dns.max_entries = static_cast<size_t>(v); })},
       // [scope]
       {"scope.allowed_domains", Strings("scope.allowed_domains", [](auto* o, std::vector<std::string> v) { o->scope.allowed_domains = std::move(v); })},
       {"scope.include", Strings("scope.include", [](auto* o, std::vector<std::string> v) { o->scope.include_patterns = std::move(v); })},

@@ -35,6 +35,7 @@
 #include "base/status.h"
 #include "dedup/dedup.h"
 #include "fetch/fetch.h"
+#include "fetch/resolver.h"
 #include "frontier/frontier.h"
 #include "state/state.h"
 #include "store/store.h"
@@ -130,6 +131,16 @@ struct CrawlOptions {
   // `fetch`. Tests pass a scripted fake (src/fetch/testing/fake_fetcher.h). Not owned; it
   // must outlive the Crawler and serve no one else while Run() runs.
   fetch::Fetcher* fetcher = nullptr;
+  // DNS (docs/politeness.md "DNS and per-IP limits"): Harvest resolves host names itself
+  // before a host's first request, with a bounded cache honouring record TTLs.
+  fetch::ResolverOptions dns;
+  // Pinned addresses, lines "HOST ADDRESS[:PORT]" (--resolve-file, dns.resolve_file); pinned
+  // hosts and hosts routed by fetch.connect_to are never looked up. "" = none.
+  std::filesystem::path resolve_file;
+  // The resolver the crawl uses. nullptr (default): Harvest's own (c-ares, from `dns`) —
+  // unless `fetcher` is set (tests): then names are left to that fetcher unless a resolver
+  // is given too (src/fetch/testing/fake_resolver.h). Not owned.
+  fetch::Resolver* resolver = nullptr;
   frontier::FrontierOptions
       frontier;  // politeness scheduler: delays, per-IP limit, retries, breaker
   frontier::ScopeOptions scope;
@@ -171,6 +182,8 @@ struct CrawlStats {
   uint64_t retries = 0;
   uint64_t gave_up = 0;  // retryable errors that exhausted their attempts
   uint64_t truncated = 0;
+  uint64_t dns_lookups = 0;   // names Harvest looked up (cache misses)
+  uint64_t dns_failures = 0;  // requests not made because the host name did not resolve
   uint64_t responses_stored = 0;  // WARC response records
   uint64_t revisits_stored = 0;   // WARC revisit records (payload already stored)
   uint64_t near_duplicates = 0;   // SimHash within distance 3 of an earlier page

@@ -92,10 +92,32 @@ Status Crawler::Impl::Setup() {
     fetcher_ = owned_fetcher_.get();
   }
   if (Status s = fetcher_->status(); !s.ok()) return s;
+  if (Status s = SetupAddresses(); !s.ok()) return s;
   sink_->RestoreNearDuplicates();
   sink_->Start();
   int n = opts_.workers > 0 ? opts_.workers : DefaultWorkers();
   for (int i = 0; i < n; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+  return Status::Ok();
+}
+
+// Resolve file, --connect-to routes and the resolver (address_gate.h), after the fetcher:
+// the resolver's thread wakes it.
+Status Crawler::Impl::SetupAddresses() {
+  fetch::PinTable pins;
+  if (!opts_.resolve_file.empty()) {
+    Result<fetch::PinTable> table = fetch::PinTable::Load(opts_.resolve_file.string());
+    if (!table.ok()) return Status::InvalidArgument("resolve file: " + table.status().message());
+    pins = std::move(*table);
+  }
+  fetch::Resolver* resolver = opts_.resolver;
+  if (resolver == nullptr && opts_.fetcher == nullptr) {
+    Result<std::unique_ptr<fetch::Resolver>> r =
+        fetch::NewAresResolver(opts_.dns, clock_, [f = fetcher_] { f->Wakeup(); });
+    if (!r.ok()) return r.status();
+    owned_resolver_ = std::move(*r);
+    resolver = owned_resolver_.get();
+  }
+  addresses_ = std::make_unique<AddressGate>(std::move(pins), opts_.fetch.connect_to, resolver);
   return Status::Ok();
 }
 
@@ -110,6 +132,7 @@ Status Crawler::Impl::Run(const std::vector<std::string>& seeds) {
   started_ = last_progress_ = clock_->Now();
   AdmitSeeds(seeds);
   while (!Finished()) {
+    ConsumeResolved();
     ConsumeInbox();
     CheckStopAfter();
     // Paused while the output cannot be written (disk full, I/O error): nothing new starts.
@@ -267,13 +290,16 @@ void Crawler::Impl::HandleLease(frontier::Lease lease) {
     frontier_->Complete(lease, {.kind = frontier::CompletionKind::kNoRequest});
     return;
   }
+  if (!host.ip_known && !KnowIp(lease)) return;
   std::optional<url::Url> u = url::Parse(lease.item.url);
   RobotsGate::CheckResult check =
       robots_->Check(lease.item.host, u ? u->path_and_query() : std::string_view("/"));
   switch (check.gate) {
     case RobotsGate::Gate::kFetchRobots: {
       std::string robots_url = robots_->RobotsUrl(lease.item.host);
-      StartFetch(std::move(lease), /*robots=*/true, std::move(robots_url));
+      fetch::FetchRequest req;
+      if (!Reachable(lease, /*robots=*/true, robots_url, &req)) return;
+      StartFetch(std::move(lease), /*robots=*/true, std::move(robots_url), std::move(req));
       return;
     }
     case RobotsGate::Gate::kWait:
@@ -293,6 +319,8 @@ void Crawler::Impl::HandleLease(frontier::Lease lease) {
     case RobotsGate::Gate::kAllowed:
       break;
   }
+  fetch::FetchRequest req;
+  if (!Reachable(lease, /*robots=*/false, lease.item.url, &req)) return;
   ++pages_started_;
   if (lease.item.recrawl) {
     ++recrawl_started_;
@@ -302,13 +330,13 @@ void Crawler::Impl::HandleLease(frontier::Lease lease) {
   }
   if (opts_.max_pages > 0 && pages_started_ >= opts_.max_pages) page_limit_reached_ = true;
   std::string url = lease.item.url;
-  StartFetch(std::move(lease), /*robots=*/false, std::move(url));
+  StartFetch(std::move(lease), /*robots=*/false, std::move(url), std::move(req));
 }
 
 // Redirects are never followed inside a transfer: each hop is a request of its own in the
 // host's slot (docs/architecture.md §1.1).
-void Crawler::Impl::StartFetch(frontier::Lease lease, bool robots, std::string url) {
-  fetch::FetchRequest req;
+void Crawler::Impl::StartFetch(frontier::Lease lease, bool robots, std::string url,
+                               fetch::FetchRequest req) {
   req.id = next_fetch_id_++;
   req.url = std::move(url);
   const uint64_t id = req.id;

@@ -13,6 +13,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "crawl/address_gate.h"
 #include "crawl/crawl.h"
 #include "crawl/outcome_log.h"
 #include "crawl/page_processor.h"
@@ -48,12 +49,14 @@ class Crawler::Impl {
     // A recrawl: the URL's seen record before this fetch (validators, digest, interval).
     std::optional<state::SeenRecord> previous;
     bool conditional = false;  // sent If-None-Match / If-Modified-Since
+    bool no_request = false;   // failed before a request was made (the name did not resolve)
   };
 
   // Setup and recovery (crawler.cc, recovery.cc).
   Status Setup();
   Status CheckOutDir() const;
   Status OpenState();
+  Status SetupAddresses();
   void RecoverWarcs();
   void RestoreState();
   Status Finish();
@@ -72,7 +75,8 @@ class Crawler::Impl {
   // Leases and fetches (crawler.cc, fetch_done.cc).
   void FillLeases();
   void HandleLease(frontier::Lease lease);
-  void StartFetch(frontier::Lease lease, bool robots, std::string url);
+  // `req` carries the connect address (Reachable); the rest is filled here.
+  void StartFetch(frontier::Lease lease, bool robots, std::string url, fetch::FetchRequest req);
   // Recrawling (crawler.cc, docs/freshness.md): moves due URLs into the frontier within
   // the recrawl share of the fetch budget.
   void ReleaseDue();
@@ -85,6 +89,16 @@ class Crawler::Impl {
                    frontier::Completion* done);
   void OnPageDone(InFlight flight, fetch::FetchResult&& result);
   void NoteIp(const std::string& host, const std::string& ip);
+  // DNS (address_gate.h): false when the lease was handled here — put back and held for a
+  // lookup, or completed as a DNS failure. Fills the request's connect address.
+  bool Reachable(frontier::Lease& lease, bool robots, const std::string& url,
+                 fetch::FetchRequest* req);
+  // Before a host's first lease: its IP for the per-IP limits. False when the lease was
+  // put back (held for a lookup, or to be leased again under its IP's limit).
+  bool KnowIp(frontier::Lease& lease);
+  void HoldForLookup(frontier::Lease& lease, const std::string& name);
+  // Lookups that finished: their hosts are released.
+  void ConsumeResolved();
   void GiveUpHost(const std::string& host, const frontier::UrlItem& leased, std::string_view reason,
                   std::string_view detail, int status);
   void KillHost(const std::string& host, std::string_view reason, std::string_view detail);
@@ -121,6 +135,10 @@ class Crawler::Impl {
   bool resumed_ = false;
   std::unordered_map<std::string, HostState> hosts_;
   std::unique_ptr<RobotsGate> robots_;
+  std::unique_ptr<fetch::Resolver> owned_resolver_;  // the default c-ares resolver
+  std::unique_ptr<AddressGate> addresses_;
+  // Host keys held until the lookup of their name ends, by name.
+  std::unordered_map<std::string, std::vector<std::string>> awaiting_dns_;
   std::unordered_map<uint64_t, InFlight> in_flight_;
   uint64_t next_fetch_id_ = 1;
   uint64_t pages_started_ = 0;

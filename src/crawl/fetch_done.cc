@@ -23,16 +23,19 @@ void CountStatus(int s, CrawlStats* stats) {
 
 }  // namespace
 
+// The IP the host is reached at, for the frontier's per-IP limits: from the address gate
+// before the first request, then from each response (a new DNS answer may change it).
 void Crawler::Impl::NoteIp(const std::string& host_key, const std::string& ip) {
-  HostState& host = hosts_[host_key];
-  if (ip.empty() || host.ip_known) return;
+  if (ip.empty()) return;
+  hosts_[host_key].ip_known = true;
   frontier_->SetHostIp(host_key, ip);
-  host.ip_known = true;
 }
 
 void Crawler::Impl::OnRobotsDone(InFlight flight, fetch::FetchResult&& r) {
-  ++stats_.fetches;
-  ++stats_.robots_fetches;
+  if (!flight.no_request) {
+    ++stats_.fetches;
+    ++stats_.robots_fetches;
+  }
   stats_.bytes_downloaded += r.body.size();
   const frontier::Lease& lease = flight.lease;
   const std::string& host = lease.item.host;
@@ -102,11 +105,13 @@ void Crawler::Impl::ApplyRobots(const frontier::Lease& lease, const RobotsGate::
 }
 
 void Crawler::Impl::OnPageDone(InFlight flight, fetch::FetchResult&& r) {
-  ++stats_.fetches;
-  stats_.bytes_downloaded += r.body.size();
   const frontier::Lease& lease = flight.lease;
-  NoteIp(lease.item.host, r.ip);
-  admission_->NoteFetched(HostOfOrigin(lease.item.host));
+  if (!flight.no_request) {
+    ++stats_.fetches;
+    stats_.bytes_downloaded += r.body.size();
+    NoteIp(lease.item.host, r.ip);
+    admission_->NoteFetched(HostOfOrigin(lease.item.host));
+  }
   const bool got_response = GotResponse(r);
   frontier::Completion c{.kind = frontier::CompletionKind::kDone, .response_time = r.total_time};
   if (got_response) {

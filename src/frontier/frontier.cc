@@ -57,6 +57,7 @@ struct Frontier::Host {
   bool busy = false;
   bool skipped = false;
   bool breaker_open = false;  // paused until open_until; then the next completion decides
+  bool held = false;          // SetHeld: not leased until released
   uint64_t lease_id = 0;
   // Earliest start of the next request: end of the last request + its delay.
   Clock::TimePoint next_allowed{};
@@ -121,7 +122,7 @@ const Frontier::Host* Frontier::FindHost(const std::string& name) const {
 }
 
 std::optional<Clock::TimePoint> Frontier::ReadyTime(const Host& h) const {
-  if (h.busy || h.skipped) return std::nullopt;
+  if (h.busy || h.skipped || h.held) return std::nullopt;
   Clock::TimePoint t = h.next_allowed;
   if (store_->Size(h.id) == 0) {
     if (!h.has_retries()) return std::nullopt;
@@ -312,7 +313,7 @@ GiveUp Frontier::Complete(const Lease& lease, const Completion& c) {
   if (!ip.empty() && --ip_in_flight_[ip] == 0) ip_in_flight_.erase(ip);
 
   GiveUp give_up = GiveUp::kNo;
-  if (c.kind != CompletionKind::kNoRequest) {
+  if (c.kind != CompletionKind::kNoRequest && c.kind != CompletionKind::kPutBack) {
     // Only the adaptive delay reads it: other hosts need no Extra for it.
     if (c.response_time.count() > 0 && options_.adaptive_factor > 0) {
       h.mx().last_response_time = c.response_time;
@@ -333,7 +334,7 @@ GiveUp Frontier::Complete(const Lease& lease, const Completion& c) {
       std::push_heap(x.retries.begin(), x.retries.end(), std::greater<>());
       ++retries_pending_;
     }
-  } else if (c.kind == CompletionKind::kRequeue) {
+  } else if (c.kind == CompletionKind::kRequeue || c.kind == CompletionKind::kPutBack) {
     UrlItem item = lease.item;
     item.priority = std::clamp(item.priority, 0, options_.priority_classes - 1);
     store_->Push(h.id, std::move(item), /*front=*/true);
@@ -385,6 +386,13 @@ void Frontier::SetHostIp(const std::string& host, const std::string& ip) {
   Host& h = HostFor(host);
   if (h.ip() == ip) return;
   h.mx().ip = ip;
+  if (!h.busy) Reschedule(h);
+}
+
+void Frontier::SetHeld(const std::string& host, bool held) {
+  Host& h = HostFor(host);
+  if (h.held == held) return;
+  h.held = held;
   if (!h.busy) Reschedule(h);
 }
 

@@ -51,8 +51,9 @@ struct FrontierOptions {
   std::chrono::milliseconds max_crawl_delay{300000};
   // > 0: the delay is at least factor * the host's last response time. Default: 0 (off).
   double adaptive_factor = 0;
-  // > 0: at most this many requests in flight per IP (shared hosting). Default: 0 (off).
-  size_t per_ip_limit = 0;
+  // > 0: at most this many requests in flight per IP address (shared hosting: thousands of
+  // virtual hosts may share one). 0: no per-IP limits at all. Default: 10.
+  size_t per_ip_limit = 10;
   // Attempts for retryable errors; the attempt that reaches it is final. Default: 3.
   int max_attempts = 3;
   // Wait before retry n (1-based) is backoff[n-1]; the last entry repeats. Default: 30 s,
@@ -81,6 +82,8 @@ enum class CompletionKind {
   kRequeue,    // the slot served something else (robots.txt fetch): the item goes back to
                // the front of its host queue; the delay is charged
   kNoRequest,  // no request was made (e.g. robots disallowed it): no delay charged
+  kPutBack,    // no request was made and the item is not done (the host's address was not
+               // known yet): back to the front of its queue, no delay charged
 };
 
 struct Completion {
@@ -142,6 +145,8 @@ class Frontier {
   void RestoreNextAllowed(const std::string& host, Clock::TimePoint t);
   // The address the host resolved to, for per_ip_limit ("" = unknown, no IP limit).
   void SetHostIp(const std::string& host, const std::string& ip);
+  // A held host is not leased (its queue waits, e.g. for a DNS answer) until released.
+  void SetHeld(const std::string& host, bool held);
   bool HostSkipped(const std::string& host) const;
   // Removes every queued item of the host, waiting retries included (the caller records
   // their outcomes). A lease in flight is not affected.

@@ -186,6 +186,37 @@ TEST_F(FrontierTest, PerIpLimitAcrossHosts) {
   EXPECT_FALSE(f.Next().has_value());
 }
 
+// A lease that made no request and is not done (the host's address was not known yet): the
+// item goes back to the front, no delay is charged, and a held host is not leased until
+// released.
+TEST_F(FrontierTest, PutBackAndHoldChargeNoDelay) {
+  Frontier f(Options(), &clock_);
+  f.Add(Item("a.test", "/page"));
+  f.Add(Item("a.test", "/other"));
+  f.Add(Item("b.test", "/"));
+  auto l = f.Next();
+  ASSERT_TRUE(l);
+  const std::string host = l->item.host;
+  f.SetHeld(host, true);
+  f.Complete(*l, {.kind = CompletionKind::kPutBack});
+  EXPECT_EQ(f.in_flight(), 0u);
+  // Only the other host can be leased while `host` is held, at any time.
+  Advance(seconds(10));
+  auto other = f.Next();
+  ASSERT_TRUE(other);
+  EXPECT_NE(other->item.host, host);
+  EXPECT_FALSE(f.Next().has_value());
+  f.SetHeld(host, false);
+  auto again = f.Next();
+  ASSERT_TRUE(again) << "released: ready at once, no delay was charged";
+  EXPECT_EQ(again->item.url, l->item.url) << "put back at the front of its queue";
+  // A put-back without a hold: ready again at once.
+  f.Complete(*again, {.kind = CompletionKind::kPutBack});
+  auto third = f.Next();
+  ASSERT_TRUE(third);
+  EXPECT_EQ(third->item.url, l->item.url);
+}
+
 TEST_F(FrontierTest, RequeueGoesToFrontAndChargesDelay) {
   Frontier f(Options(), &clock_);
   f.Add(Item("a.test", "/page"));
