@@ -88,6 +88,15 @@ struct FetchRequest {
   std::vector<std::pair<std::string, std::string>> headers;
   // Redirects to follow before returning (0 = a 3xx is the result). robots.txt uses 5.
   int max_redirects = 0;
+  // Where to connect instead of resolving the URL's host (the crawl resolves names itself,
+  // src/fetch/resolver.h): a numeric IPv4 or IPv6 address (IPv6 without brackets); "" = curl
+  // resolves the URL's host as before. Set, it takes the place of FetchOptions::connect_to
+  // for this request, and curl does no DNS lookup for the URL's host. The URL (Host header,
+  // TLS SNI and certificate check) is unchanged. Redirects followed to another host are not
+  // affected by it. Anything but a numeric address fails the request with kOtherError.
+  std::string connect_address;
+  // Port to connect to with connect_address (0 = the URL's port).
+  int connect_port = 0;
 };
 
 enum class FetchOutcome {

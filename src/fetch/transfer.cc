@@ -1,8 +1,12 @@
 // Transfer: easy-handle configuration, capture callbacks and curl error mapping.
 #include "fetch/transfer.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace harvest::fetch {
 namespace {
@@ -79,6 +83,14 @@ std::string HostKey(std::string_view url) {
   return key;
 }
 
+std::string_view HostOfKey(std::string_view key) {
+  if (key.starts_with('[')) {
+    const size_t close = key.find(']');
+    return close == std::string_view::npos ? key : key.substr(0, close + 1);
+  }
+  return key.substr(0, key.find(':'));
+}
+
 Transfer::Transfer(FetchRequest request, FetchCallback done)
     : request_(std::move(request)), host_key_(HostKey(request_.url)), done_(std::move(done)) {
   result_.id = request_.id;
@@ -88,6 +100,42 @@ Transfer::Transfer(FetchRequest request, FetchCallback done)
 Transfer::~Transfer() {
   if (easy_ != nullptr) curl_easy_cleanup(easy_);
   curl_slist_free_all(headers_);
+  curl_slist_free_all(connect_to_);
+}
+
+// CURLOPT_CONNECT_TO entries "HOST::ADDRESS:PORT" for the URL's host (any port, so an
+// http->https redirect on the same host goes to the same address; an empty PORT keeps the
+// URL's). Keyed by host rather than "::" so a redirect to another host is not sent to this
+// address. curl matches HOST case-insensitively against the URL's host; a trailing dot is
+// covered by a second entry.
+Status Transfer::ConfigureConnectAddress() {
+  const std::string& address = request_.connect_address;
+  unsigned char buf[sizeof(in6_addr)];
+  const bool v4 = inet_pton(AF_INET, address.c_str(), buf) == 1;
+  const bool v6 = !v4 && inet_pton(AF_INET6, address.c_str(), buf) == 1;
+  if (!v4 && !v6) {
+    return Status::InvalidArgument("connect_address '" + address +
+                                   "' is not a numeric IPv4 or IPv6 address");
+  }
+  if (request_.connect_port < 0 || request_.connect_port > 65535) {
+    return Status::InvalidArgument("connect_port " + std::to_string(request_.connect_port) +
+                                   " is out of range");
+  }
+  const std::string target =
+      (v6 ? "[" + address + "]" : address) + ":" +
+      (request_.connect_port > 0 ? std::to_string(request_.connect_port) : "");
+  std::string host(HostOfKey(host_key_));
+  if (host.empty()) return Status::InvalidArgument("URL has no host: " + request_.url);
+  std::vector<std::string> entries = {host + "::" + target};
+  if (host.size() > 1 && host.back() == '.') {
+    entries.push_back(host.substr(0, host.size() - 1) + "::" + target);
+  }
+  for (const std::string& entry : entries) {
+    curl_slist* next = curl_slist_append(connect_to_, entry.c_str());
+    if (next == nullptr) return Status::ResourceExhausted("curl_slist_append failed");
+    connect_to_ = next;
+  }
+  return Status::Ok();
 }
 
 Status Transfer::Configure(const ResolvedOptions& r, int64_t start_wall_us) {
@@ -100,6 +148,9 @@ Status Transfer::Configure(const ResolvedOptions& r, int64_t start_wall_us) {
         HasForbiddenHeaderChar(value)) {
       return Status::InvalidArgument("request header '" + name + "' has a forbidden character");
     }
+  }
+  if (!request_.connect_address.empty()) {
+    if (Status s = ConfigureConnectAddress(); !s.ok()) return s;
   }
   easy_ = curl_easy_init();
   if (easy_ == nullptr) return Status::ResourceExhausted("curl_easy_init failed");
@@ -138,7 +189,11 @@ Status Transfer::Configure(const ResolvedOptions& r, int64_t start_wall_us) {
   Set(easy_, CURLOPT_LOW_SPEED_TIME, static_cast<long>(o.low_speed_time.count()));
   Set(easy_, CURLOPT_FOLLOWLOCATION, request_.max_redirects > 0 ? 1L : 0L);
   Set(easy_, CURLOPT_MAXREDIRS, static_cast<long>(request_.max_redirects));
-  if (r.connect_to != nullptr) Set(easy_, CURLOPT_CONNECT_TO, r.connect_to);
+  if (!request_.connect_address.empty()) {
+    Set(easy_, CURLOPT_CONNECT_TO, connect_to_);
+  } else if (r.connect_to != nullptr) {
+    Set(easy_, CURLOPT_CONNECT_TO, r.connect_to);
+  }
   Set(easy_, CURLOPT_SSL_VERIFYPEER, o.verify_tls ? 1L : 0L);
   Set(easy_, CURLOPT_SSL_VERIFYHOST, o.verify_tls ? 2L : 0L);
   Set(easy_, CURLOPT_PROXY, o.proxy.c_str());  // "" disables proxies, environment included

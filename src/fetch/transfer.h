@@ -25,6 +25,9 @@ struct ResolvedOptions {
 // has no "://".
 std::string HostKey(std::string_view url);
 
+// The host of a HostKey() ("a.example:8080" -> "a.example", "[::1]:80" -> "[::1]").
+std::string_view HostOfKey(std::string_view key);
+
 class Transfer {
  public:
   Transfer(FetchRequest request, FetchCallback done);
@@ -51,6 +54,7 @@ class Transfer {
   static size_t OnHeader(char* data, size_t size, size_t n, void* self);
   static int OnDebug(CURL* easy, curl_infotype type, char* data, size_t size, void* self);
   void MapError(CURLcode code);
+  Status ConfigureConnectAddress();
 
   FetchRequest request_;
   std::string host_key_;
@@ -58,6 +62,7 @@ class Transfer {
   FetchResult result_;
   CURL* easy_ = nullptr;
   curl_slist* headers_ = nullptr;
+  curl_slist* connect_to_ = nullptr;  // this request's connect_address entries
   size_t max_body_bytes_ = 0;
   size_t max_header_bytes_ = 0;
   size_t head_bytes_total_ = 0;  // all response heads of this transfer

@@ -117,6 +117,8 @@ void FakeFetcher::Start(FetchRequest request, FetchCallback done) {
   entry.url = request.url;
   entry.host = HostOf(request.url);
   entry.headers = request.headers;
+  entry.connect_address = request.connect_address;
+  entry.connect_port = request.connect_port;
   entry.start = clock_->Now();
   entry.end = entry.start + std::chrono::duration_cast<Clock::Duration>(answer.latency);
   entry.status = answer.status;

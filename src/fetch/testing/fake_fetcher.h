@@ -12,8 +12,8 @@
 // completion, and completes what became due. So simulated time only moves while the crawl
 // is waiting on the fetcher, and never past a completion or the crawl's own next timer.
 //
-// Every request is logged (URL, request headers, simulated start and end) for politeness
-// and schedule assertions.
+// Every request is logged (URL, request headers, connect address and port, simulated start
+// and end) for politeness, schedule and DNS assertions.
 //
 // Thread-safety: as fetch::Fetcher (event-loop-only; Wakeup() from any thread). Script()
 // and the accessors are for the test thread before or after a crawl, or for hooks running
@@ -59,6 +59,8 @@ struct FakeRequestLog {
   std::string url;
   std::string host;  // host[:port] of the URL
   std::vector<std::pair<std::string, std::string>> headers;
+  std::string connect_address;  // FetchRequest::connect_address ("" = none)
+  int connect_port = 0;         // FetchRequest::connect_port
   Clock::TimePoint start{};
   Clock::TimePoint end{};
   int status = 0;

@@ -1,0 +1,104 @@
+// FetchRequest::connect_address / connect_port: the crawl resolves names itself and tells
+// curl where to connect; curl must not resolve the URL's host then.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "fetch/fetch.h"
+#include "fetch/testing/fetcher_fixture.h"
+
+namespace harvest::fetch {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::FetcherTest;
+using testing::MakeResponse;
+using testing::RawReply;
+using testing::RawRequest;
+using testing::UnusedPort;
+
+class ConnectAddressTest : public FetcherTest {
+ protected:
+  void SetUp() override {
+    Serve([](const RawRequest& req) {
+      return RawReply{.bytes = MakeResponse(200, "OK", {}, "hello " + req.target)};
+    });
+  }
+  std::string Port() const { return std::to_string(server_->port()); }
+};
+
+TEST_F(ConnectAddressTest, UnresolvableNameReachesTheGivenAddress) {
+  CurlFetcher f(TestOptions());
+  const std::string url = "http://some-name.invalid:" + Port() + "/x";
+  const FetchResult r = FetchOne(f, {.id = 1, .url = url, .connect_address = "127.0.0.1"});
+  EXPECT_EQ(r.outcome, FetchOutcome::kOk) << r.error;
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "hello /x");
+  EXPECT_EQ(r.ip, "127.0.0.1");
+  EXPECT_EQ(r.url, url);
+  const auto log = server_->requests();
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_EQ(log[0].Header("Host"), "some-name.invalid:" + Port());  // the URL is unchanged
+}
+
+TEST_F(ConnectAddressTest, ConnectPortReplacesTheUrlPort) {
+  CurlFetcher f(TestOptions());
+  const std::string url = "http://Pinned.Invalid:" + std::to_string(UnusedPort()) + "/p";
+  const FetchResult r =
+      FetchOne(f, {.url = url, .connect_address = "127.0.0.1", .connect_port = server_->port()});
+  EXPECT_EQ(r.outcome, FetchOutcome::kOk) << r.error;
+  EXPECT_EQ(r.body, "hello /p");
+}
+
+TEST_F(ConnectAddressTest, TakesThePlaceOfConnectTo) {
+  FetchOptions o = TestOptions();
+  o.connect_to = {"::127.0.0.1:" + std::to_string(UnusedPort())};  // nothing listens there
+  CurlFetcher f(o);
+  const std::string url = "http://routed.invalid:" + Port() + "/";
+  EXPECT_EQ(FetchOne(f, {.url = url}).outcome, FetchOutcome::kConnectError);
+  const FetchResult r = FetchOne(f, {.url = url, .connect_address = "127.0.0.1"});
+  EXPECT_EQ(r.outcome, FetchOutcome::kOk) << r.error;
+}
+
+TEST_F(ConnectAddressTest, TrailingDotAndUpperCaseHost) {
+  CurlFetcher f(TestOptions());
+  for (const char* host : {"dot.invalid.", "UPPER.Invalid"}) {
+    const std::string url = "http://" + std::string(host) + ":" + Port() + "/d";
+    const FetchResult r = FetchOne(f, {.url = url, .connect_address = "127.0.0.1"});
+    EXPECT_EQ(r.outcome, FetchOutcome::kOk) << host << ": " << r.error;
+  }
+}
+
+TEST_F(ConnectAddressTest, ConnectionReusedPerHost) {
+  CurlFetcher f(TestOptions());
+  const std::string base = "http://reuse.invalid:" + Port();
+  for (const char* path : {"/1", "/2", "/3"}) {
+    const FetchResult r = FetchOne(f, {.url = base + path, .connect_address = "127.0.0.1"});
+    EXPECT_EQ(r.outcome, FetchOutcome::kOk) << r.error;
+  }
+  EXPECT_EQ(server_->connections(), 1);
+}
+
+TEST_F(ConnectAddressTest, Ipv6AddressIsBracketed) {
+  CurlFetcher f(TestOptions());
+  // Nothing listens on [::1] at this port (or IPv6 is off): a connect error proves curl took
+  // the address, not a malformed CONNECT_TO entry (kOtherError) or a DNS lookup (kDnsError).
+  const FetchResult r = FetchOne(
+      f,
+      {.url = "http://v6.invalid:" + std::to_string(UnusedPort()) + "/", .connect_address = "::1"});
+  EXPECT_EQ(r.outcome, FetchOutcome::kConnectError) << r.error;
+}
+
+TEST_F(ConnectAddressTest, NonNumericAddressIsRejected) {
+  CurlFetcher f(TestOptions());
+  FetchResult r = FetchOne(f, {.url = "http://a.invalid/", .connect_address = "localhost"});
+  EXPECT_EQ(r.outcome, FetchOutcome::kOtherError);
+  EXPECT_EQ(r.error, "connect_address 'localhost' is not a numeric IPv4 or IPv6 address");
+  r = FetchOne(f,
+               {.url = "http://a.invalid/", .connect_address = "127.0.0.1", .connect_port = 70000});
+  EXPECT_EQ(r.outcome, FetchOutcome::kOtherError);
+  EXPECT_EQ(server_->requests().size(), 0u);
+}
+
+}  // namespace
+}  // namespace harvest::fetch
