@@ -182,12 +182,15 @@ int Site::FindHost(std::string_view header) const {
   // hNNNN.test: at least four digits (h0042.test, h123456.test), as the names are made.
   if (name.size() >= 10 && name.size() <= 14 && name[0] == 'h' && EndsWith(name, ".test")) {
     long index = 0;
-    for (size_t i = 1; i + 5 < name.size(); ++i) {
-      if (name[i] < '0' || name[i] > '9') return -1;
+    bool digits = true;
+    for (size_t i = 1; i + 5 < name.size() && digits; ++i) {
+      digits = name[i] >= '0' && name[i] <= '9';
       index = index * 10 + (name[i] - '0');
     }
-    if (index >= options_.hosts || hosts_[index].name != name) return -1;
-    return static_cast<int>(index);
+    if (digits) {
+      if (index >= options_.hosts || hosts_[index].name != name) return -1;
+      return static_cast<int>(index);
+    }
   }
   for (size_t i = options_.hosts; i < hosts_.size(); ++i) {
     if (hosts_[i].name == name) return static_cast<int>(i);
