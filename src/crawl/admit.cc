@@ -2,10 +2,64 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cctype>
 
 #include "crawl/crawler_impl.h"
+#include "crawl/schedule.h"
 
 namespace harvest::crawl {
+
+namespace {
+
+std::string LowerHost(std::string_view host) {
+  std::string h(HostOfOrigin(host));
+  for (char& c : h) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return h;
+}
+
+}  // namespace
+
+HostWeights::HostWeights(std::vector<HostWeightRule> rules) : rules_(std::move(rules)) {}
+
+double HostWeights::Weight(std::string_view host) const {
+  if (!overrides_.empty()) {
+    if (auto it = overrides_.find(LowerHost(host)); it != overrides_.end()) return it->second;
+  }
+  for (const HostWeightRule& r : rules_) {
+    if (HostPatternMatches(r.pattern, host)) return r.weight;
+  }
+  return 1.0;
+}
+
+void HostWeights::SetOverride(std::string_view host, std::optional<double> weight) {
+  if (weight && *weight > 0) {
+    overrides_[LowerHost(host)] = *weight;
+  } else {
+    overrides_.erase(LowerHost(host));
+  }
+}
+
+void Crawler::Impl::CountInlinks(const std::vector<PageLinks>& batch) {
+  if (!inlinks_) return;
+  for (const PageLinks& page : batch) {
+    // A sitemap lists URLs; it does not link to them. A redirect is not a link either.
+    if (page.source.sitemap) continue;
+    for (const FoundLink& link : page.links) {
+      if (!link.redirect && !link.sitemap) inlinks_->Add(link.fp);
+    }
+  }
+}
+
+int Crawler::Impl::PriorityOf(const FoundLink& link, int depth, bool seed) const {
+  frontier::PriorityInputs in;
+  in.depth = depth;
+  in.seed = seed;
+  // A sitemap document (named by robots.txt or an index) lists many URLs: fetch it early.
+  in.sitemap_priority = link.sitemap ? 1.0 : link.sitemap_priority;
+  in.inlinks = inlinks_ ? inlinks_->Estimate(link.fp) : 0;
+  in.host_weight = host_weights_.Weight(link.origin);
+  return frontier::PriorityFor(in, opts_.frontier.priority_classes);
+}
 
 void Crawler::Impl::AdmitSeeds(const std::vector<std::string>& seeds) {
   stats_.seeds = seeds.size();
@@ -69,7 +123,7 @@ void Crawler::Impl::Admit(const FoundLink& link, const frontier::UrlItem* source
   item.host = link.origin;
   item.fp = link.fp;
   item.depth = depth;
-  item.priority = frontier::PriorityFor(depth, source == nullptr, link.sitemap, 0);
+  item.priority = PriorityOf(link, depth, source == nullptr);
   item.via = source != nullptr ? source->url : "";
   item.hops = hops;
   item.sitemap = link.sitemap;

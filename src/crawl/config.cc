@@ -132,6 +132,8 @@ constexpr int64_t kMs = 1, kS = 1000;
 
 // [[recrawl.class]] tables: hosts, refresh_window, max_interval.
 Status RecrawlClasses(const toml::node& n, CrawlOptions* o);
+// [[priority.host]] tables: pattern, weight.
+Status PriorityHosts(const toml::node& n, CrawlOptions* o);
 // Upper bound of counts and sizes that need none of their own: large, and far from overflow.
 constexpr int64_t kBig = int64_t{1} << 50;
 // Upper bound of durations: one day (a year for robots_ttl_s). Durations are added to clock
@@ -174,6 +176,11 @@ const std::map<std::string, Setter>& Keys() {
       {"politeness.max_crawl_delay_ms", Dur("politeness.max_crawl_delay_ms", kMs, 0, kDayMs, [](auto* o, milliseconds v) { o->frontier.max_crawl_delay = v; })},
       {"politeness.adaptive_factor", Double("politeness.adaptive_factor", 0, 1000, [](auto* o, double v) { o->frontier.adaptive_factor = v; })},
       {"politeness.per_ip_limit", Int("politeness.per_ip_limit", 0, 1 << 20, [](auto* o, int64_t v) { o->frontier.per_ip_limit = v; })},
+      {"politeness.per_ip_gap_ms", Dur("politeness.per_ip_gap_ms", kMs, 0, 3600000, [](auto* o, milliseconds v) { o->frontier.per_ip_gap = v; })},
+      // [priority] (docs/priority.md)
+      {"priority.across_hosts", Bool("priority.across_hosts", [](auto* o, bool v) { o->frontier.cross_host_priority = v; })},
+      {"priority.inlink_sketch_mb", Int("priority.inlink_sketch_mb", 0, 1 << 16, [](auto* o, int64_t v) { o->priority.inlink_sketch_bytes = static_cast<size_t>(v) << 20; })},
+      {"priority.host", PriorityHosts},
       // [retry]
       {"retry.max_attempts", Int("retry.max_attempts", 1, 100, [](auto* o, int64_t v) { o->frontier.max_attempts = v; })},
       {"retry.backoff_s", [](const toml::node& n, CrawlOptions* o) -> Status {
@@ -343,6 +350,46 @@ Status RecrawlClasses(const toml::node& n, CrawlOptions* o) {
     classes.push_back(std::move(c));
   }
   o->freshness.classes = std::move(classes);
+  return Status::Ok();
+}
+
+Status PriorityHosts(const toml::node& n, CrawlOptions* o) {
+  const toml::array* arr = n.as_array();
+  if (arr == nullptr || !arr->is_array_of_tables()) {
+    return TypeError("priority.host", "an array of tables ([[priority.host]])");
+  }
+  std::vector<HostWeightRule> rules;
+  for (const toml::node& e : *arr) {
+    const toml::table& t = *e.as_table();
+    HostWeightRule r;
+    bool has_pattern = false, has_weight = false;
+    for (const auto& [k, v] : t) {
+      const std::string key = "priority.host." + std::string(k.str());
+      CrawlOptions scratch;
+      Status s;
+      if (k.str() == "pattern") {
+        s = String(key, [&r](auto*, std::string p) {
+          if (p.empty())
+            return Status::InvalidArgument("'priority.host.pattern' must not be empty");
+          r.pattern = std::move(p);
+          return Status::Ok();
+        })(v, &scratch);
+        has_pattern = true;
+      } else if (k.str() == "weight") {
+        s = Double(key, 1e-6, 1e6, [&r](auto*, double w) { r.weight = w; })(v, &scratch);
+        has_weight = true;
+      } else {
+        return Status::InvalidArgument("unknown key '" + key +
+                                       "' (a host weight has pattern, weight)");
+      }
+      if (!s.ok()) return s;
+    }
+    if (!has_pattern || !has_weight) {
+      return Status::InvalidArgument("'priority.host' needs pattern = \"...\" and weight = ...");
+    }
+    rules.push_back(std::move(r));
+  }
+  o->priority.hosts = std::move(rules);
   return Status::Ok();
 }
 

@@ -28,7 +28,9 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/clock.h"
@@ -94,6 +96,40 @@ struct NearDupOptions {
   size_t index_max = 2'000'000;
 };
 
+// The operator's weight for hosts matching a pattern (TOML [[priority.host]],
+// docs/priority.md).
+struct HostWeightRule {
+  // "news.example" matches that host and its subdomains; "*" globs ("*.news.test"), as in
+  // [[recrawl.class]]. Case-insensitive, port ignored.
+  std::string pattern;
+  double weight = 1.0;  // > 0; multiplies the priority score of the host's URLs
+};
+
+// URL priorities (docs/priority.md). Whether ready hosts are served by priority is
+// frontier.cross_host_priority (TOML priority.across_hosts).
+struct PriorityOptions {
+  std::vector<HostWeightRule> hosts;  // first matching rule wins; no match: weight 1
+  // Memory of the in-link count-min sketch; 0 = no in-link counting. Default 4 MiB.
+  size_t inlink_sketch_bytes = size_t{4} << 20;
+};
+
+// Host weights for priorities: the configured rules plus per-host overrides (for an admin
+// API; an override wins over the rules). Independent of the frontier: a weight applies to
+// URLs queued after it is set. Hosts are frontier host keys ("http://a.test:8080") or
+// bare names.
+class HostWeights {
+ public:
+  explicit HostWeights(std::vector<HostWeightRule> rules = {});
+  // The host's weight: its override, else the first matching rule's, else 1.
+  double Weight(std::string_view host) const;
+  // Sets (weight > 0) or clears (nullopt) the host's override.
+  void SetOverride(std::string_view host, std::optional<double> weight);
+
+ private:
+  std::vector<HostWeightRule> rules_;
+  std::map<std::string, double, std::less<>> overrides_;  // by lower-case bare host name
+};
+
 struct CrawlOptions {
   // Output directory for WARC files, the CDXJ index and outcomes.jsonl. Required.
   std::filesystem::path out_dir;
@@ -126,6 +162,7 @@ struct CrawlOptions {
 
   FreshnessOptions freshness;
   NearDupOptions near_dup;
+  PriorityOptions priority;
   fetch::FetchOptions fetch;
   // The fetcher the crawl drives. nullptr (default): a fetch::CurlFetcher built from
   // `fetch`. Tests pass a scripted fake (src/fetch/testing/fake_fetcher.h). Not owned; it

@@ -71,6 +71,11 @@ class Crawler::Impl {
   void AdmitSeeds(const std::vector<std::string>& seeds);
   void Admit(const FoundLink& link, const frontier::UrlItem* source);
   void ApplySitemapHint(const FoundLink& link);
+  // Adds a batch's links to the in-link sketch before any of them is admitted, so a URL
+  // linked from several pages of the batch is admitted with all of them counted.
+  void CountInlinks(const std::vector<PageLinks>& batch);
+  // The item's priority class (docs/priority.md).
+  int PriorityOf(const FoundLink& link, int depth, bool seed) const;
 
   // Leases and fetches (crawler.cc, fetch_done.cc).
   void FillLeases();
@@ -132,6 +137,13 @@ class Crawler::Impl {
   std::unique_ptr<frontier::Frontier> frontier_;
   std::unique_ptr<dedup::SeenSet> seen_;
   std::unique_ptr<frontier::Admission> admission_;
+  // Priorities (admit.cc, docs/priority.md): in-link counts (nullptr: not counted) and the
+  // operator's host weights.
+  std::unique_ptr<dedup::CountMinSketch> inlinks_ =
+      opts_.priority.inlink_sketch_bytes > 0
+          ? std::make_unique<dedup::CountMinSketch>(opts_.priority.inlink_sketch_bytes)
+          : nullptr;
+  HostWeights host_weights_{opts_.priority.hosts};
   bool resumed_ = false;
   std::unordered_map<std::string, HostState> hosts_;
   std::unique_ptr<RobotsGate> robots_;

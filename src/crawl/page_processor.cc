@@ -161,6 +161,7 @@ void PageProcessor::ExtractLinks(const PageTask& task, const url::Url& page_url,
       if (i < sitemap.hints.size()) {
         links->links.back().lastmod_us = sitemap.hints[i].lastmod_us;
         links->links.back().changefreq_s = sitemap.hints[i].changefreq_s;
+        links->links.back().sitemap_priority = sitemap.hints[i].priority;
       }
     }
   }

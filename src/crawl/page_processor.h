@@ -51,6 +51,8 @@ struct FoundLink {
   // hints (docs/freshness.md); 0 = none.
   int64_t lastmod_us = 0;
   int64_t changefreq_s = 0;
+  // A sitemap's <priority> for this URL (0..1; docs/priority.md); -1 = none.
+  double sitemap_priority = -1;
 };
 
 // A FoundLink for a parsed canonical URL (redirect and sitemap flags false).

@@ -35,6 +35,7 @@ void Crawler::Impl::ConsumeInbox() {
     std::lock_guard lock(inbox_mu_);
     batch.swap(inbox_);
   }
+  CountInlinks(batch);
   for (PageLinks& page : batch) {
     ++consumed_;
     for (const FoundLink& link : page.links) Admit(link, &page.source);

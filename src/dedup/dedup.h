@@ -15,6 +15,8 @@
 //                 differ in at most 3 blocks, so they agree exactly on at least one block.
 //                 Table i maps block i -> entries (full hash stored in the bucket);
 //                 candidates are verified with popcount. Bounded: FIFO eviction.
+//   CountMinSketch  bounded frequency estimates of 64-bit keys (in-link counts for the
+//                 crawl's priorities); declared in count_min.h, included here.
 //
 // Departures: keys are 64-bit fingerprints that the caller already hashed; they are
 // remixed here (a weak caller hash must not cluster blocks). SimHash tokenisation is
@@ -31,6 +33,8 @@
 #include <optional>
 #include <string_view>
 #include <vector>
+
+#include "dedup/count_min.h"
 
 namespace harvest::dedup {
 

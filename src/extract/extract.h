@@ -122,11 +122,12 @@ std::string ConvertToUtf8(std::string_view body, std::string_view charset);
 std::string CanonicalCharset(std::string_view label);
 
 // What a sitemap says about one of its URLs (sitemaps.org 0.9): hints for the recrawl
-// schedule (docs/freshness.md).
+// schedule (docs/freshness.md) and the URL's priority (docs/priority.md).
 struct SitemapHint {
   int64_t lastmod_us = 0;    // <lastmod> (W3C datetime) as µs since the epoch; 0 = none
   int64_t changefreq_s = 0;  // <changefreq>: always 60, hourly 3600, daily 86400, weekly,
                              // monthly (30 d), yearly (365 d); 0 = none or "never"
+  double priority = -1;      // <priority> 0.0..1.0; -1 = none or not a number in that range
 };
 
 // W3C datetime (sitemaps.org <lastmod>): "YYYY-MM-DD", or with "Thh:mm", ":ss", ".s" and a

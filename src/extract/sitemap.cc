@@ -136,6 +136,29 @@ int64_t ChangeFreqSeconds(std::string_view v) {
   return 0;  // "never" or unknown: no hint
 }
 
+// <priority>: a decimal 0.0..1.0 ("0.8", "1", ".5", "1.0"); -1 for anything else (also
+// exponents, signs, and values out of range: a sitemap claiming 7 gets no say).
+double SitemapPriority(std::string_view v) {
+  if (v.empty() || v.size() > 16) return -1;
+  double whole = 0, scale = 0.1, frac = 0;
+  size_t i = 0;
+  bool digits = false;
+  for (; i < v.size() && v[i] >= '0' && v[i] <= '9'; ++i) {
+    whole = whole * 10 + (v[i] - '0');
+    digits = true;
+  }
+  if (i < v.size() && v[i] == '.') {
+    for (++i; i < v.size() && v[i] >= '0' && v[i] <= '9'; ++i) {
+      frac += (v[i] - '0') * scale;
+      scale /= 10;
+      digits = true;
+    }
+  }
+  if (!digits || i != v.size()) return -1;
+  const double p = whole + frac;
+  return p <= 1.0 ? p : -1;
+}
+
 class XmlSitemapParser {
  public:
   XmlSitemapParser(std::string_view in, SitemapResult* result) : in_(in), r_(result) {}
@@ -229,12 +252,14 @@ class XmlSitemapParser {
     if (root_ == "urlset" && stack_.size() == 1 && e.local == "url") {
       lastmod_.clear();
       changefreq_.clear();
+      priority_.clear();
       url_added_ = false;
     }
     if (root_ == "urlset" && stack_.size() == 2 && stack_[1].local == "url" &&
         stack_[1].prefix == e.prefix) {
       if (e.local == "lastmod") in_hint_ = &lastmod_;
       if (e.local == "changefreq") in_hint_ = &changefreq_;
+      if (e.local == "priority") in_hint_ = &priority_;
     }
     stack_.push_back(std::move(e));
   }
@@ -245,13 +270,15 @@ class XmlSitemapParser {
       std::string_view url = Trim(loc_);
       if (!url.empty()) url_added_ = AddUrl(url);
     }
-    if (in_hint_ != nullptr && (e.local == "lastmod" || e.local == "changefreq")) {
+    if (in_hint_ != nullptr &&
+        (e.local == "lastmod" || e.local == "changefreq" || e.local == "priority")) {
       in_hint_ = nullptr;
     }
     if (root_ == "urlset" && e.local == "url" && stack_.size() == 2 && url_added_) {
       SitemapHint& hint = r_->hints.back();
       if (auto t = ParseW3cDatetime(Trim(lastmod_))) hint.lastmod_us = *t;
       hint.changefreq_s = ChangeFreqSeconds(Trim(changefreq_));
+      hint.priority = SitemapPriority(Trim(priority_));
       url_added_ = false;
     }
     // Pop to the matching element (tolerates unclosed children).
@@ -281,8 +308,8 @@ class XmlSitemapParser {
   bool in_loc_ = false;
   bool stop_ = false;
   std::string loc_;
-  std::string* in_hint_ = nullptr;  // &lastmod_ or &changefreq_ while inside one
-  std::string lastmod_, changefreq_;
+  std::string* in_hint_ = nullptr;  // &lastmod_, &changefreq_ or &priority_ while inside one
+  std::string lastmod_, changefreq_, priority_;
   bool url_added_ = false;  // the current <url>'s <loc> was added
 };
 

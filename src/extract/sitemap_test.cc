@@ -149,6 +149,37 @@ TEST(ParseSitemap, SitemapsOrg_LastmodAndChangefreqAreHints) {
   EXPECT_EQ(r.hints[3].lastmod_us, 0);
 }
 
+TEST(ParseSitemap, SitemapsOrg_PriorityIsAHint) {
+  SitemapResult r = ParseSitemap(
+      "<?xml version=\"1.0\"?>\n"
+      "<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n"
+      "<url><loc>http://a.test/1</loc><priority>0.8</priority></url>\n"
+      "<url><priority> 1.0 </priority><loc>http://a.test/2</loc></url>\n"
+      "<url><loc>http://a.test/3</loc><priority>.25</priority></url>\n"
+      "<url><loc>http://a.test/4</loc></url>\n"
+      "<url><loc>http://a.test/5</loc><priority>1.5</priority></url>\n"
+      "<url><loc>http://a.test/6</loc><priority>-0.5</priority></url>\n"
+      "<url><loc>http://a.test/7</loc><priority>high</priority></url>\n"
+      "<url><loc>http://a.test/8</loc><priority>0</priority></url>\n"
+      "<url><loc>http://a.test/9</loc><x:priority>0.9</x:priority></url>\n"
+      "</urlset>\n");
+  ASSERT_EQ(r.urls.size(), 9u);
+  ASSERT_EQ(r.hints.size(), 9u);
+  EXPECT_DOUBLE_EQ(r.hints[0].priority, 0.8);
+  EXPECT_DOUBLE_EQ(r.hints[1].priority, 1.0);
+  EXPECT_DOUBLE_EQ(r.hints[2].priority, 0.25);
+  EXPECT_EQ(r.hints[3].priority, -1) << "absent";
+  EXPECT_EQ(r.hints[4].priority, -1) << "out of range";
+  EXPECT_EQ(r.hints[5].priority, -1) << "negative";
+  EXPECT_EQ(r.hints[6].priority, -1) << "not a number";
+  EXPECT_EQ(r.hints[7].priority, 0);
+  EXPECT_EQ(r.hints[8].priority, -1) << "another namespace's element";
+  // A text sitemap has no hints.
+  SitemapResult text = ParseSitemap("http://a.test/1\nhttp://a.test/2\n");
+  ASSERT_EQ(text.hints.size(), 2u);
+  EXPECT_EQ(text.hints[0].priority, -1);
+}
+
 TEST(ParseW3cDatetime, Forms) {
   EXPECT_EQ(ParseW3cDatetime("1970-01-01"), 0);
   EXPECT_EQ(ParseW3cDatetime("1970-01-01T00:01Z"), 60'000'000);

@@ -84,11 +84,25 @@ std::chrono::seconds RetryBackoff(const FrontierOptions& options, int failures) 
   return options.backoff[n];
 }
 
-int PriorityFor(int depth, bool seed, bool sitemap_hint, int inlinks) {
-  if (seed) return 0;
-  if (sitemap_hint || depth <= 1 || inlinks >= 10) return 1;
-  if (depth <= 3 || inlinks >= 3) return 2;
-  return 3;
+double PriorityScore(const PriorityInputs& in) {
+  const double d = 1.0 / (1.0 + std::max(in.depth, 0));
+  const double l = std::min(1.0, std::log2(1.0 + static_cast<double>(in.inlinks)) / 10.0);
+  const double s = in.sitemap_priority < 0 ? 0.5 : std::min(in.sitemap_priority, 1.0);
+  const double b = in.seed ? 1.0 : 0.0;
+  const double w = in.host_weight > 0 ? in.host_weight : 0.0;
+  return w * (0.4 * d + 0.2 * l + 0.2 * s + 0.2 * b);
+}
+
+int PriorityClass(double score, int classes) {
+  classes = std::max(classes, 1);
+  if (!(score > 0)) return classes - 1;  // also NaN
+  if (score >= 1) return 0;
+  const double c = std::floor(-std::log2(score) * classes / 4.0);
+  return c >= classes - 1 ? classes - 1 : static_cast<int>(c);
+}
+
+int PriorityFor(const PriorityInputs& in, int classes) {
+  return PriorityClass(PriorityScore(in), classes);
 }
 
 Frontier::Frontier(FrontierOptions options, Clock* clock)
@@ -98,7 +112,7 @@ Frontier::Frontier(FrontierOptions options, Clock* clock, std::unique_ptr<QueueS
     : options_(std::move(options)),
       clock_(clock != nullptr ? clock : SystemClock::Default()),
       store_(std::move(store)) {
-  options_.priority_classes = std::max(options_.priority_classes, 1);
+  options_.priority_classes = std::clamp(options_.priority_classes, 1, 256);
   options_.max_attempts = std::max(options_.max_attempts, 1);
 }
 
@@ -144,6 +158,45 @@ void Frontier::Reschedule(Host& h) {
                   [this](const HeapEntry& e) { return e.generation != hosts_[e.id]->generation; });
     std::make_heap(heap_.begin(), heap_.end(), std::greater<>());
   }
+  if (ready_.size() > 2 * hosts_.size() + 1024) {
+    std::erase_if(ready_,
+                  [this](const ReadyEntry& e) { return e.generation != hosts_[e.id]->generation; });
+    std::make_heap(ready_.begin(), ready_.end(), std::greater<>());
+  }
+}
+
+int Frontier::BestClass(const Host& h, Clock::TimePoint now) const {
+  int best = store_->BestClass(h.id);
+  if (h.has_retries()) {
+    for (const Host::Retry& r : h.extra->retries) {
+      if (r.not_before <= now && (best < 0 || r.item.priority < best)) best = r.item.priority;
+    }
+  }
+  return best;
+}
+
+std::optional<Clock::TimePoint> Frontier::IpGapUntil(const Host& h, Clock::TimePoint now) const {
+  if (options_.per_ip_limit == 0 || options_.per_ip_gap.count() <= 0 || h.ip().empty()) {
+    return std::nullopt;
+  }
+  auto it = ip_last_start_.find(h.ip());
+  if (it == ip_last_start_.end()) return std::nullopt;
+  const Clock::TimePoint until = it->second + options_.per_ip_gap;
+  if (until <= now) return std::nullopt;
+  return until;
+}
+
+void Frontier::PromoteReady(Clock::TimePoint now) {
+  while (!heap_.empty() && heap_.front().ready <= now) {
+    std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
+    const HeapEntry e = heap_.back();
+    heap_.pop_back();
+    const Host& h = *hosts_[e.id];
+    if (e.generation != h.generation) continue;  // stale
+    const int cls = BestClass(h, now);
+    ready_.push_back({cls < 0 ? options_.priority_classes : cls, e.ready, e.id, e.generation});
+    std::push_heap(ready_.begin(), ready_.end(), std::greater<>());
+  }
 }
 
 bool Frontier::IpFull(const Host& h) const {
@@ -173,21 +226,41 @@ void Frontier::Add(UrlItem item) {
   item.priority = std::clamp(item.priority, 0, options_.priority_classes - 1);
   Host& h = HostFor(item.host);
   const bool was_empty = store_->Size(h.id) == 0;
+  // A better class than the host's best so far moves the host up among the ready hosts.
+  const bool better = options_.cross_host_priority && !was_empty && !h.busy &&
+                      item.priority < store_->BestClass(h.id);
   store_->Push(h.id, std::move(item), /*front=*/false);
   ++queued_;
-  if (was_empty && !h.busy) Reschedule(h);
+  if ((was_empty || better) && !h.busy) Reschedule(h);
 }
 
 std::optional<Lease> Frontier::Next() {
   const Clock::TimePoint now = clock_->Now();
-  while (!heap_.empty() && heap_.front().ready <= now) {
-    std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
-    const HeapEntry e = heap_.back();
-    heap_.pop_back();
+  for (;;) {
+    HeapEntry e;
+    if (options_.cross_host_priority) {
+      PromoteReady(now);
+      if (ready_.empty()) return std::nullopt;
+      std::pop_heap(ready_.begin(), ready_.end(), std::greater<>());
+      e = {ready_.back().ready, ready_.back().id, ready_.back().generation};
+      ready_.pop_back();
+    } else {
+      if (heap_.empty() || heap_.front().ready > now) return std::nullopt;
+      std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
+      e = heap_.back();
+      heap_.pop_back();
+    }
     Host& h = *hosts_[e.id];
     if (e.generation != h.generation) continue;  // stale
     if (IpFull(h)) {
       ip_waiters_[h.ip()].push_back(h.id);
+      continue;
+    }
+    if (std::optional<Clock::TimePoint> until = IpGapUntil(h, now)) {
+      // Another host of this IP started less than per_ip_gap ago: wait for the gap's end
+      // (the entry stays valid: nothing about the host changed).
+      heap_.push_back({*until, h.id, h.generation});
+      std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
       continue;
     }
     Lease lease;
@@ -212,10 +285,12 @@ std::optional<Lease> Frontier::Next() {
     } else if (h.extra) {
       h.extra->lease_ip.clear();
     }
+    if (options_.per_ip_limit > 0 && options_.per_ip_gap.count() > 0 && !h.ip().empty()) {
+      ip_last_start_[h.ip()] = now;
+    }
     ++in_flight_;
     return lease;
   }
-  return std::nullopt;
 }
 
 void Frontier::PopStale() const {
@@ -227,8 +302,15 @@ void Frontier::PopStale() const {
 
 std::optional<Clock::TimePoint> Frontier::NextWakeup() const {
   PopStale();
-  if (heap_.empty()) return std::nullopt;
-  return heap_.front().ready;
+  while (!ready_.empty() && ready_.front().generation != hosts_[ready_.front().id]->generation) {
+    std::pop_heap(ready_.begin(), ready_.end(), std::greater<>());
+    ready_.pop_back();
+  }
+  // A ready host became ready in the past: "now".
+  std::optional<Clock::TimePoint> t;
+  if (!ready_.empty()) t = ready_.front().ready;
+  if (!heap_.empty() && (!t || heap_.front().ready < *t)) t = heap_.front().ready;
+  return t;
 }
 
 microseconds Frontier::DelayFor(const Host& h, std::optional<milliseconds> retry_after) const {
@@ -438,7 +520,7 @@ size_t Frontier::hosts_ready() const {
   size_t n = 0;
   for (const auto& h : hosts_) {
     auto t = ReadyTime(*h);
-    n += t && *t <= now && !IpFull(*h);
+    n += t && *t <= now && !IpFull(*h) && !IpGapUntil(*h, now);
   }
   return n;
 }

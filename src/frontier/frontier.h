@@ -7,13 +7,18 @@
 //      delay = max(default_delay, robots Crawl-delay, Retry-After of this completion,
 //                  operator override, adaptive_factor * last response time);
 //    a Crawl-delay above max_crawl_delay marks the host skipped (HostSkipped());
-//  * optionally at most per_ip_limit requests in flight per IP address;
+//  * optionally at most per_ip_limit requests in flight per IP address, and leases of hosts
+//    sharing an IP at least per_ip_gap apart;
 //  * retryable failures come back after a backoff, up to max_attempts;
 //  * a per-host circuit breaker pauses hosts that keep failing.
 // Rules in detail: docs/politeness.md. Scheduling: hosts sit in a min-heap keyed by the time
-// they become ready (lazy deletion: a host's stale entries are skipped by generation), so
-// Next() costs O(log hosts) amortised. Within a host: due retries first, then the lowest
-// priority class, FIFO within a class (Mercator's front queues, simplified).
+// they become ready (lazy deletion: a host's stale entries are skipped by generation). With
+// cross_host_priority (the default), Next() moves the hosts whose time has come into a
+// second heap ordered by the priority class of their best item (then by ready time, so
+// equal classes are served in the order they became ready) and serves its top: with a page
+// budget the best pages come first (Mercator's front queues, across hosts; docs/priority.md).
+// Both heaps cost O(log hosts) amortised per Next(). Within a host: due retries first, then
+// the lowest priority class, FIFO within a class.
 //
 // Queued items live behind QueueStore (queue_store.h) so a disk-backed store can replace
 // the in-memory one; host state (delays, breaker, retries waiting for their backoff) is
@@ -21,6 +26,8 @@
 //
 // Departures: NextWakeup() ignores hosts waiting only for a per-IP slot or for their own
 // lease to end — those become ready through Complete(), which the caller awaits anyway.
+// A host's class in the ready heap is taken when it enters it: a retry falling due while the
+// host waits there does not raise it (an Add of a better item does).
 //
 // Thread-safety: none. Owned and called by the crawl engine's I/O thread only.
 #pragma once
@@ -52,8 +59,12 @@ struct FrontierOptions {
   // > 0: the delay is at least factor * the host's last response time. Default: 0 (off).
   double adaptive_factor = 0;
   // > 0: at most this many requests in flight per IP address (shared hosting: thousands of
-  // virtual hosts may share one). 0: no per-IP limits at all. Default: 10.
+  // virtual hosts may share one). 0: no per-IP limits at all (neither this cap nor
+  // per_ip_gap). Default: 10.
   size_t per_ip_limit = 10;
+  // > 0: two leases of hosts sharing an IP (SetHostIp) start at least this far apart.
+  // Default: 0 (off).
+  std::chrono::milliseconds per_ip_gap{0};
   // Attempts for retryable errors; the attempt that reaches it is final. Default: 3.
   int max_attempts = 3;
   // Wait before retry n (1-based) is backoff[n-1]; the last entry repeats. Default: 30 s,
@@ -67,8 +78,12 @@ struct FrontierOptions {
   size_t breaker_window = 20;
   double breaker_error_rate = 0.2;
   std::chrono::seconds breaker_cooldown{60};
-  // Number of priority classes; 0 is served first. Default: 4.
-  int priority_classes = 4;
+  // Number of priority classes (1..256; the persistent queue key has one byte for it); 0 is
+  // served first. Default: 16.
+  int priority_classes = 16;
+  // Ready hosts are served by the class of their best item (true, default) or purely by the
+  // time they became ready (false).
+  bool cross_host_priority = true;
 };
 
 struct Lease {
@@ -101,9 +116,28 @@ enum class GiveUp { kNo, kYes };
 // backoff[failures - 1], the last entry repeating; 0 when backoff is empty.
 std::chrono::seconds RetryBackoff(const FrontierOptions& options, int failures);
 
-// Priority class from what is known about a URL (for the default 4 classes): seeds 0;
-// sitemap hints, depth <= 1 or >= 10 in-links 1; depth <= 3 or >= 3 in-links 2; else 3.
-int PriorityFor(int depth, bool seed, bool sitemap_hint, int inlinks);
+// What is known about a URL when it is queued (docs/priority.md).
+struct PriorityInputs {
+  int depth = 0;                 // links followed from a seed
+  bool seed = false;             // named by the operator
+  double sitemap_priority = -1;  // a sitemap's <priority> (0..1); < 0: none (counts as 0.5)
+  uint64_t inlinks = 0;          // links to it seen so far (estimated)
+  double host_weight = 1.0;      // the operator's weight for its host (> 0)
+};
+
+// The priority score (higher is better; docs/priority.md):
+//   score = host_weight * (0.4 D + 0.2 L + 0.2 S + 0.2 B)
+//   D = 1 / (1 + depth)
+//   L = min(1, log2(1 + inlinks) / 10)      (1023 in-links or more: 1)
+//   S = sitemap <priority> clamped to [0, 1], 0.5 when absent
+//   B = 1 for a seed, else 0
+double PriorityScore(const PriorityInputs& in);
+// The class of a score among `classes` (0 best): floor(-log2(score) * classes / 4), clamped
+// to [0, classes - 1]; each halving of the score costs classes/4 classes, so 16 classes
+// span scores from 1 down to 1/16. A score <= 0 (or NaN) gets the last class.
+int PriorityClass(double score, int classes);
+// PriorityClass(PriorityScore(in), classes).
+int PriorityFor(const PriorityInputs& in, int classes);
 
 class Frontier {
  public:
@@ -171,6 +205,19 @@ class Frontier {
     uint64_t generation;
     bool operator>(const HeapEntry& o) const { return ready > o.ready; }
   };
+  // A host whose ready time has passed (cross_host_priority): best class first, then the
+  // earlier ready time, then the lower id (a strict order: deterministic).
+  struct ReadyEntry {
+    int cls;
+    Clock::TimePoint ready;
+    HostId id;
+    uint64_t generation;
+    bool operator>(const ReadyEntry& o) const {
+      if (cls != o.cls) return cls > o.cls;
+      if (ready != o.ready) return ready > o.ready;
+      return id > o.id;
+    }
+  };
 
   Host& HostFor(const std::string& name);
   const Host* FindHost(const std::string& name) const;
@@ -184,6 +231,13 @@ class Frontier {
                                      std::optional<std::chrono::milliseconds> retry_after) const;
   void RecordBreaker(Host& h, bool error, Clock::TimePoint now);
   void PopStale() const;
+  // Moves the valid heap entries whose time has come into ready_ with their class.
+  void PromoteReady(Clock::TimePoint now);
+  // The class of the host's best item: queued, or a retry due by `now`; -1 if none.
+  int BestClass(const Host& h, Clock::TimePoint now) const;
+  // per_ip_gap: the time before which the host may not be leased because another host of
+  // its IP was leased less than per_ip_gap ago; nullopt when it may be leased now.
+  std::optional<Clock::TimePoint> IpGapUntil(const Host& h, Clock::TimePoint now) const;
 
   FrontierOptions options_;
   Clock* clock_;
@@ -192,6 +246,11 @@ class Frontier {
   std::unordered_map<std::string, HostId> host_ids_;
   // Min-heap on ready time; mutable so const NextWakeup() can drop stale tops.
   mutable std::vector<HeapEntry> heap_;
+  // Min-heap of hosts ready now, by class (cross_host_priority only); stale entries are
+  // skipped by generation like heap_'s.
+  mutable std::vector<ReadyEntry> ready_;
+  // per_ip_gap: when the last lease of each IP started.
+  std::unordered_map<std::string, Clock::TimePoint> ip_last_start_;
   std::unordered_map<std::string, size_t> ip_in_flight_;
   std::unordered_map<std::string, std::deque<HostId>> ip_waiters_;  // FIFO per IP
   uint64_t next_lease_id_ = 1;

@@ -20,6 +20,7 @@ using std::chrono::milliseconds;
 constexpr int kHosts = 1000;
 constexpr int kIps = 50;
 constexpr size_t kPerIpLimit = 3;
+constexpr milliseconds kPerIpGap(40);
 
 struct Model {
   std::unordered_map<std::string, Clock::TimePoint> earliest;  // host -> next allowed start
@@ -28,6 +29,7 @@ struct Model {
   std::unordered_map<std::string, Clock::TimePoint> not_before;  // url -> retry time
   std::unordered_map<std::string, Lease> leased;                 // host -> lease
   std::map<std::string, size_t> ip_in_flight;
+  std::map<std::string, Clock::TimePoint> ip_last_start;
 };
 
 std::string HostName(int h) { return "h" + std::to_string(h) + ".test"; }
@@ -48,6 +50,7 @@ TEST(FrontierSimulation, InvariantsHoldOver100kSteps) {
   o.default_delay = milliseconds(500);
   o.adaptive_factor = 2;
   o.per_ip_limit = kPerIpLimit;
+  o.per_ip_gap = kPerIpGap;
   o.max_attempts = 3;
   o.backoff = {std::chrono::seconds(2), std::chrono::seconds(5)};
   o.breaker_window = 10;
@@ -78,6 +81,10 @@ TEST(FrontierSimulation, InvariantsHoldOver100kSteps) {
       ASSERT_GE(now, m.not_before[l.item.url]) << "retry too early: " << l.item.url;
     }
     ASSERT_LT(m.ip_in_flight[IpOf(host)], kPerIpLimit) << "IP limit on " << IpOf(host);
+    if (auto it = m.ip_last_start.find(IpOf(host)); it != m.ip_last_start.end()) {
+      ASSERT_GE(now - it->second, kPerIpGap) << "IP gap on " << IpOf(host);
+    }
+    m.ip_last_start[IpOf(host)] = now;
     ++m.ip_in_flight[IpOf(host)];
     m.leased[host] = l;
     ++leases;
@@ -125,7 +132,7 @@ TEST(FrontierSimulation, InvariantsHoldOver100kSteps) {
       UrlItem item;
       item.host = HostName(static_cast<int>(rnd(kHosts)));
       item.url = "http://" + item.host + "/" + std::to_string(added);
-      item.priority = static_cast<int>(rnd(4));
+      item.priority = static_cast<int>(rnd(16));
       f.Add(item);
       ++added;
     } else if (action < 60) {

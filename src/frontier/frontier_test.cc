@@ -363,14 +363,198 @@ TEST_F(FrontierTest, PrioritiesWithinHost) {
   EXPECT_EQ(order, (std::vector<std::string>{"/high", "/mid1", "/mid2", "/low", "/clamped"}));
 }
 
-TEST(PriorityFor, Classes) {
-  EXPECT_EQ(PriorityFor(0, true, false, 0), 0);
-  EXPECT_EQ(PriorityFor(5, false, true, 0), 1);
-  EXPECT_EQ(PriorityFor(1, false, false, 0), 1);
-  EXPECT_EQ(PriorityFor(7, false, false, 12), 1);
-  EXPECT_EQ(PriorityFor(3, false, false, 0), 2);
-  EXPECT_EQ(PriorityFor(8, false, false, 3), 2);
-  EXPECT_EQ(PriorityFor(8, false, false, 0), 3);
+TEST(PriorityFor, ScoreFollowsTheDocumentedFormula) {
+  // score = w * (0.4 D + 0.2 L + 0.2 S + 0.2 B) (docs/priority.md).
+  PriorityInputs seed{.depth = 0, .seed = true};
+  EXPECT_DOUBLE_EQ(PriorityScore(seed), 0.4 + 0.2 * 0.5 + 0.2);
+  PriorityInputs deep{.depth = 3, .inlinks = 3};
+  EXPECT_DOUBLE_EQ(PriorityScore(deep), 0.4 / 4 + 0.2 * 2.0 / 10 + 0.2 * 0.5);
+  PriorityInputs many{.depth = 1, .sitemap_priority = 1.0, .inlinks = 5000};
+  EXPECT_DOUBLE_EQ(PriorityScore(many), 0.2 + 0.2 + 0.2);
+  PriorityInputs weighted = deep;
+  weighted.host_weight = 3;
+  EXPECT_DOUBLE_EQ(PriorityScore(weighted), 3 * PriorityScore(deep));
+  // Each signal moves the score the documented way.
+  PriorityInputs shallow = deep;
+  shallow.depth = 1;
+  EXPECT_GT(PriorityScore(shallow), PriorityScore(deep));
+  PriorityInputs linked = deep;
+  linked.inlinks = 100;
+  EXPECT_GT(PriorityScore(linked), PriorityScore(deep));
+  PriorityInputs low_sitemap = deep;
+  low_sitemap.sitemap_priority = 0.1;
+  EXPECT_LT(PriorityScore(low_sitemap), PriorityScore(deep));
+}
+
+TEST(PriorityFor, ClassesByHalvings) {
+  EXPECT_EQ(PriorityClass(1.0, 16), 0);
+  EXPECT_EQ(PriorityClass(7.0, 16), 0);
+  EXPECT_EQ(PriorityClass(0.55, 16), 3);  // -log2 = 0.86 -> 3.45
+  EXPECT_EQ(PriorityClass(0.5, 16), 4);
+  EXPECT_EQ(PriorityClass(0.25, 16), 8);
+  EXPECT_EQ(PriorityClass(0.01, 16), 15);
+  EXPECT_EQ(PriorityClass(0, 16), 15);
+  EXPECT_EQ(PriorityClass(-1, 16), 15);
+  EXPECT_EQ(PriorityClass(0.5, 4), 1);
+  EXPECT_EQ(PriorityClass(0.5, 1), 0);
+  // A seed lands in a better class than a deep page; weight 4 lifts a page 8 classes.
+  PriorityInputs page{.depth = 3, .inlinks = 1};
+  EXPECT_LT(PriorityFor(PriorityInputs{.seed = true}, 16), PriorityFor(page, 16));
+  const int plain = PriorityFor(page, 16);
+  page.host_weight = 4;
+  EXPECT_EQ(PriorityFor(page, 16), plain - 8);
+}
+
+// Three hosts ready at once: served by the class of their best item, not by insertion.
+TEST_F(FrontierTest, ReadyHostsServedByBestClass) {
+  Frontier f(Options(), &clock_);
+  f.Add(Item("a.test", "/", 5));
+  f.Add(Item("b.test", "/x", 9));
+  f.Add(Item("b.test", "/", 1));  // b's best is class 1
+  f.Add(Item("c.test", "/", 3));
+  std::vector<std::string> order;
+  while (auto l = f.Next()) order.push_back(l->item.url);
+  EXPECT_EQ(order,
+            (std::vector<std::string>{"http://b.test/", "http://c.test/", "http://a.test/"}));
+}
+
+// Equal classes: the host ready first is served first (FIFO among equals), whatever its id;
+// a better class wins over an earlier ready time.
+TEST_F(FrontierTest, EqualClassesByReadyTimeBetterClassFirst) {
+  for (const bool x_better : {false, true}) {
+    SCOPED_TRACE(x_better);
+    Frontier f(Options(), &clock_);
+    f.Add(Item("x.test", "/1", 2));
+    f.Add(Item("y.test", "/1", 2));
+    auto l1 = f.Next();
+    auto l2 = f.Next();
+    ASSERT_TRUE(l1 && l2);
+    f.Add(Item("x.test", "/2", x_better ? 0 : 2));
+    f.Add(Item("y.test", "/2", 2));
+    const Lease& lx = l1->item.host == "x.test" ? *l1 : *l2;
+    const Lease& ly = l1->item.host == "x.test" ? *l2 : *l1;
+    f.Complete(ly, Done());  // y ready at +1 s
+    Advance(milliseconds(100));
+    f.Complete(lx, Done());  // x ready at +1.1 s
+    Advance(seconds(2));
+    auto n1 = f.Next();
+    auto n2 = f.Next();
+    ASSERT_TRUE(n1 && n2);
+    EXPECT_EQ(n1->item.host, x_better ? "x.test" : "y.test");
+    EXPECT_EQ(n2->item.host, x_better ? "y.test" : "x.test");
+  }
+}
+
+// Switched off: ready hosts are served by ready time alone, as before.
+TEST_F(FrontierTest, CrossHostPriorityOffServesByReadyTime) {
+  FrontierOptions o = Options();
+  o.cross_host_priority = false;
+  Frontier f(o, &clock_);
+  f.Add(Item("a.test", "/1", 5));
+  f.Add(Item("b.test", "/1", 5));
+  auto l1 = f.Next();
+  auto l2 = f.Next();
+  ASSERT_TRUE(l1 && l2);
+  f.Add(Item("a.test", "/2", 7));
+  f.Add(Item("b.test", "/2", 0));
+  const Lease& la = l1->item.host == "a.test" ? *l1 : *l2;
+  const Lease& lb = l1->item.host == "a.test" ? *l2 : *l1;
+  f.Complete(la, Done());  // a ready first
+  Advance(milliseconds(100));
+  f.Complete(lb, Done());
+  Advance(seconds(2));
+  auto n1 = f.Next();
+  ASSERT_TRUE(n1);
+  EXPECT_EQ(n1->item.url, "http://a.test/2") << "earliest ready, though b holds class 0";
+}
+
+// A better item added to a host already waiting among the ready ones moves it up.
+TEST_F(FrontierTest, AddingABetterItemRaisesAReadyHost) {
+  Frontier f(Options(), &clock_);
+  f.Add(Item("a.test", "/", 4));
+  f.Add(Item("b.test", "/", 6));
+  f.Add(Item("c.test", "/", 5));
+  auto first = f.Next();  // a.test; b and c now wait among the ready hosts
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->item.host, "a.test");
+  f.Add(Item("b.test", "/top", 1));
+  auto l = f.Next();
+  ASSERT_TRUE(l);
+  EXPECT_EQ(l->item.url, "http://b.test/top");
+}
+
+// A retry that is due counts with its class when its host is ranked.
+TEST_F(FrontierTest, DueRetryCountsWithItsClass) {
+  FrontierOptions o = Options();
+  o.backoff = {seconds(5)};
+  Frontier f(o, &clock_);
+  f.Add(Item("r.test", "/retry", 0));
+  auto l = f.Next();
+  ASSERT_TRUE(l);
+  f.Complete(*l, Retry());  // r.test: nothing queued, a class-0 retry due in 5 s
+  f.Add(Item("q.test", "/", 3));
+  auto q = f.Next();
+  ASSERT_TRUE(q);
+  f.Complete(*q, Done());
+  f.Add(Item("q.test", "/2", 3));
+  Advance(seconds(10));
+  auto n = f.Next();
+  ASSERT_TRUE(n);
+  EXPECT_EQ(n->item.url, "http://r.test/retry");
+}
+
+// per_ip_gap: leases of hosts sharing an IP start at least the gap apart; other IPs are
+// not held back; NextWakeup() names the gap's end.
+TEST_F(FrontierTest, PerIpGapSpacesLeasesOfAnIp) {
+  FrontierOptions o = Options();
+  o.per_ip_gap = milliseconds(300);
+  Frontier f(o, &clock_);
+  f.SetHostIp("a.test", "10.0.0.1");
+  f.SetHostIp("b.test", "10.0.0.1");
+  f.SetHostIp("c.test", "10.0.0.2");
+  f.Add(Item("a.test", "/", 1));
+  f.Add(Item("b.test", "/", 2));
+  f.Add(Item("c.test", "/", 3));
+  const Clock::TimePoint t0 = clock_.Now();
+  auto l1 = f.Next();
+  ASSERT_TRUE(l1);
+  EXPECT_EQ(l1->item.host, "a.test");
+  auto l2 = f.Next();
+  ASSERT_TRUE(l2);
+  EXPECT_EQ(l2->item.host, "c.test") << "another IP is not held back";
+  EXPECT_FALSE(f.Next().has_value()) << "b.test shares a.test's IP";
+  EXPECT_EQ(f.hosts_ready(), 0u);
+  ASSERT_TRUE(f.NextWakeup().has_value());
+  EXPECT_EQ(*f.NextWakeup(), t0 + milliseconds(300));
+  // The gap counts from the lease's start, not its end.
+  f.Complete(*l1, Done());
+  Advance(milliseconds(299));
+  EXPECT_FALSE(f.Next().has_value());
+  Advance(milliseconds(1));
+  auto l3 = f.Next();
+  ASSERT_TRUE(l3);
+  EXPECT_EQ(l3->item.host, "b.test");
+}
+
+TEST_F(FrontierTest, PerIpGapOffByDefaultAndWithPriorityOff) {
+  for (const bool cross : {true, false}) {
+    FrontierOptions o = Options();
+    o.cross_host_priority = cross;
+    Frontier plain(o, &clock_);
+    o.per_ip_gap = milliseconds(500);
+    Frontier gapped(o, &clock_);
+    for (Frontier* f : {&plain, &gapped}) {
+      f->SetHostIp("a.test", "10.0.0.1");
+      f->SetHostIp("b.test", "10.0.0.1");
+      f->Add(Item("a.test", "/"));
+      f->Add(Item("b.test", "/"));
+    }
+    EXPECT_TRUE(plain.Next() && plain.Next());
+    EXPECT_TRUE(gapped.Next().has_value());
+    EXPECT_FALSE(gapped.Next().has_value());
+    Advance(milliseconds(500));
+    EXPECT_TRUE(gapped.Next().has_value());
+  }
 }
 
 TEST_F(FrontierTest, NextWakeupIsEarliestHost) {

@@ -46,6 +46,15 @@ class MemoryQueueStore final : public QueueStore {
 
   size_t Size(HostId id) const override { return id < hosts_.size() ? hosts_[id].size : 0; }
 
+  int BestClass(HostId id) const override {
+    if (id >= hosts_.size() || hosts_[id].size == 0) return -1;
+    const auto& classes = hosts_[id].classes;
+    for (size_t c = 0; c < classes.size(); ++c) {
+      if (classes[c] && !classes[c]->empty()) return static_cast<int>(c);
+    }
+    return -1;
+  }
+
   std::vector<UrlItem> Drain(HostId id) override {
     std::vector<UrlItem> out;
     while (auto item = Pop(id)) out.push_back(std::move(*item));

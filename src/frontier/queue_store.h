@@ -36,6 +36,9 @@ class QueueStore {
   // The next item of the host (see order above), or nullopt when its queue is empty.
   virtual std::optional<UrlItem> Pop(HostId id) = 0;
   virtual size_t Size(HostId id) const = 0;
+  // The class of the item Pop would return (the host's best), or -1 when its queue is
+  // empty. Cheap: the scheduler asks it whenever a host becomes ready.
+  virtual int BestClass(HostId id) const = 0;
   // Removes and returns every item of the host, in Pop order.
   virtual std::vector<UrlItem> Drain(HostId id) = 0;
 };

@@ -278,6 +278,11 @@ size_t RocksQueueStore::Size(frontier::HostId id) const {
   return id < hosts_.size() ? hosts_[id].size : 0;
 }
 
+int RocksQueueStore::BestClass(frontier::HostId id) const {
+  if (id >= hosts_.size() || hosts_[id].size == 0) return -1;
+  return LowestClass(hosts_[id]);
+}
+
 std::vector<frontier::UrlItem> RocksQueueStore::Drain(frontier::HostId id) {
   std::vector<frontier::UrlItem> out;
   if (id >= hosts_.size()) return out;

@@ -30,6 +30,7 @@ class RocksQueueStore final : public frontier::QueueStore {
   void Push(frontier::HostId id, frontier::UrlItem item, bool front) override;
   std::optional<frontier::UrlItem> Pop(frontier::HostId id) override;
   size_t Size(frontier::HostId id) const override;
+  int BestClass(frontier::HostId id) const override;
   std::vector<frontier::UrlItem> Drain(frontier::HostId id) override;
 
   void OnDone() { --on_disk_; }

@@ -473,7 +473,8 @@ bool Admit(const Flags& f, StateDb* db, dedup::SeenSet* seen, frontier::Admissio
             0, cand.canonical_url.find('/', cand.canonical_url.find("://") + 3)));
         item.fp = l.fp;
         item.depth = l.depth;
-        item.priority = frontier::PriorityFor(l.depth, false, false, 0);
+        item.priority = frontier::PriorityFor(frontier::PriorityInputs{.depth = l.depth},
+                                              frontier::FrontierOptions{}.priority_classes);
         item.via = batch.Get(l, LinkBatch::kVia);
         frontier->Add(std::move(item));
       }
