@@ -41,7 +41,7 @@ bool Crawler::Impl::Reachable(frontier::Lease& lease, bool robots, const std::st
                               fetch::FetchRequest* req) {
   std::optional<url::Url> u = url::Parse(url);
   if (!u) return true;  // the fetcher reports the bad URL
-  auto [name, port] = HostNameAndPort(u->origin());
+  auto [name, port] = HostNameAndPort(u->origin_key());
   if (name.empty()) return true;
   AddressGate::Answer a = addresses_->Lookup(name, port);
   switch (a.kind) {
