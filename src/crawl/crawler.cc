@@ -340,6 +340,11 @@ void Crawler::Impl::StartFetch(frontier::Lease lease, bool robots, std::string u
   req.id = next_fetch_id_++;
   req.url = std::move(url);
   const uint64_t id = req.id;
+  // Keep the connection only when the host has more to fetch: robots.txt is followed by
+  // its pages, a page by the host's queued URLs. Otherwise close it after the response
+  // (fetch.h FetchRequest::reuse_connection: idle connections are scanned on every reuse
+  // lookup, and a crawl of many hosts would accumulate them).
+  req.reuse_connection = robots || frontier_->QueuedFor(lease.item.host) > 0;
   InFlight flight{.lease = std::move(lease), .robots = robots};
   if (!robots && flight.lease.item.recrawl) {
     // A recrawl: the last stored version decides change and interval; its validators make

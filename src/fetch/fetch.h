@@ -97,6 +97,12 @@ struct FetchRequest {
   std::string connect_address;
   // Port to connect to with connect_address (0 = the URL's port).
   int connect_port = 0;
+  // false: the connection is closed after this transfer instead of kept for reuse (the
+  // caller knows nothing more will be asked of this host soon). Idle connections cost more
+  // than memory: curl scans every idle connection of a connect address (a bundle) with a
+  // poll(2) each time it looks for one to reuse, so thousands of idle connections to hosts
+  // behind one address made that scan the crawl's largest cost. Default true.
+  bool reuse_connection = true;
 };
 
 enum class FetchOutcome {

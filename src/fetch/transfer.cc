@@ -194,6 +194,7 @@ Status Transfer::Configure(const ResolvedOptions& r, int64_t start_wall_us) {
   } else if (r.connect_to != nullptr) {
     Set(easy_, CURLOPT_CONNECT_TO, r.connect_to);
   }
+  if (!request_.reuse_connection) Set(easy_, CURLOPT_FORBID_REUSE, 1L);
   Set(easy_, CURLOPT_SSL_VERIFYPEER, o.verify_tls ? 1L : 0L);
   Set(easy_, CURLOPT_SSL_VERIFYHOST, o.verify_tls ? 2L : 0L);
   Set(easy_, CURLOPT_PROXY, o.proxy.c_str());  // "" disables proxies, environment included

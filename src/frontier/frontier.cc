@@ -478,6 +478,12 @@ void Frontier::SetHeld(const std::string& host, bool held) {
   if (!h.busy) Reschedule(h);
 }
 
+size_t Frontier::QueuedFor(const std::string& host) const {
+  const Host* h = FindHost(host);
+  if (h == nullptr) return 0;
+  return store_->Size(h->id) + (h->extra ? h->extra->retries.size() : 0);
+}
+
 bool Frontier::HostSkipped(const std::string& host) const {
   const Host* h = FindHost(host);
   return h != nullptr && h->skipped;

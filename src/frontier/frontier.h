@@ -182,6 +182,8 @@ class Frontier {
   // A held host is not leased (its queue waits, e.g. for a DNS answer) until released.
   void SetHeld(const std::string& host, bool held);
   bool HostSkipped(const std::string& host) const;
+  // Items of the host waiting in its queue or for a retry (not counting a lease).
+  size_t QueuedFor(const std::string& host) const;
   // Removes every queued item of the host, waiting retries included (the caller records
   // their outcomes). A lease in flight is not affected.
   std::vector<UrlItem> DrainHost(const std::string& host);

@@ -61,6 +61,7 @@ struct FakeRequestLog {
   std::vector<std::pair<std::string, std::string>> headers;
   std::string connect_address;  // FetchRequest::connect_address ("" = none)
   int connect_port = 0;         // FetchRequest::connect_port
+  bool reuse_connection = true;  // FetchRequest::reuse_connection
   Clock::TimePoint start{};
   Clock::TimePoint end{};
   int status = 0;
