@@ -19,7 +19,7 @@ constexpr uint32_t kNone = UINT32_MAX;
 // Records and identities are indexed by uint32_t to keep a record compact (a million-line log
 // is the design point); a log beyond this is refused rather than silently wrapped.
 constexpr size_t kMaxRequests = UINT32_MAX - 1;
-constexpr size_t kKinds = 6;
+constexpr size_t kKinds = 8;
 
 // One well-formed request, compact: strings live in tables or the path arena.
 struct Record {
@@ -31,6 +31,7 @@ struct Record {
   uint32_t path_size = 0;
   uint32_t host = 0;
   uint32_t identity = 0;
+  uint32_t ip = kNone;  // index into the address table; kNone: the line had no "ip"
   int16_t status = 0;
   bool disallowed = false;
   bool cond = false;
@@ -46,6 +47,40 @@ struct HostState {
   int64_t not_modified = 0;
   uint32_t last = kNone;  // record with the latest end so far (in start order)
 };
+
+// Per-IP replay state of one address.
+struct IpState {
+  // (end_us, record) of the requests in flight at the latest start seen: a min-heap by end.
+  std::vector<std::pair<int64_t, uint32_t>> in_flight;
+  uint32_t last = kNone;  // the latest-starting record so far
+  IpReport report;
+};
+
+// Orders addresses numerically when both are dotted-quad IPv4, else as strings (IPv4 first).
+std::optional<uint32_t> ParseIpv4(std::string_view s) {
+  uint32_t out = 0;
+  for (int part = 0; part < 4; ++part) {
+    if (part > 0) {
+      if (s.empty() || s[0] != '.') return std::nullopt;
+      s.remove_prefix(1);
+    }
+    size_t n = 0;
+    uint32_t v = 0;
+    while (n < s.size() && n < 3 && s[n] >= '0' && s[n] <= '9') v = v * 10 + uint32_t(s[n++] - '0');
+    if (n == 0 || v > 255) return std::nullopt;
+    s.remove_prefix(n);
+    out = out << 8 | v;
+  }
+  if (!s.empty()) return std::nullopt;
+  return out;
+}
+
+bool AddressLess(const std::string& a, const std::string& b) {
+  std::optional<uint32_t> x = ParseIpv4(a), y = ParseIpv4(b);
+  if (x && y) return *x != *y ? *x < *y : a < b;
+  if (x.has_value() != y.has_value()) return x.has_value();
+  return a < b;
+}
 
 // True iff a request answered with `status` settled the page: a later request for it is a
 // duplicate. 5xx, 408, 429 and connection failures (0) invite a retry.
@@ -126,6 +161,7 @@ class Auditor {
     std::stable_sort(report_.examples.begin(), report_.examples.end(),
                      [](const Violation& a, const Violation& b) { return a.kind < b.kind; });
     BuildHosts();
+    BuildPerIp();
     return std::move(report_);
   }
 
@@ -157,6 +193,12 @@ class Auditor {
     r.status = int16_t(l.status);
     r.disallowed = l.disallowed;
     r.cond = l.cond;
+    if (!l.ip.empty()) {
+      r.ip = ips_.Intern(l.ip);
+      if (r.ip == ip_states_.size()) ip_states_.emplace_back();
+    } else {
+      ++report_.per_ip.requests_without_ip;
+    }
     // Logs written by hand may leave the kind out; the path then tells.
     r.robots = l.kind == "robots" || (l.kind.empty() && l.path == "/robots.txt");
     records_.push_back(r);
@@ -169,7 +211,8 @@ class Auditor {
                       .path = paths_.substr(r.path_offset, r.path_size),
                       .start_us = r.start_us,
                       .end_us = r.end_us,
-                      .status = r.status};
+                      .status = r.status,
+                      .ip = r.ip == kNone ? std::string() : std::string(ips_.Get(r.ip))};
   }
 
   void Keep(Violation v) {
@@ -188,6 +231,7 @@ class Auditor {
     ++requests_per_identity_[r.identity];
     if (r.robots) robots_identity_[r.identity] = true;
     CheckPoliteness(i, h);
+    if (r.ip != kNone) CheckPerIp(i);
     if (r.disallowed) {
       ++h.counts.robots;
       Keep({.kind = ViolationKind::kRobots, .request = Ref(i)});
@@ -241,6 +285,82 @@ class Auditor {
       }
     }
     if (r.end_us >= prev.end_us) h.last = i;
+  }
+
+  // In flight at the request's address and the gap since the previous start there.
+  void CheckPerIp(uint32_t i) {
+    const Record& r = records_[i];
+    IpState& s = ip_states_[r.ip];
+    IpReport& out = s.report;
+    ++out.requests;
+    // A min-heap by end: requests that ended at or before this start are no longer in flight
+    // (touching is not overlapping, as for per-host concurrency).
+    auto later_end = [](const std::pair<int64_t, uint32_t>& a,
+                        const std::pair<int64_t, uint32_t>& b) { return a.first > b.first; };
+    while (!s.in_flight.empty() && s.in_flight.front().first <= r.start_us) {
+      std::pop_heap(s.in_flight.begin(), s.in_flight.end(), later_end);
+      s.in_flight.pop_back();
+    }
+    const uint32_t first_ending = s.in_flight.empty() ? kNone : s.in_flight.front().second;
+    s.in_flight.emplace_back(r.end_us, i);
+    std::push_heap(s.in_flight.begin(), s.in_flight.end(), later_end);
+    const int64_t n = int64_t(s.in_flight.size());
+    if (n > out.max_in_flight) {
+      out.max_in_flight = n;
+      out.max_in_flight_at_us = r.start_us;
+    }
+    if (options_.per_ip_limit > 0 && n > options_.per_ip_limit) {
+      ++out.per_ip_concurrency;
+      Keep({.kind = ViolationKind::kPerIpConcurrency,
+            .request = Ref(i),
+            .previous = Ref(first_ending),
+            .gap_us = r.start_us - records_[first_ending].end_us,
+            .in_flight = n});
+    }
+    if (s.last != kNone) {
+      const int64_t gap = r.start_us - records_[s.last].start_us;  // >= 0: start order
+      if (out.min_start_gap_us < 0 || gap < out.min_start_gap_us) {
+        out.min_start_gap_us = gap;
+        out.min_start_gap_at_us = r.start_us;
+      }
+      if (ip_gap_us_ > 0 && gap + ip_gap_tolerance_us_ < ip_gap_us_) {
+        ++out.per_ip_gap;
+        Keep({.kind = ViolationKind::kPerIpGap,
+              .request = Ref(i),
+              .previous = Ref(s.last),
+              .gap_us = gap,
+              .required_us = ip_gap_us_});
+      }
+    }
+    s.last = i;
+  }
+
+  void BuildPerIp() {
+    PerIpReport& p = report_.per_ip;
+    p.available = ips_.size() > 0;
+    p.limit = options_.per_ip_limit;
+    p.gap_us = ip_gap_us_;
+    p.gap_tolerance_us = ip_gap_tolerance_us_;
+    for (uint32_t i = 0; i < ip_states_.size(); ++i) {
+      ip_states_[i].report.ip = std::string(ips_.Get(i));
+      p.addresses.push_back(std::move(ip_states_[i].report));
+    }
+    ip_states_.clear();
+    std::sort(p.addresses.begin(), p.addresses.end(),
+              [](const IpReport& a, const IpReport& b) { return AddressLess(a.ip, b.ip); });
+    for (const IpReport& a : p.addresses) {
+      report_.totals.per_ip_concurrency += a.per_ip_concurrency;
+      report_.totals.per_ip_gap += a.per_ip_gap;
+      if (a.max_in_flight > p.max_in_flight) {
+        p.max_in_flight = a.max_in_flight;
+        p.max_in_flight_ip = a.ip;
+      }
+      if (a.min_start_gap_us >= 0 &&
+          (p.min_start_gap_us < 0 || a.min_start_gap_us < p.min_start_gap_us)) {
+        p.min_start_gap_us = a.min_start_gap_us;
+        p.min_start_gap_ip = a.ip;
+      }
+    }
   }
 
   // The robots.txt fetch and must_fetch pages are exempt: a pattern like "/" (robots.txt
@@ -385,6 +505,11 @@ class Auditor {
   std::vector<bool> robots_identity_;  // some request for it was a robots.txt fetch
   std::vector<int64_t> all_fetches_;   // fetches of every counted must_fetch identity
   const int64_t refresh_us_ = MicrosOf(options_.refresh_window);
+  Interner ips_;                    // the log's "ip" values
+  std::vector<IpState> ip_states_;  // per ips_ index
+  const int64_t ip_gap_us_ = MicrosOf(options_.per_ip_gap);
+  const int64_t ip_gap_tolerance_us_ =
+      std::min(MicrosOf(options_.per_ip_gap_tolerance), ip_gap_us_ / 2);
   std::array<size_t, kKinds> kept_{};
   std::string key_;
 };
@@ -401,6 +526,8 @@ void ViolationCounts::Add(const ViolationCounts& o) {
   must_not_fetch += o.must_not_fetch;
   duplicate += o.duplicate;
   within_window += o.within_window;
+  per_ip_concurrency += o.per_ip_concurrency;
+  per_ip_gap += o.per_ip_gap;
   refetched_after_restart += o.refetched_after_restart;
 }
 
@@ -412,6 +539,9 @@ Result<AuditReport> RunAudit(std::istream& log, const Manifest& manifest,
     return Status::InvalidArgument("restart_window must be >= 0");
   if (options.refresh_window.count() < 0)
     return Status::InvalidArgument("refresh_window must be >= 0");
+  if (options.per_ip_limit < 0) return Status::InvalidArgument("per_ip_limit must be >= 0");
+  if (options.per_ip_gap.count() < 0 || options.per_ip_gap_tolerance.count() < 0)
+    return Status::InvalidArgument("per_ip_gap and per_ip_gap_tolerance must be >= 0");
   Auditor auditor(manifest, options);
   if (Status s = auditor.Read(log); !s.ok()) return s;
   AuditReport report = auditor.Finish();

@@ -5,7 +5,8 @@
 // (docs/architecture.md §7): an instrument that reuses what it measures proves nothing. It reads
 //   * the request log: JSON lines, one per request the test web served —
 //     {"host","path","page"(string|null),"start_us","end_us","status","bytes","conn","kind",
-//      "disallowed", optional "retry_after_s", "cond", "inm", "ims"} (inm/ims are ignored);
+//      "disallowed", optional "retry_after_s", "cond", "inm", "ims", "ip"} (inm/ims are
+//      ignored; "ip" is the server-side address the request arrived at);
 //   * the manifest: {"hosts":[{"host","crawl_delay_ms","must_fetch":[...],
 //                              "must_not_fetch_prefixes":[...]}...]} (unknown fields ignored).
 // and counts, per host and in total (exact rules in docs/audit.md):
@@ -28,7 +29,13 @@
 //                than refresh_window before it; counted *instead of* duplicate, which that
 //                mode replaces (a re-fetch after the window is a legitimate recrawl);
 //                robots.txt is exempt, the restart excuse applies;
+//   per_ip_concurrency  (opt-in, AuditOptions::per_ip_limit) a request starting while more
+//                than the limit requests, itself included, are in flight at its "ip";
+//   per_ip_gap   (opt-in, AuditOptions::per_ip_gap) a request starting less than the gap
+//                (minus per_ip_gap_tolerance) after the previous start at its "ip";
 //   coverage     fraction of manifest must_fetch identities requested at least once.
+// Per-IP figures (addresses, most requests in flight at one address, smallest start gap) are
+// reported whenever the log carries "ip"; per-IP violations count in the totals, not per host.
 // The report also counts conditional requests, 304 answers and fetches per must_fetch page.
 // Malformed log lines are counted with their line number; any malformed line fails the audit.
 //
@@ -95,6 +102,23 @@ struct AuditOptions {
   // robots.txt requests (log kind "robots") are exempt: robots.txt has its own cache
   // lifetime. Must be >= 0. Default: 0 = off (the duplicate rule applies instead).
   std::chrono::milliseconds refresh_window{0};
+  // Per-IP politeness, judged on the log's "ip" (requests without it are left out). More
+  // than this many requests in flight at one address at one moment (server-side start..end
+  // intervals; touching is not overlapping) is a per_ip_concurrency violation, counted for
+  // each request that starts while the address is over the limit. 0 = not judged (the
+  // figures are reported anyway). Must be >= 0. Default 0.
+  int64_t per_ip_limit = 0;
+  // Two request starts at one address closer than per_ip_gap − tolerance is a per_ip_gap
+  // violation of the later one, where tolerance = min(per_ip_gap_tolerance, per_ip_gap / 2).
+  // Start to start, as a crawler spaces its request starts. 0 = not judged. Must be >= 0.
+  // Default 0.
+  std::chrono::milliseconds per_ip_gap{0};
+  // Slack for per_ip_gap: the server sees a start when the request head has arrived, after
+  // the crawler's connect (new connections) and its thread's scheduling, so a crawler that
+  // spaces its own starts exactly by the gap can show slightly closer starts in the log
+  // (docs/audit.md). Capped at half the gap so the check never becomes vacuous. Must be >= 0.
+  // Default 10 ms.
+  std::chrono::milliseconds per_ip_gap_tolerance{10};
 };
 
 enum class ViolationKind {
@@ -103,9 +127,12 @@ enum class ViolationKind {
   kRobots,
   kMustNotFetch,
   kDuplicate,
-  kWithinWindow
+  kWithinWindow,
+  kPerIpConcurrency,
+  kPerIpGap
 };
-// "concurrency", "delay", "robots", "must_not_fetch", "duplicate", "within_window".
+// "concurrency", "delay", "robots", "must_not_fetch", "duplicate", "within_window",
+// "per_ip_concurrency", "per_ip_gap".
 const char* ViolationKindName(ViolationKind kind);
 
 // Which term of the expected delay was the largest (the one a delay violation broke).
@@ -121,6 +148,7 @@ struct RequestRef {
   int64_t start_us = 0;
   int64_t end_us = 0;
   int status = 0;
+  std::string ip;  // the log's "ip"; empty when absent
 };
 
 struct Violation {
@@ -128,13 +156,20 @@ struct Violation {
   RequestRef request;  // the offending request
   // concurrency / delay: the request it is measured against (the one with the latest end so
   // far); duplicate: the earlier request that got the final answer; within_window: the
-  // latest earlier final answer. Unset for robots kinds.
+  // latest earlier final answer; per_ip_concurrency: the other request in flight at that
+  // address that ends first; per_ip_gap: the previous start at that address. Unset for
+  // robots kinds.
   std::optional<RequestRef> previous;
-  // concurrency / delay: request.start − previous end (< 0: overlap); within_window:
-  // request.start − previous start.
+  // concurrency / delay / per_ip_concurrency: request.start − previous end (< 0: overlap);
+  // within_window / per_ip_gap: request.start − previous start.
   int64_t gap_us = 0;
-  int64_t required_us = 0;  // delay: the expected delay; within_window: the refresh window
+  // delay: the expected delay; within_window: the refresh window; per_ip_gap: the gap
+  // required (AuditOptions::per_ip_gap, before the tolerance).
+  int64_t required_us = 0;
   DelaySource delay_source = DelaySource::kDefault;  // delay only
+  // per_ip_concurrency: requests in flight at the address when this one started, itself
+  // included (> the limit).
+  int64_t in_flight = 0;
 };
 
 struct ViolationCounts {
@@ -147,11 +182,15 @@ struct ViolationCounts {
   int64_t must_not_fetch = 0;
   int64_t duplicate = 0;
   int64_t within_window = 0;  // only with AuditOptions::refresh_window
+  // Per address, not per host: always 0 in a HostReport, counted in AuditReport::totals.
+  int64_t per_ip_concurrency = 0;  // only with AuditOptions::per_ip_limit
+  int64_t per_ip_gap = 0;          // only with AuditOptions::per_ip_gap
   // Not a violation: would-be duplicates (or within_window requests) excused by a restart
   // (AuditOptions::restarts_us). Excluded from Total() and so from Passed().
   int64_t refetched_after_restart = 0;
   int64_t Total() const {
-    return concurrency + delay + robots + must_not_fetch + duplicate + within_window;
+    return concurrency + delay + robots + must_not_fetch + duplicate + within_window +
+           per_ip_concurrency + per_ip_gap;
   }
   void Add(const ViolationCounts& other);
 };
@@ -186,6 +225,33 @@ struct Refetch {
   int64_t restart_us = 0;  // the earliest restart r with previous.start_us < r
 };
 
+// Per-IP figures of one address (the log's "ip").
+struct IpReport {
+  std::string ip;
+  int64_t requests = 0;
+  int64_t max_in_flight = 0;        // most requests in flight at once at this address
+  int64_t max_in_flight_at_us = 0;  // start of the request that first reached it
+  int64_t min_start_gap_us = -1;    // smallest gap between consecutive starts; -1: < 2 requests
+  int64_t min_start_gap_at_us = 0;  // start of the later request of that pair
+  int64_t per_ip_concurrency = 0;   // violations at this address
+  int64_t per_ip_gap = 0;
+};
+
+struct PerIpReport {
+  bool available = false;           // some well-formed line carried a non-empty "ip"
+  int64_t requests_without_ip = 0;  // well-formed lines without one (not judged per IP)
+  int64_t limit = 0;                // AuditOptions::per_ip_limit; 0 = not judged
+  int64_t gap_us = 0;               // AuditOptions::per_ip_gap; 0 = not judged
+  int64_t gap_tolerance_us = 0;     // the tolerance applied (capped at gap_us / 2)
+  // Over all addresses: the largest max_in_flight (first address in address order on ties)
+  // and the smallest min_start_gap_us (-1 when no address had two requests).
+  int64_t max_in_flight = 0;
+  std::string max_in_flight_ip;
+  int64_t min_start_gap_us = -1;
+  std::string min_start_gap_ip;
+  std::vector<IpReport> addresses;  // sorted by address (numerically for IPv4)
+};
+
 struct MalformedLine {
   int64_t line = 0;
   std::string reason;
@@ -206,6 +272,7 @@ struct AuditReport {
   int64_t not_modified = 0;         // requests answered 304
   FetchStats fetches;               // over every manifest host's must_fetch identities
   std::vector<HostReport> hosts;    // every host of the log or manifest, sorted by name
+  PerIpReport per_ip;
   int64_t must_fetch = 0;
   int64_t covered = 0;
   std::vector<std::string> missing;  // first max_missing, manifest order

@@ -10,7 +10,8 @@
 namespace harvest::audit {
 namespace {
 
-std::string MakeLog(int lines, int hosts, nlohmann::json* manifest) {
+// `ips` > 0: each line also carries "ip", host h at 127.0.0.(1 + h % ips).
+std::string MakeLog(int lines, int hosts, nlohmann::json* manifest, int ips = 0) {
   std::string log;
   log.reserve(size_t(lines) * 240);
   nlohmann::json host_list = nlohmann::json::array();
@@ -27,11 +28,15 @@ std::string MakeLog(int lines, int hosts, nlohmann::json* manifest) {
     std::snprintf(buf, sizeof buf,
                   R"({"host":"h%d.test","path":"/p/%lld?b=2&a=1","page":"h%d.test/p/%lld",)"
                   R"("start_us":%lld,"end_us":%lld,"status":200,"bytes":1234,"conn":%d,)"
-                  R"("kind":"page","disallowed":false})"
-                  "\n",
+                  R"("kind":"page","disallowed":false)",
                   h, (long long)n, h, (long long)n, (long long)start, (long long)(start + 12000),
                   h);
     log += buf;
+    if (ips > 0) {
+      std::snprintf(buf, sizeof buf, R"(,"ip":"127.0.0.%d")", 1 + h % ips);
+      log += buf;
+    }
+    log += "}\n";
     if (n < 20)
       (*host_list[h]["must_fetch"].get_ptr<nlohmann::json::array_t*>())
           .push_back("h" + std::to_string(h) + ".test/p/" + std::to_string(n));
@@ -70,6 +75,25 @@ void BM_RunAuditWithRestarts(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * state.range(0));
 }
 BENCHMARK(BM_RunAuditWithRestarts)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
+
+// The same crawl with every line carrying "ip" (1000 hosts over 20 addresses) and the per-IP
+// checks on: the cost of the address table and the in-flight heaps.
+void BM_RunAuditPerIp(benchmark::State& state) {
+  nlohmann::json manifest;
+  std::string log = MakeLog(int(state.range(0)), 1000, &manifest, 20);
+  AuditOptions options;
+  options.per_ip_limit = 1000;
+  options.per_ip_gap = std::chrono::milliseconds(0);
+  for (auto _ : state) {
+    std::istringstream in(log);
+    Result<AuditReport> r = RunAudit(in, manifest, options);
+    if (!r.ok() || !r->Passed() || !r->per_ip.available)
+      state.SkipWithError("audit of a clean log failed");
+    benchmark::DoNotOptimize(r);
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_RunAuditPerIp)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace harvest::audit

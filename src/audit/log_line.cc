@@ -266,6 +266,7 @@ struct FieldParser {
     if (key == "path") return StringField(key, &out->path, kPath);
     if (key == "page") return OptStringField(key, &out->page, &out->has_page);
     if (key == "kind") return OptStringField(key, &out->kind, nullptr);
+    if (key == "ip") return OptStringField(key, &out->ip, nullptr);
     if (key == "start_us") return IntField(key, &out->start_us, kStart);
     if (key == "end_us") return IntField(key, &out->end_us, kEnd);
     if (key == "status") {
@@ -296,6 +297,7 @@ void Reset(LogLine* out) {
   out->path.clear();
   out->page.clear();
   out->kind.clear();
+  out->ip.clear();
   out->has_page = false;
   out->start_us = out->end_us = 0;
   out->status = 0;

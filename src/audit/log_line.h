@@ -31,13 +31,15 @@ struct LogLine {
   bool cond = false;
   bool has_retry_after = false;  // "retry_after_s" present and not null
   double retry_after_s = 0;
+  std::string ip;  // "ip" (the server-side address); "" when absent, null or empty
 };
 
 // Parses `text` into `*out` (reusing its buffers). On failure returns false and sets
 // `*error` to a short reason, e.g. `missing "start_us"` or `"status" is not an integer`.
 // Required: host (non-empty string), path (string), start_us, end_us, status (integers,
 // 0 <= start_us <= end_us, 0 <= status <= 999). Optional: page (string|null), kind
-// (string|null), disallowed and cond (bool|null), retry_after_s (number >= 0 | null).
+// (string|null), disallowed and cond (bool|null), retry_after_s (number >= 0 | null), ip
+// (string|null).
 bool ParseLogLine(std::string_view text, LogLine* out, std::string* error);
 
 }  // namespace harvest::audit

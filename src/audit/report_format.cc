@@ -21,6 +21,10 @@ const char* ViolationKindName(ViolationKind kind) {
       return "duplicate";
     case ViolationKind::kWithinWindow:
       return "within_window";
+    case ViolationKind::kPerIpConcurrency:
+      return "per_ip_concurrency";
+    case ViolationKind::kPerIpGap:
+      return "per_ip_gap";
   }
   return "unknown";
 }
@@ -74,7 +78,7 @@ std::string Millis(int64_t us) {
 
 std::string Describe(const RequestRef& r) {
   return r.host + " " + r.path + " (line " + std::to_string(r.line) + ", status " +
-         std::to_string(r.status) + ")";
+         std::to_string(r.status) + (r.ip.empty() ? "" : ", ip " + r.ip) + ")";
 }
 
 std::string DescribeViolation(const Violation& v) {
@@ -97,6 +101,13 @@ std::string DescribeViolation(const Violation& v) {
     case ViolationKind::kWithinWindow:
       return out + ", " + Millis(v.gap_us) + " after " + Describe(*v.previous) +
              " started; refresh window " + Millis(v.required_us);
+    case ViolationKind::kPerIpConcurrency:
+      return out + " with " + std::to_string(v.in_flight) + " requests in flight at " +
+             v.request.ip + " (itself included), " + Millis(-v.gap_us) + " before " +
+             Describe(*v.previous) + " ended";
+    case ViolationKind::kPerIpGap:
+      return out + ", " + Millis(v.gap_us) + " after " + Describe(*v.previous) +
+             " started at the same address; required " + Millis(v.required_us);
   }
   return out;
 }
@@ -114,7 +125,7 @@ std::string Percent(double f) {
   return buf;
 }
 
-void AppendCounts(const ViolationCounts& c, bool refresh, std::string* out) {
+void AppendCounts(const ViolationCounts& c, bool refresh, bool per_ip, std::string* out) {
   char buf[512];
   std::snprintf(buf, sizeof buf,
                 "  concurrency     %" PRId64
@@ -135,6 +146,32 @@ void AppendCounts(const ViolationCounts& c, bool refresh, std::string* out) {
     std::snprintf(buf, sizeof buf, "  within_window   %" PRId64 "\n", c.within_window);
     *out += buf;
   }
+  // Only when the log has addresses (or, defensively, something was counted).
+  if (per_ip || c.per_ip_concurrency > 0 || c.per_ip_gap > 0) {
+    std::snprintf(buf, sizeof buf,
+                  "  per_ip_concurrency %" PRId64 "\n  per_ip_gap      %" PRId64 "\n",
+                  c.per_ip_concurrency, c.per_ip_gap);
+    *out += buf;
+  }
+}
+
+// The per-IP figures: always a line, "not available" for logs without "ip".
+void AppendPerIp(const PerIpReport& p, std::string* out) {
+  if (!p.available) {
+    *out += "Per-IP: not available (the log has no \"ip\" field)\n";
+    return;
+  }
+  *out += "Per-IP: " + std::to_string(p.addresses.size()) + " address(es); max in flight " +
+          std::to_string(p.max_in_flight) + " at " + p.max_in_flight_ip + " (limit " +
+          (p.limit > 0 ? std::to_string(p.limit) : std::string("not judged")) + "); min start gap ";
+  *out += p.min_start_gap_us < 0 ? std::string("none (no address had two requests)")
+                                 : Millis(p.min_start_gap_us) + " at " + p.min_start_gap_ip;
+  *out += p.gap_us > 0
+              ? " (required " + Millis(p.gap_us) + ", tolerance " + Millis(p.gap_tolerance_us) + ")"
+              : std::string(" (gap not judged)");
+  if (p.requests_without_ip > 0)
+    *out += "; " + std::to_string(p.requests_without_ip) + " request(s) without ip";
+  *out += "\n";
 }
 
 // Revalidation and refetch counts: what a continuous crawl is judged on.
@@ -203,6 +240,10 @@ int64_t CountOf(const ViolationCounts& c, ViolationKind kind) {
       return c.duplicate;
     case ViolationKind::kWithinWindow:
       return c.within_window;
+    case ViolationKind::kPerIpConcurrency:
+      return c.per_ip_concurrency;
+    case ViolationKind::kPerIpGap:
+      return c.per_ip_gap;
   }
   return 0;
 }
@@ -226,7 +267,8 @@ void AppendRefetches(const AuditReport& report, std::string* out) {
 void AppendExamples(const AuditReport& report, std::string* out) {
   for (ViolationKind kind :
        {ViolationKind::kConcurrency, ViolationKind::kDelay, ViolationKind::kRobots,
-        ViolationKind::kMustNotFetch, ViolationKind::kDuplicate, ViolationKind::kWithinWindow}) {
+        ViolationKind::kMustNotFetch, ViolationKind::kDuplicate, ViolationKind::kWithinWindow,
+        ViolationKind::kPerIpConcurrency, ViolationKind::kPerIpGap}) {
     size_t shown = 0;
     std::string lines;
     for (const auto& v : report.examples) {
@@ -251,25 +293,63 @@ nlohmann::json CountsJson(const ViolationCounts& c) {
           {"must_not_fetch", c.must_not_fetch},
           {"duplicate", c.duplicate},
           {"within_window", c.within_window},
+          {"per_ip_concurrency", c.per_ip_concurrency},
+          {"per_ip_gap", c.per_ip_gap},
           {"refetched_after_restart", c.refetched_after_restart},
           {"total", c.Total()}};
 }
 
 nlohmann::json RefJson(const RequestRef& r) {
-  return {{"line", r.line},         {"host", r.host},     {"path", r.path},
-          {"start_us", r.start_us}, {"end_us", r.end_us}, {"status", r.status}};
+  nlohmann::json j = {{"line", r.line},         {"host", r.host},     {"path", r.path},
+                      {"start_us", r.start_us}, {"end_us", r.end_us}, {"status", r.status}};
+  if (!r.ip.empty()) j["ip"] = r.ip;
+  return j;
 }
 
 nlohmann::json ViolationJson(const Violation& v) {
   nlohmann::json j = {{"kind", ViolationKindName(v.kind)}, {"request", RefJson(v.request)}};
   if (v.previous) j["previous"] = RefJson(*v.previous);
   if (v.kind == ViolationKind::kConcurrency || v.kind == ViolationKind::kDelay ||
-      v.kind == ViolationKind::kWithinWindow)
+      v.kind == ViolationKind::kWithinWindow || v.kind == ViolationKind::kPerIpConcurrency ||
+      v.kind == ViolationKind::kPerIpGap)
     j["gap_us"] = v.gap_us;
-  if (v.kind == ViolationKind::kDelay || v.kind == ViolationKind::kWithinWindow)
+  if (v.kind == ViolationKind::kDelay || v.kind == ViolationKind::kWithinWindow ||
+      v.kind == ViolationKind::kPerIpGap)
     j["required_us"] = v.required_us;
   if (v.kind == ViolationKind::kDelay) j["delay_source"] = DelaySourceName(v.delay_source);
+  if (v.kind == ViolationKind::kPerIpConcurrency) j["in_flight"] = v.in_flight;
   return j;
+}
+
+// -1 ("none") as null.
+nlohmann::json MaybeMicros(int64_t us) {
+  return us < 0 ? nlohmann::json(nullptr) : nlohmann::json(us);
+}
+
+nlohmann::json PerIpJson(const PerIpReport& p) {
+  nlohmann::json addresses = nlohmann::json::array();
+  for (const IpReport& a : p.addresses) {
+    addresses.push_back({{"ip", a.ip},
+                         {"requests", a.requests},
+                         {"max_in_flight", a.max_in_flight},
+                         {"max_in_flight_at_us", a.max_in_flight_at_us},
+                         {"min_start_gap_us", MaybeMicros(a.min_start_gap_us)},
+                         {"min_start_gap_at_us", a.min_start_gap_at_us},
+                         {"per_ip_concurrency", a.per_ip_concurrency},
+                         {"per_ip_gap", a.per_ip_gap}});
+  }
+  return {{"available", p.available},
+          {"address_count", p.addresses.size()},
+          {"requests_without_ip", p.requests_without_ip},
+          {"limit", p.limit},
+          {"gap_us", p.gap_us},
+          {"gap_tolerance_us", p.gap_tolerance_us},
+          {"max_in_flight", p.max_in_flight},
+          {"max_in_flight_ip", p.available ? nlohmann::json(p.max_in_flight_ip) : nullptr},
+          {"min_start_gap_us", MaybeMicros(p.min_start_gap_us)},
+          {"min_start_gap_ip",
+           p.min_start_gap_us < 0 ? nlohmann::json(nullptr) : nlohmann::json(p.min_start_gap_ip)},
+          {"addresses", addresses}};
 }
 
 nlohmann::json FetchesJson(const FetchStats& f) {
@@ -289,7 +369,8 @@ std::string FormatText(const AuditReport& report, size_t max_hosts) {
          " of " + std::to_string(report.must_fetch) + " must_fetch; minimum " +
          Percent(report.min_coverage) + ")\n";
   out += "Violations: " + std::to_string(report.totals.Total()) + "\n";
-  AppendCounts(report.totals, report.refresh_window_us > 0, &out);
+  AppendCounts(report.totals, report.refresh_window_us > 0, report.per_ip.available, &out);
+  AppendPerIp(report.per_ip, &out);
   AppendRestarts(report, &out);
   AppendRevisits(report, &out);
   AppendWorstHosts(report, max_hosts, &out);
@@ -366,6 +447,7 @@ nlohmann::json ToJson(const AuditReport& report) {
           {"conditional", report.conditional},
           {"not_modified", report.not_modified},
           {"fetches_per_page", FetchesJson(report.fetches)},
+          {"per_ip", PerIpJson(report.per_ip)},
           {"hosts", hosts}};
 }
 

@@ -3,7 +3,8 @@
 // coverage below the minimum; 2: the audit could not run (usage error, a missing, unreadable
 // or invalid manifest, a missing or unreadable log, a missing or bad --restarts file).
 // --refresh-window audits a continuous crawl: re-requests are judged by the window instead
-// of being duplicates.
+// of being duplicates. --per-ip-limit / --per-ip-gap-ms judge per-IP politeness on the log's
+// "ip" field.
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -23,6 +24,7 @@ namespace {
 constexpr int64_t kMaxDelayMs = 3'600'000;  // as harvest crawl --delay-ms
 constexpr int64_t kMaxWindowMs = 86'400'000;
 constexpr int64_t kMaxListed = 1'000'000;
+constexpr int64_t kMaxPerIpLimit = 1'000'000;
 // As long as a recrawl cycle can sensibly be (ParseDuration allows up to 100 years).
 constexpr std::chrono::milliseconds kMaxRefreshWindow = std::chrono::hours(24 * 366);
 
@@ -39,6 +41,9 @@ struct AuditCmdOptions {
   std::string restarts;  // file of restart times; "" = none
   int64_t restart_window_ms = 10000;
   std::chrono::milliseconds refresh_window{0};  // 0 = off
+  int64_t per_ip_limit = 0;                     // 0 = not judged
+  int64_t per_ip_gap_ms = 0;                    // 0 = not judged
+  int64_t per_ip_gap_tolerance_ms = 10;
 };
 
 // An ifstream opens a directory without complaint; reading it then fails.
@@ -86,6 +91,9 @@ int Run(const AuditCmdOptions& o) {
   options.max_malformed = o.max_examples;
   options.restart_window = std::chrono::milliseconds(o.restart_window_ms);
   options.refresh_window = o.refresh_window;
+  options.per_ip_limit = o.per_ip_limit;
+  options.per_ip_gap = std::chrono::milliseconds(o.per_ip_gap_ms);
+  options.per_ip_gap_tolerance = std::chrono::milliseconds(o.per_ip_gap_tolerance_ms);
   if (!o.restarts.empty()) {
     if (int rc = ReadRestarts(o.restarts, &options.restarts_us); rc != kExitOk) return rc;
   }
@@ -155,6 +163,18 @@ CommandRegistration reg(
              "exempt (default 0s: off, re-requests are duplicates)")
           ->type_name("DURATION")
           ->check(DurationRange(std::chrono::milliseconds(0), kMaxRefreshWindow));
+      sub->add_option("--per-ip-limit", o->per_ip_limit,
+                      "Fail when more than N requests are in flight at one server address (the "
+                      "log's \"ip\") at one moment (default 0: not judged, figures reported)")
+          ->check(IntRange(0, kMaxPerIpLimit));
+      sub->add_option("--per-ip-gap-ms", o->per_ip_gap_ms,
+                      "Fail when two request starts at one server address are closer than M ms "
+                      "minus the tolerance (default 0: not judged)")
+          ->check(IntRange(0, kMaxDelayMs));
+      sub->add_option("--per-ip-gap-tolerance-ms", o->per_ip_gap_tolerance_ms,
+                      "Slack on --per-ip-gap-ms for connection-setup and scheduling jitter, at "
+                      "most half the gap (default 10)")
+          ->check(IntRange(0, kMaxDelayMs));
       return [o]() -> int { return Run(*o); };
     });
 

@@ -3,10 +3,12 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "base/duration.h"
 #include "cli/command.h"
@@ -16,7 +18,7 @@ namespace harvest::cli {
 namespace {
 
 // Ranges of the numeric options (checked when parsed: a usage error naming the value).
-constexpr int64_t kMaxHosts = 1'000'000;     // testweb::kMaxHosts
+constexpr int64_t kMaxHosts = 1'000'000;  // testweb::kMaxHosts
 constexpr int64_t kMaxPages = 1'000'000;  // the manifest lists every page of every host
 constexpr int64_t kMaxLinks = 10'000;     // per page
 constexpr int64_t kMaxThreads = 256;
@@ -28,21 +30,34 @@ struct TestWebCliOptions {
   testweb::TestWebOptions web;
   std::string seeds_path;
   std::string manifest_path;
+  std::string resolve_path;
   bool seeds_only = false;
 };
 
+// Writes `data` to a temporary file beside `path` and renames it into place, so that a
+// script polling for `path` never reads it half-written.
 bool WriteFile(const std::string& path, const std::string& data) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  const std::string tmp = path + ".tmp";
+  std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
   out << data;
   out.close();
-  if (!out) {
+  std::error_code ec;
+  if (out) std::filesystem::rename(tmp, path, ec);
+  if (!out || ec) {
+    std::filesystem::remove(tmp, ec);
     std::fprintf(stderr, "harvest testweb: cannot write %s\n", path.c_str());
     return false;
   }
   return true;
 }
 
-bool WriteOutputs(const TestWebCliOptions& o, const testweb::Site& site) {
+// `web` is null with --seeds-only (no addresses, so no resolve file).
+bool WriteOutputs(const TestWebCliOptions& o, const testweb::Site& site,
+                  const testweb::TestWeb* web) {
+  if (web != nullptr && !o.resolve_path.empty() &&
+      !WriteFile(o.resolve_path, testweb::ResolveFileText(site, web->addresses()))) {
+    return false;
+  }
   if (!o.seeds_path.empty()) {
     std::string seeds;
     for (const std::string& url : site.SeedUrls()) seeds += url + "\n";
@@ -57,7 +72,10 @@ int Run(const TestWebCliOptions& o) {
     if (o.seeds_path.empty() && o.manifest_path.empty()) {
       return UsageError("testweb", "--seeds-only needs --seeds and/or --manifest");
     }
-    return WriteOutputs(o, testweb::Site(o.web.site)) ? kExitOk : kExitFailure;
+    if (!o.resolve_path.empty()) {
+      return UsageError("testweb", "--resolve-out needs the listening port: not with --seeds-only");
+    }
+    return WriteOutputs(o, testweb::Site(o.web.site), nullptr) ? kExitOk : kExitFailure;
   }
   // Block the stop signals before the event-loop threads start so that only sigwait sees them.
   sigset_t stop_signals;
@@ -70,8 +88,14 @@ int Run(const TestWebCliOptions& o) {
     std::fprintf(stderr, "harvest testweb: %s\n", web.status().ToString().c_str());
     return kExitFailure;
   }
-  if (!WriteOutputs(o, (*web)->site())) return kExitFailure;
+  if (!WriteOutputs(o, (*web)->site(), web->get())) return kExitFailure;
+  // Scripts grep this first line; the second lists every address when there are several.
   std::printf("listening on %s\n", (*web)->address().c_str());
+  const std::vector<std::string> addresses = (*web)->addresses();
+  if (addresses.size() > 1) {
+    std::printf("all addresses (%zu): %s ... %s\n", addresses.size(), addresses.front().c_str(),
+                addresses.back().c_str());
+  }
   std::fflush(stdout);
   int sig = 0;
   sigwait(&stop_signals, &sig);
@@ -85,6 +109,13 @@ CommandRegistration reg(
       auto o = std::make_shared<TestWebCliOptions>();
       app->add_option("--listen", o->web.listen,
                       "ADDR:PORT to listen on; port 0 picks a free port (default 127.0.0.1:0)");
+      app->add_option("--addresses", o->web.addresses,
+                      "listen on N loopback addresses from the --listen one counting up "
+                      "(127.0.0.1, 127.0.0.2, ...), all on one port (default 1)")
+          ->check(IntRange(1, testweb::kMaxAddresses));
+      app->add_option("--resolve-out", o->resolve_path,
+                      "write 'HOST ADDR:PORT' per host to FILE: normal host i on address "
+                      "i mod N, the special hosts on the first (for harvest crawl --resolve-file)");
       app->add_option("--hosts", o->web.site.hosts, "normal hosts h0000.test... (default 100)")
           ->check(IntRange(1, kMaxHosts));
       app->add_option("--pages", o->web.site.pages, "pages per host (default 50)")

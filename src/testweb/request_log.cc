@@ -20,6 +20,7 @@ std::string FormatLogLine(const LogEntry& e) {
   j["status"] = e.status;
   j["bytes"] = e.bytes;
   j["conn"] = e.conn;
+  if (!e.ip.empty()) j["ip"] = e.ip;
   j["kind"] = RequestKindName(e.kind);
   j["disallowed"] = e.disallowed;
   if (e.retry_after_s >= 0) j["retry_after_s"] = e.retry_after_s;

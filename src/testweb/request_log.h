@@ -26,6 +26,9 @@ struct LogEntry {
   int status = 0;
   uint64_t bytes = 0;
   uint64_t conn = 0;
+  // The server-side IPv4 address the request's connection arrived at ("127.0.0.3"): which of
+  // the listening addresses the client connected to. Omitted when empty.
+  std::string ip;
   RequestKind kind = RequestKind::kUnknown;
   bool disallowed = false;
   int retry_after_s = -1;  // omitted when < 0

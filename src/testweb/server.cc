@@ -1,7 +1,8 @@
 // The epoll HTTP/1.1 server behind TestWeb: non-blocking sockets, keep-alive, per-loop timers
 // for slow and trickling responses. Each event loop owns its connections (no locks on them);
-// loops share only the listening socket (EPOLLEXCLUSIVE), the Site (immutable), the epoch
-// (atomic) and the RequestLog (internally locked).
+// loops share only the listening sockets (one per address, each in every loop with
+// EPOLLEXCLUSIVE), the Site (immutable), the epoch (atomic) and the RequestLog (internally
+// locked).
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -21,6 +22,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include "testweb/internal.h"
 #include "testweb/request_log.h"
@@ -35,6 +37,9 @@ constexpr size_t kMaxHeadBytes = 16 * 1024;
 constexpr size_t kMaxBodyBytes = 64 * 1024;
 // Input buffered while a response is in progress; beyond it the client is misbehaving.
 constexpr size_t kMaxPendingInput = 1024 * 1024;
+// Ports tried when the port is picked (port 0) and a later address cannot bind the first
+// address's port (another process holds it there).
+constexpr int kBindAttempts = 8;
 
 const char* Reason(int status) {
   switch (status) {
@@ -135,7 +140,7 @@ class Server;
 // One event loop: owns its connections and timers. Event-loop-only after Run() starts.
 class Loop {
  public:
-  Loop(Server* server, int listen_fd);
+  Loop(Server* server, const std::vector<int>& listen_fds);
   ~Loop();
   bool ok() const { return epoll_fd_ >= 0 && wake_fd_ >= 0; }
   void Run();
@@ -156,6 +161,7 @@ class Loop {
     bool want_out = false;
     bool peer_closed = false;
     bool entry_open = false;
+    std::string ip;  // the local (server-side) address the connection arrived at
     // When the last byte of the current response was handed to the kernel (taken just before
     // the send call, so it is never later than the client's receipt): the logged end.
     int64_t last_send_us = 0;
@@ -163,7 +169,7 @@ class Loop {
     LogEntry entry;
   };
 
-  void Accept();
+  void Accept(int listen_fd);
   void OnReadable(Conn& c);
   void TryParse(Conn& c);
   void StartResponse(Conn& c);
@@ -176,7 +182,8 @@ class Loop {
   std::string DateHeader();
 
   Server* server_;
-  int listen_fd_;
+  // listening_[fd] is true for the listening sockets (connection fds are never those).
+  std::vector<bool> listening_;
   int epoll_fd_ = -1;
   int wake_fd_ = -1;
   std::atomic<bool> stop_{false};
@@ -200,13 +207,14 @@ class Server final : public TestWeb, public EpochControl {
         base_epoch_(options.epoch) {}
   ~Server() override {
     Stop();
-    if (listen_fd_ >= 0) close(listen_fd_);
+    CloseListeners();
   }
 
   Status Init();
   const Site& site() const override { return site_; }
   int port() const override { return port_; }
-  std::string address() const override { return address_ + ":" + std::to_string(port_); }
+  std::string address() const override { return addresses_[0]; }
+  std::vector<std::string> addresses() const override { return addresses_; }
   int64_t epoch() const override { return base_epoch_.load() + Ticks(); }
   // Not atomic with a tick happening at the same instant; a test that sets the epoch while
   // the schedule runs sees at most one tick of difference.
@@ -220,6 +228,12 @@ class Server final : public TestWeb, public EpochControl {
   }
 
  private:
+  // Binds and listens on `count` addresses from `first` (host byte order) on `port` (0: pick
+  // one for the first address). On failure closes what it opened; *retry tells whether
+  // another picked port may succeed.
+  Status Listen(uint32_t first, int count, uint16_t port, bool* retry);
+  void CloseListeners();
+
   TestWebOptions options_;
   Site site_;
   // Whole change_every periods since start (0 without a schedule, or when the wall clock
@@ -236,9 +250,9 @@ class Server final : public TestWeb, public EpochControl {
   // epoch() - Ticks(): the initial epoch plus the net effect of SetEpoch().
   std::atomic<int64_t> base_epoch_;
   std::atomic<uint64_t> next_conn_id_{0};
-  int listen_fd_ = -1;
+  std::vector<int> listen_fds_;
   int port_ = 0;
-  std::string address_;
+  std::vector<std::string> addresses_;  // "ADDR:PORT" per listening socket
   std::unique_ptr<RequestLog> log_;
   std::vector<std::unique_ptr<Loop>> loops_;
   std::vector<std::thread> threads_;
@@ -246,14 +260,22 @@ class Server final : public TestWeb, public EpochControl {
   bool stopped_ = false;
 };
 
-Loop::Loop(Server* server, int listen_fd) : server_(server), listen_fd_(listen_fd) {
+Loop::Loop(Server* server, const std::vector<int>& listen_fds) : server_(server) {
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (epoll_fd_ < 0 || wake_fd_ < 0) return;
   epoll_event ev{};
-  ev.events = EPOLLIN | EPOLLEXCLUSIVE;
-  ev.data.fd = listen_fd_;
-  epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, listen_fd_, &ev);
+  for (int fd : listen_fds) {
+    if (static_cast<size_t>(fd) >= listening_.size()) listening_.resize(fd + 1, false);
+    listening_[fd] = true;
+    ev.events = EPOLLIN | EPOLLEXCLUSIVE;
+    ev.data.fd = fd;
+    if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
+      close(epoll_fd_);
+      epoll_fd_ = -1;  // ok() is false: a socket no loop serves would hang its clients
+      return;
+    }
+  }
   ev.events = EPOLLIN;
   ev.data.fd = wake_fd_;
   epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &ev);
@@ -293,8 +315,8 @@ void Loop::Run() {
     for (int i = 0; i < n; ++i) {
       int fd = events[i].data.fd;
       if (fd == wake_fd_) continue;
-      if (fd == listen_fd_) {
-        Accept();
+      if (static_cast<size_t>(fd) < listening_.size() && listening_[fd]) {
+        Accept(fd);
         continue;
       }
       auto it = conns_.find(fd);
@@ -319,15 +341,25 @@ void Loop::Run() {
   }
 }
 
-void Loop::Accept() {
+void Loop::Accept(int listen_fd) {
   while (true) {
-    int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    int fd = accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) return;  // EAGAIN, or a transient error: try on the next event
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     Conn& c = conns_[fd];
     c.fd = fd;
     c.id = server_->NextConnId();
+    // The server-side address, for the log's "ip": which listening address the client chose
+    // (getsockname rather than the listener's address, so a wildcard listen reports it too).
+    sockaddr_in local{};
+    socklen_t local_len = sizeof(local);
+    char text[INET_ADDRSTRLEN] = "";
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_len) == 0 &&
+        local.sin_family == AF_INET) {
+      inet_ntop(AF_INET, &local.sin_addr, text, sizeof(text));
+    }
+    c.ip = text;
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.fd = fd;
@@ -375,6 +407,7 @@ void Loop::TryParse(Conn& c) {
       c.pending.status = 431;
       c.pending.close = true;
       c.entry = LogEntry();
+      c.entry.ip = c.ip;
       c.entry.start_us = NowMicros();
       c.last_send_us = 0;
       c.entry.conn = c.id;
@@ -393,6 +426,7 @@ void Loop::TryParse(Conn& c) {
   if (ok && content_length <= kMaxBodyBytes) req.body = c.in.substr(end + 4, content_length);
   c.in.erase(0, std::min(total, c.in.size()));
   c.entry = LogEntry();
+  c.entry.ip = c.ip;
   c.entry.start_us = NowMicros();
   c.last_send_us = 0;
   c.entry.conn = c.id;
@@ -559,23 +593,82 @@ Status ParseListen(const std::string& listen, sockaddr_in* addr, std::string* ho
   return Status::Ok();
 }
 
+std::string AddressText(uint32_t host_order, uint16_t port) {
+  in_addr a{};
+  a.s_addr = htonl(host_order);
+  char text[INET_ADDRSTRLEN] = "";
+  inet_ntop(AF_INET, &a, text, sizeof(text));
+  return std::string(text) + ":" + std::to_string(port);
+}
+
+void Server::CloseListeners() {
+  for (int fd : listen_fds_) close(fd);
+  listen_fds_.clear();
+  addresses_.clear();
+}
+
+Status Server::Listen(uint32_t first, int count, uint16_t port, bool* retry) {
+  *retry = false;
+  for (int i = 0; i < count; ++i) {
+    const uint32_t ip = first + static_cast<uint32_t>(i);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(ip);
+    addr.sin_port = htons(port);
+    const std::string where = AddressText(ip, port);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+      const int err = errno;
+      CloseListeners();
+      return Status::IOError(std::string("socket: ") + std::strerror(err));
+    }
+    listen_fds_.push_back(fd);
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    const bool bound = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+    if (!bound || listen(fd, 4096) != 0) {
+      const int err = errno;
+      CloseListeners();
+      // The first address picked the port; a later one finding it taken may try another.
+      *retry = i > 0 && err == EADDRINUSE;
+      return Status::IOError((bound ? "listen " : "bind ") + where + ": " + std::strerror(err));
+    }
+    if (i == 0) {
+      socklen_t len = sizeof(addr);
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+      port = ntohs(addr.sin_port);
+    }
+    addresses_.push_back(AddressText(ip, port));
+  }
+  port_ = port;
+  return Status::Ok();
+}
+
 Status Server::Init() {
   sockaddr_in addr;
-  Status s = ParseListen(options_.listen, &addr, &address_);
+  std::string host;
+  Status s = ParseListen(options_.listen, &addr, &host);
   if (!s.ok()) return s;
-  listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (listen_fd_ < 0) return Status::IOError(std::string("socket: ") + std::strerror(errno));
-  int one = 1;
-  setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  if (bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    return Status::IOError("bind " + options_.listen + ": " + std::strerror(errno));
+  const int count = options_.addresses;
+  if (count < 1 || count > kMaxAddresses) {
+    return Status::InvalidArgument("addresses: " + std::to_string(count) + " is not in 1.." +
+                                   std::to_string(kMaxAddresses));
   }
-  if (listen(listen_fd_, 4096) != 0) {
-    return Status::IOError(std::string("listen: ") + std::strerror(errno));
+  const uint32_t first = ntohl(addr.sin_addr.s_addr);
+  // 127.0.0.0/8 is loopback; its last address (the broadcast one) is left out.
+  if (count > 1 && ((first >> 24) != 127 || uint64_t{first} + count - 1 > 0x7FFFFFFEu)) {
+    return Status::InvalidArgument("--listen " + options_.listen + " with " +
+                                   std::to_string(count) +
+                                   " addresses: they must all lie within 127.0.0.0/8 "
+                                   "(127.0.0.0 ... 127.255.255.254)");
   }
-  socklen_t len = sizeof(addr);
-  getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
-  port_ = ntohs(addr.sin_port);
+  const uint16_t port = ntohs(addr.sin_port);
+  bool retry = false;
+  for (int attempt = 0; attempt < kBindAttempts; ++attempt) {
+    s = Listen(first, count, port, &retry);
+    if (s.ok() || port != 0 || !retry) break;
+  }
+  if (!s.ok()) return s;
   if (!options_.log_path.empty()) {
     auto log = RequestLog::Open(options_.log_path);
     if (!log.ok()) return log.status();
@@ -583,7 +676,7 @@ Status Server::Init() {
   }
   int threads = std::max(1, std::min(options_.threads, 64));
   for (int i = 0; i < threads; ++i) {
-    loops_.push_back(std::make_unique<Loop>(this, listen_fd_));
+    loops_.push_back(std::make_unique<Loop>(this, listen_fds_));
     if (!loops_.back()->ok()) return Status::IOError("epoll/eventfd setup failed");
   }
   for (auto& loop : loops_) threads_.emplace_back([l = loop.get()] { l->Run(); });

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -29,12 +30,13 @@ struct HttpResponse {
 
 class Client {
  public:
-  explicit Client(int port) {
+  // Connects to `ip` (dotted IPv4, default 127.0.0.1) on `port`.
+  explicit Client(int port, const char* ip = "127.0.0.1") {
     fd_ = socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(static_cast<uint16_t>(port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    inet_pton(AF_INET, ip, &addr.sin_addr);
     timeval tv{10, 0};
     setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
     connected_ = connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
@@ -309,6 +311,140 @@ TEST(TestWebStart, EpochAdvancesEveryChangeEveryOfTheClock) {
   clock.Advance(std::chrono::hours(1));
   EXPECT_EQ((*still)->epoch(), 5);
   (*still)->Stop();
+}
+
+TEST(TestWebStart, ServesEveryAddressAndLogsWhichOne) {
+  const std::string log_path =
+      ::testing::TempDir() + "testweb_multi_address_" + std::to_string(getpid()) + ".jsonl";
+  TestWebOptions o;
+  o.site.hosts = 5;
+  o.listen = "127.0.0.254:0";  // counting up carries into the next octet
+  o.addresses = 4;
+  o.threads = 2;
+  o.log_path = log_path;
+  auto started = TestWeb::Start(o);
+  ASSERT_TRUE(started.ok()) << started.status().ToString();
+  std::unique_ptr<TestWeb> web = std::move(started.value());
+  const std::string port = std::to_string(web->port());
+  ASSERT_GT(web->port(), 0);
+  EXPECT_EQ(web->address(), "127.0.0.254:" + port);
+  EXPECT_EQ(web->addresses(),
+            (std::vector<std::string>{"127.0.0.254:" + port, "127.0.0.255:" + port,
+                                      "127.0.1.0:" + port, "127.0.1.1:" + port}));
+  const char* ips[] = {"127.0.0.254", "127.0.0.255", "127.0.1.0", "127.0.1.1"};
+  // Every address answers, any host (the resolve file is advice to the crawler only).
+  for (int round = 0; round < 2; ++round) {
+    for (const char* ip : ips) {
+      Client c(web->port(), ip);
+      ASSERT_TRUE(c.connected()) << ip;
+      c.Send(Get("h0001.test", "/"));
+      EXPECT_EQ(c.Read().status, 200) << ip;
+    }
+  }
+  // A fifth address is not listened on.
+  Client outside(web->port(), "127.0.1.2");
+  EXPECT_FALSE(outside.connected());
+  web->Stop();
+  auto log = ReadLog(log_path);
+  ASSERT_EQ(log.size(), 8u);
+  // Two loops append in the order they finish; the requests were sequential by start.
+  std::sort(log.begin(), log.end(), [](const nlohmann::json& a, const nlohmann::json& b) {
+    return a["start_us"].get<int64_t>() < b["start_us"].get<int64_t>();
+  });
+  for (size_t i = 0; i < log.size(); ++i) EXPECT_EQ(log[i]["ip"], ips[i % 4]) << i;
+  std::remove(log_path.c_str());
+}
+
+TEST(TestWebStart, OneAddressLogsItsIpToo) {
+  const std::string log_path =
+      ::testing::TempDir() + "testweb_one_address_" + std::to_string(getpid()) + ".jsonl";
+  TestWebOptions o;
+  o.site.hosts = 2;
+  o.log_path = log_path;
+  auto web = TestWeb::Start(o);
+  ASSERT_TRUE(web.ok()) << web.status().ToString();
+  EXPECT_EQ((*web)->addresses(), std::vector<std::string>{(*web)->address()});
+  {
+    Client c((*web)->port());
+    c.Send(Get("h0000.test", "/robots.txt"));
+    EXPECT_EQ(c.Read().status, 200);
+  }
+  (*web)->Stop();
+  auto log = ReadLog(log_path);
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_EQ(log[0]["ip"], "127.0.0.1");
+  std::remove(log_path.c_str());
+}
+
+TEST(TestWebStart, FixedPortAndBadAddressRanges) {
+  // A port another socket holds on a later address: a clear error (no retry with a fixed
+  // port), naming that address.
+  TestWebOptions first;
+  first.site.hosts = 1;
+  first.listen = "127.0.3.2:0";
+  auto holder = TestWeb::Start(first);
+  ASSERT_TRUE(holder.ok()) << holder.status().ToString();
+  TestWebOptions o;
+  o.site.hosts = 1;
+  o.listen = "127.0.3.1:" + std::to_string((*holder)->port());
+  o.addresses = 3;
+  auto clash = TestWeb::Start(o);
+  ASSERT_FALSE(clash.ok());
+  EXPECT_NE(clash.status().ToString().find("bind 127.0.3.2:"), std::string::npos)
+      << clash.status().ToString();
+  // With port 0 the same layout succeeds (the picked port is free on every address).
+  o.listen = "127.0.3.1:0";
+  auto picked = TestWeb::Start(o);
+  ASSERT_TRUE(picked.ok()) << picked.status().ToString();
+  EXPECT_EQ((*picked)->addresses().size(), 3u);
+  (*picked)->Stop();
+  (*holder)->Stop();
+
+  o.listen = "10.0.0.1:0";  // several addresses must be loopback ones
+  EXPECT_FALSE(TestWeb::Start(o).ok());
+  o.listen = "127.255.255.253:0";  // would reach 127.255.255.255
+  EXPECT_FALSE(TestWeb::Start(o).ok());
+  o.listen = "127.0.0.1:0";
+  o.addresses = 0;
+  EXPECT_FALSE(TestWeb::Start(o).ok());
+  o.addresses = kMaxAddresses + 1;
+  EXPECT_FALSE(TestWeb::Start(o).ok());
+}
+
+TEST(ResolveFile, RoundRobinOverTheAddressesSpecialHostsOnTheFirst) {
+  SiteOptions so;
+  so.hosts = 5;
+  Site site(so);
+  const std::string text = ResolveFileText(site, {"127.0.0.1:80", "127.0.0.2:80"});
+  std::vector<std::string> lines;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    ASSERT_NE(nl, std::string::npos) << "last line unterminated";
+    lines.push_back(text.substr(pos, nl - pos));
+    pos = nl + 1;
+  }
+  ASSERT_EQ(lines.size(), 1 + site.hosts().size());
+  EXPECT_EQ(lines[0].rfind("# ", 0), 0u);
+  EXPECT_EQ(lines[1], "h0000.test 127.0.0.1:80");
+  EXPECT_EQ(lines[2], "h0001.test 127.0.0.2:80");
+  EXPECT_EQ(lines[3], "h0002.test 127.0.0.1:80");
+  EXPECT_EQ(lines[4], "h0003.test 127.0.0.2:80");
+  EXPECT_EQ(lines[5], "h0004.test 127.0.0.1:80");
+  EXPECT_EQ(lines[6], "hostile.test 127.0.0.1:80");
+  for (size_t i = 1; i < lines.size(); ++i) {
+    const std::string host = lines[i].substr(0, lines[i].find(' '));
+    EXPECT_EQ(host, site.hosts()[i - 1].name);
+  }
+  EXPECT_EQ(lines.back(), "control.test 127.0.0.1:80");
+  // One address: every host on it.
+  const std::string one = ResolveFileText(site, {"127.0.0.9:1"});
+  EXPECT_EQ(one.find("127.0.0.1"), std::string::npos);
+  size_t count = 0;
+  for (size_t p = one.find("127.0.0.9:1\n"); p != std::string::npos;
+       p = one.find("127.0.0.9:1\n", p + 1))
+    ++count;
+  EXPECT_EQ(count, site.hosts().size());
 }
 
 TEST(TestWebStart, RejectsBadListenAddress) {

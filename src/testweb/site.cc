@@ -179,17 +179,18 @@ int Site::FindHost(std::string_view header) const {
   if (colon != std::string_view::npos) header = header.substr(0, colon);
   if (!header.empty() && header.back() == '.') header.remove_suffix(1);  // FQDN form
   std::string name = Lower(header);
-  // hNNNN.test: at least four digits (h0042.test, h123456.test), as the names are made.
-  if (name.size() >= 10 && name.size() <= 14 && name[0] == 'h' && EndsWith(name, ".test")) {
+  // "h" + at least 4 digits (h0000 ... h9999, then h10000 ... h999999) + ".test".
+  // (hostile.test has the same shape, but not digits.)
+  if (name.size() >= 10 && name.size() <= 12 && name[0] == 'h' && EndsWith(name, ".test")) {
     long index = 0;
     bool digits = true;
-    for (size_t i = 1; i + 5 < name.size() && digits; ++i) {
+    for (size_t i = 1; digits && i + 5 < name.size(); ++i) {
       digits = name[i] >= '0' && name[i] <= '9';
       index = index * 10 + (name[i] - '0');
     }
+    // Only the canonical spelling: "h010000.test" is not h10000.test.
     if (digits) {
-      if (index >= options_.hosts || hosts_[index].name != name) return -1;
-      return static_cast<int>(index);
+      return index < options_.hosts && hosts_[index].name == name ? static_cast<int>(index) : -1;
     }
   }
   for (size_t i = options_.hosts; i < hosts_.size(); ++i) {

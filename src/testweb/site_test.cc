@@ -102,20 +102,26 @@ std::vector<std::string> VisibleHrefs(std::string html) {
   return out;
 }
 
-// Host names have at least four digits; webs beyond 10,000 hosts (the web-scale benchmark
-// crawls 200,000) use more.
-TEST(Site, FindsHostsBeyondTenThousand) {
-  SiteOptions o = Small();
-  o.hosts = 12345;
+TEST(Site, HostsBeyond10000HaveLongerNamesAndAreFound) {
+  SiteOptions o;
+  o.hosts = 10002;
+  o.pages = 3;
   Site site(o);
-  EXPECT_EQ(site.FindHost("h0042.test"), 42);
+  EXPECT_EQ(site.hosts()[9999].name, "h9999.test");
+  EXPECT_EQ(site.hosts()[10001].name, "h10001.test");
+  EXPECT_EQ(site.FindHost("h0007.test"), 7);
   EXPECT_EQ(site.FindHost("h9999.test"), 9999);
-  EXPECT_EQ(site.FindHost("h10000.test"), 10000);
-  EXPECT_EQ(site.FindHost("H12344.TEST:8080"), 12344);
-  EXPECT_EQ(site.FindHost("h12345.test"), -1) << "beyond the web";
-  EXPECT_EQ(site.FindHost("h00042.test"), -1) << "not a name the web makes";
-  EXPECT_EQ(site.FindHost("h042.test"), -1);
-  EXPECT_EQ(site.hosts()[12344].name, "h12344.test");
+  EXPECT_EQ(site.FindHost("H10001.TEST:80"), 10001);
+  EXPECT_EQ(site.FindHost("h10001.test."), 10001);
+  EXPECT_EQ(site.FindHost("h10002.test"), -1);   // beyond --hosts
+  EXPECT_EQ(site.FindHost("h010001.test"), -1);  // not the canonical spelling
+  EXPECT_EQ(site.FindHost("h07.test"), -1);
+  EXPECT_EQ(site.FindHost("h1000a.test"), -1);
+  EXPECT_EQ(site.FindHost("HOSTILE.test"), site.FindHost("hostile.test"));
+  EXPECT_GE(site.FindHost("hostile.test"), 10002);
+  EXPECT_EQ(site.Resolve("h10001.test", "/p/2").page, "h10001.test/p/2");
+  // The manifest follows the links of those hosts too (their tree pages are must_fetch).
+  EXPECT_NE(site.ManifestJson().find("\"h10001.test/p/2\""), std::string::npos);
 }
 
 TEST(Site, DeterministicForASeed) {

@@ -163,6 +163,14 @@ struct TestWebOptions {
   SiteOptions site;
   // "ADDR:PORT"; port 0 picks a free port (see TestWeb::port()). Default 127.0.0.1:0.
   std::string listen = "127.0.0.1:0";
+  // Listen on this many IPv4 addresses, all on one port: the `listen` address and the next
+  // ones counting up (127.0.0.1, 127.0.0.2, ..., 127.0.0.255, 127.0.1.0, ...). Above 1 they
+  // must all lie in 127.0.0.0/8, which Linux routes to the loopback interface without any
+  // setup. With port 0 the port is picked for the first address; when a later address cannot
+  // bind it, every socket is closed and a new port tried (a few times). 1 ... kMaxAddresses.
+  // Default 1. Every address serves every host; ResolveFileText says which host a crawler
+  // should reach where.
+  int addresses = 1;
   // Event-loop threads. Default 1 (2 on a 2-core box is the useful maximum).
   int threads = 1;
   // Request log (JSON lines); empty = no log. Flushed at least every second and at Stop().
@@ -177,6 +185,17 @@ struct TestWebOptions {
   const Clock* clock = nullptr;
 };
 
+// Most addresses TestWebOptions::addresses allows (one listening socket each).
+inline constexpr int kMaxAddresses = 1000;
+
+// The resolve file of a site served on `addresses` ("ADDR:PORT", as TestWeb::addresses()):
+// a '#' comment line, then one line "HOST ADDR:PORT" per host of the site, in host order.
+// Normal host hNNNN.test (index i of Site::hosts()) goes to addresses[i % size]; the special
+// hosts (hostile, robots-*, control) to addresses[0]. A crawler that connects each host to
+// its line's address spreads the hosts round-robin over the addresses (docs/testweb.md).
+// `addresses` must not be empty.
+std::string ResolveFileText(const Site& site, const std::vector<std::string>& addresses);
+
 class TestWeb {
  public:
   // Binds, listens and starts the event loops.
@@ -184,8 +203,10 @@ class TestWeb {
   virtual ~TestWeb() = default;
   virtual const Site& site() const = 0;
   virtual int port() const = 0;
-  // "127.0.0.1:PORT" as bound.
+  // "127.0.0.1:PORT" as bound: the first address.
   virtual std::string address() const = 0;
+  // Every listening "ADDR:PORT", in address order (the first is address()).
+  virtual std::vector<std::string> addresses() const = 0;
   // The current epoch (TestWebOptions::epoch, change_every and SetEpoch()).
   virtual int64_t epoch() const = 0;
   // Makes epoch() return `epoch` now; with change_every it keeps advancing from there.
