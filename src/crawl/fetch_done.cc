@@ -24,7 +24,7 @@ void CountStatus(int s, CrawlStats* stats) {
 }  // namespace
 
 void Crawler::Impl::NoteIp(const std::string& host_key, const std::string& ip) {
-  HostState& host = hosts_[host_key];
+  HostState& host = EnsureHost(host_key);
   if (ip.empty() || host.ip_known) return;
   frontier_->SetHostIp(host_key, ip);
   host.ip_known = true;
@@ -80,7 +80,7 @@ void Crawler::Impl::ApplyRobots(const frontier::Lease& lease, const RobotsGate::
   const std::string& host = lease.item.host;
   if (step.crawl_delay) {
     frontier_->SetCrawlDelay(host, *step.crawl_delay);
-    hosts_[host].crawl_delay_ms = step.crawl_delay->count();
+    EnsureHost(host).crawl_delay_ms = step.crawl_delay->count();
     if (frontier_->HostSkipped(host)) {
       done->kind = frontier::CompletionKind::kDone;
       const auto max_s = std::chrono::duration<double>(opts_.frontier.max_crawl_delay).count();
@@ -185,7 +185,7 @@ void Crawler::Impl::GiveUpHost(const std::string& host, const frontier::UrlItem&
 
 void Crawler::Impl::KillHost(const std::string& host_key, std::string_view reason,
                              std::string_view detail) {
-  HostState& host = hosts_[host_key];
+  HostState& host = EnsureHost(host_key);
   host.dead_reason = reason;
   host.dead_detail = detail;
   HostsGivenUp& given_up = stats_.hosts_given_up[std::string(reason)];
