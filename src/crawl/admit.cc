@@ -127,8 +127,9 @@ void Crawler::Impl::Admit(const FoundLink& link, const frontier::UrlItem* source
   item.via = source != nullptr ? source->url : "";
   item.hops = hops;
   item.sitemap = link.sitemap;
-  // A host first met in this run of a resumed crawl: restore its delay and next-allowed time.
-  if (resumed_) EnsureHost(item.host);
+  // A host first met in this run of a resumed crawl, or evicted from RAM and met again:
+  // restore its delay, next-allowed time, robots rules and breaker (and mark it active).
+  EnsureHost(item.host);
   frontier_->Add(std::move(item));
 }
 

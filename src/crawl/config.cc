@@ -171,6 +171,8 @@ const std::map<std::string, Setter>& Keys() {
       {"state.block_cache_mb", Int("state.block_cache_mb", 1, 1 << 20, [](auto* o, int64_t v) { o->state.block_cache_bytes = static_cast<size_t>(v) << 20; })},
       {"state.write_buffer_mb", Int("state.write_buffer_mb", 1, 1 << 16, [](auto* o, int64_t v) { o->state.write_buffer_bytes = static_cast<size_t>(v) << 20; })},
       {"state.sync", Bool("state.sync", [](auto* o, bool v) { o->state.sync = v; })},
+      {"state.evicted_hosts", Int("state.evicted_hosts", 1, kBig, [](auto* o, int64_t v) { o->state.evicted_hosts = v; })},
+      {"crawl.host_cache", Int("crawl.host_cache", 0, kBig, [](auto* o, int64_t v) { o->host_cache = v; })},
       // [politeness]
       {"politeness.delay_ms", Dur("politeness.delay_ms", kMs, 0, 3600000, [](auto* o, milliseconds v) { o->frontier.default_delay = v; })},
       {"politeness.max_crawl_delay_ms", Dur("politeness.max_crawl_delay_ms", kMs, 0, kDayMs, [](auto* o, milliseconds v) { o->frontier.max_crawl_delay = v; })},

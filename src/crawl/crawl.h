@@ -159,6 +159,11 @@ struct CrawlOptions {
   bool fresh = false;
   // Output errors: the writer retries this often while the crawl is paused.
   std::chrono::milliseconds output_retry_interval{5000};
+  // Hosts whose state (politeness, robots rules, breaker, admission counters) stays in RAM
+  // beyond those with work: above it, the least recently active hosts without work are
+  // evicted, their state kept in the crawl state and reloaded when they get a URL again
+  // (docs/architecture.md §1.5). 0: never evict. Default 100 000.
+  size_t host_cache = 100'000;
 
   FreshnessOptions freshness;
   NearDupOptions near_dup;
@@ -234,6 +239,11 @@ struct CrawlStats {
   uint64_t sitemap_hints = 0;  // recrawls brought forward by a sitemap lastmod/changefreq
   int64_t next_due_in_s = -1;  // seconds until the next recrawl is due (-1: none)
   bool stopped_after = false;  // stopped by FreshnessOptions::stop_after (not a failure)
+  // Bounded host memory (docs/architecture.md §1.5).
+  uint64_t hosts_resident = 0;       // hosts with state in RAM (the crawl's host table)
+  uint64_t hosts_resident_peak = 0;  // its largest size after an eviction pass
+  uint64_t hosts_evicted = 0;        // evictions from RAM in this run
+  uint64_t hosts_reloaded = 0;       // evicted hosts met again and reloaded from the state
   uint64_t bytes_downloaded = 0;
   uint64_t warc_bytes = 0;
   uint64_t outcomes = 0;  // lines in outcomes.jsonl

@@ -140,6 +140,7 @@ Status Crawler::Impl::Run(const std::vector<std::string>& seeds) {
       ReleaseDue();
       FillLeases();
     }
+    EvictHosts();
     (void)db_->Commit();  // errors are sticky in db_->status() and logged
     if (Finished()) break;
     fetcher_->Poll(PollTimeout());
@@ -232,7 +233,7 @@ void Crawler::Impl::ReleaseDue() {
   }
   db_->TakeDue(WallNow(), room, [this](frontier::UrlItem item) {
     ++recrawl_queued_;
-    if (resumed_) EnsureHost(item.host);
+    EnsureHost(item.host);
     frontier_->Add(std::move(item));
   });
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <list>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -41,6 +42,25 @@ class Crawler::Impl {
     std::string dead_detail;  // why (e.g. "robots.txt: HTTP 503 (3 attempts)")
     bool ip_known = false;
     int64_t crawl_delay_ms = -1;  // robots.txt Crawl-delay (persisted with the host)
+    // Bounded memory (docs/architecture.md §1.5): the host's place in lru_, and the
+    // breaker as last saved (SaveBreaker writes only changes).
+    std::list<const std::string*>::iterator lru;
+    bool breaker_saved = false;
+    bool breaker_open = false;
+    Clock::TimePoint breaker_until{};
+  };
+  // Admission's per-host counters in the crawl state (read back only for a resumed crawl
+  // or a host that was evicted).
+  class CounterStore final : public frontier::Admission::CounterStore {
+   public:
+    CounterStore(state::StateDb* db, const bool* resumed) : db_(db), resumed_(resumed) {}
+    bool Load(uint64_t host_hash, frontier::HostCounters* counters) override;
+    void Save(uint64_t host_hash, const frontier::HostCounters& counters) override;
+    void Evicted(uint64_t host_hash) override;
+
+   private:
+    state::StateDb* db_;
+    const bool* resumed_;
   };
   // A request the fetcher is working on.
   struct InFlight {
@@ -64,6 +84,13 @@ class Crawler::Impl {
   // The host's state, loaded from the crawl state the first time this run touches it.
   HostState& EnsureHost(const std::string& host);
   void SavePoliteness(const std::string& host, std::optional<std::chrono::milliseconds> ra);
+  // Persists the host's circuit breaker when it changed (or, evicting, whenever it is not
+  // empty).
+  void SaveBreaker(const std::string& name, HostState& host, bool evicting);
+  // Bounded memory: evicts the least recently active hosts without work beyond
+  // opts_.host_cache (amortised O(1) per host event). Called right before the state commit,
+  // so what an eviction writes is handed over before any reload reads it.
+  void EvictHosts();
   void MarkDone(const frontier::UrlItem& item, int status);
   Clock::TimePoint SteadyFromWall(int64_t wall_us) const;
 
@@ -146,6 +173,10 @@ class Crawler::Impl {
   HostWeights host_weights_{opts_.priority.hosts};
   bool resumed_ = false;
   std::unordered_map<std::string, HostState> hosts_;
+  // hosts_' keys, least recently active first (EnsureHost moves a host to the back).
+  std::list<const std::string*> lru_;
+  uint64_t host_events_ = 0;  // EnsureHost calls since the last EvictHosts
+  std::unique_ptr<CounterStore> counter_store_;
   std::unique_ptr<RobotsGate> robots_;
   std::unique_ptr<fetch::Resolver> owned_resolver_;  // the default c-ares resolver
   std::unique_ptr<AddressGate> addresses_;

@@ -27,7 +27,7 @@ void CountStatus(int s, CrawlStats* stats) {
 // before the first request, then from each response (a new DNS answer may change it).
 void Crawler::Impl::NoteIp(const std::string& host_key, const std::string& ip) {
   if (ip.empty()) return;
-  hosts_[host_key].ip_known = true;
+  EnsureHost(host_key).ip_known = true;
   frontier_->SetHostIp(host_key, ip);
 }
 
@@ -83,7 +83,7 @@ void Crawler::Impl::ApplyRobots(const frontier::Lease& lease, const RobotsGate::
   const std::string& host = lease.item.host;
   if (step.crawl_delay) {
     frontier_->SetCrawlDelay(host, *step.crawl_delay);
-    hosts_[host].crawl_delay_ms = step.crawl_delay->count();
+    EnsureHost(host).crawl_delay_ms = step.crawl_delay->count();
     if (frontier_->HostSkipped(host)) {
       done->kind = frontier::CompletionKind::kDone;
       const auto max_s = std::chrono::duration<double>(opts_.frontier.max_crawl_delay).count();
@@ -190,7 +190,7 @@ void Crawler::Impl::GiveUpHost(const std::string& host, const frontier::UrlItem&
 
 void Crawler::Impl::KillHost(const std::string& host_key, std::string_view reason,
                              std::string_view detail) {
-  HostState& host = hosts_[host_key];
+  HostState& host = EnsureHost(host_key);
   host.dead_reason = reason;
   host.dead_detail = detail;
   HostsGivenUp& given_up = stats_.hosts_given_up[std::string(reason)];

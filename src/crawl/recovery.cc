@@ -51,6 +51,8 @@ Status Crawler::Impl::OpenState() {
   resumed_ = !db_->created();
   seen_ = std::make_unique<dedup::SeenSet>(opts_.seen, db_->seen());
   admission_ = std::make_unique<frontier::Admission>(opts_.scope, opts_.traps, seen_.get(), clock_);
+  counter_store_ = std::make_unique<CounterStore>(db_.get(), &resumed_);
+  admission_->SetCounterStore(counter_store_.get(), opts_.host_cache);
   frontier_ = std::make_unique<frontier::Frontier>(
       opts_.frontier, clock_, db_->NewQueueStore(opts_.frontier.priority_classes));
   return db_->status();
@@ -117,12 +119,39 @@ Clock::TimePoint Crawler::Impl::SteadyFromWall(int64_t wall_us) const {
   return clock_->Now() + std::chrono::microseconds(wall_us - WallNow());
 }
 
+// A host met for the first time in this run, or again after an eviction, gets its state
+// back from the crawl state. A brand-new host costs no read: only a resumed crawl, or a
+// host the eviction filter may know, reads (docs/architecture.md §1.5).
 Crawler::Impl::HostState& Crawler::Impl::EnsureHost(const std::string& name) {
+  ++host_events_;
   auto [it, inserted] = hosts_.try_emplace(name);
   HostState& host = it->second;
-  if (!inserted || !resumed_) return host;
-  if (std::optional<state::RobotsRecord> r = db_->GetRobots(name)) robots_->Restore(name, *r);
+  if (!inserted) {
+    lru_.splice(lru_.end(), lru_, host.lru);
+    return host;
+  }
+  host.lru = lru_.insert(lru_.end(), &it->first);
+  const bool evicted = db_->MayHaveHostRecords(name);
+  if (!resumed_ && !evicted) return host;
+  bool found = false;
+  if (std::optional<state::RobotsRecord> r = db_->GetRobots(name)) {
+    robots_->Restore(name, *r);
+    found = true;
+  }
+  if (std::optional<state::BreakerRecord> b = db_->GetBreaker(name)) {
+    frontier_->RestoreBreaker(name, {.open = b->open,
+                                     .open_until = SteadyFromWall(b->open_until_us),
+                                     .ring_pos = b->ring_pos,
+                                     .ring_count = b->ring_count,
+                                     .ring_errors = b->ring_errors,
+                                     .ring_bits = b->ring_bits});
+    host.breaker_saved = true;
+    host.breaker_open = b->open;
+    host.breaker_until = frontier_->Breaker(name).open_until;
+    found = true;
+  }
   std::optional<state::HostPoliteness> p = db_->GetPoliteness(name);
+  if (evicted && (found || p)) ++stats_.hosts_reloaded;
   if (!p) return host;
   host.dead_reason = p->dead_reason;
   host.dead_detail = p->dead_detail;
@@ -132,7 +161,8 @@ Crawler::Impl::HostState& Crawler::Impl::EnsureHost(const std::string& name) {
   }
   // A request to this host may have been in flight when the last run died: its end is
   // unknown but no later than now, so a full delay from the restart keeps it polite. The
-  // persisted time covers longer waits (Retry-After, a long Crawl-delay).
+  // persisted time covers longer waits (Retry-After, a long Crawl-delay) and, for a host
+  // evicted in this run, its last request's end plus its delay.
   const Clock::TimePoint not_before =
       std::max(SteadyFromWall(p->next_allowed_us),
                started_ + std::chrono::duration_cast<Clock::Duration>(frontier_->HostDelay(name)));
@@ -142,14 +172,78 @@ Crawler::Impl::HostState& Crawler::Impl::EnsureHost(const std::string& name) {
 
 void Crawler::Impl::SavePoliteness(const std::string& name,
                                    std::optional<std::chrono::milliseconds> retry_after) {
-  const HostState& host = hosts_[name];
+  HostState& host = EnsureHost(name);
   std::chrono::microseconds delay = frontier_->HostDelay(name);
   if (retry_after) delay = std::max<std::chrono::microseconds>(delay, *retry_after);
   db_->PutPoliteness(name, {.next_allowed_us = WallNow() + delay.count(),
                             .crawl_delay_ms = host.crawl_delay_ms,
                             .dead_reason = host.dead_reason,
                             .dead_detail = host.dead_detail});
+  SaveBreaker(name, host, /*evicting=*/false);
 }
+
+void Crawler::Impl::SaveBreaker(const std::string& name, HostState& host, bool evicting) {
+  const frontier::BreakerState b = frontier_->Breaker(name);
+  if (evicting) {
+    if (b.empty() && !host.breaker_saved) return;
+  } else if (b.open == host.breaker_open && (!b.open || b.open_until == host.breaker_until)) {
+    return;  // the open/closed state did not change (the ring is saved at eviction)
+  }
+  const int64_t until_us = b.open
+                               ? WallNow() + std::chrono::duration_cast<std::chrono::microseconds>(
+                                                 b.open_until - clock_->Now())
+                                                 .count()
+                               : 0;
+  db_->PutBreaker(name, {.open = b.open,
+                         .open_until_us = until_us,
+                         .ring_pos = b.ring_pos,
+                         .ring_count = b.ring_count,
+                         .ring_errors = b.ring_errors,
+                         .ring_bits = b.ring_bits});
+  host.breaker_saved = true;
+  host.breaker_open = b.open;
+  host.breaker_until = b.open_until;
+}
+
+void Crawler::Impl::EvictHosts() {
+  admission_->TrimResident();
+  const size_t cap = opts_.host_cache;
+  // Each host event pays for two looks at the oldest host, so a table full of hosts with
+  // work costs O(1) per event, not a scan per loop turn.
+  size_t budget = 2 * host_events_ + 16;
+  host_events_ = 0;
+  while (cap > 0 && hosts_.size() > cap && budget-- > 0 && !lru_.empty()) {
+    const std::string& name = *lru_.front();
+    if (!frontier_->HostIdle(name)) {
+      lru_.splice(lru_.end(), lru_, lru_.begin());  // has work: not a candidate now
+      continue;
+    }
+    auto it = hosts_.find(name);
+    SaveBreaker(name, it->second, /*evicting=*/true);
+    frontier_->Forget(name);
+    robots_->Forget(name);
+    db_->NoteHostEvicted(name);
+    lru_.pop_front();
+    hosts_.erase(it);
+    ++stats_.hosts_evicted;
+  }
+  stats_.hosts_resident = hosts_.size();
+  stats_.hosts_resident_peak = std::max<uint64_t>(stats_.hosts_resident_peak, hosts_.size());
+}
+
+bool Crawler::Impl::CounterStore::Load(uint64_t host_hash, frontier::HostCounters* counters) {
+  if (!*resumed_ && !db_->MayHaveHostRecords(host_hash)) return false;
+  std::optional<frontier::HostCounters> c = db_->GetHostCounters(host_hash);
+  if (!c) return false;
+  *counters = *c;
+  return true;
+}
+
+void Crawler::Impl::CounterStore::Save(uint64_t host_hash, const frontier::HostCounters& c) {
+  db_->PutHostCounters(host_hash, c);
+}
+
+void Crawler::Impl::CounterStore::Evicted(uint64_t host_hash) { db_->NoteHostEvicted(host_hash); }
 
 // A final outcome without a stored response (disallowed, given up, host given up): asked
 // again one refresh window later, when robots.txt or the host may have changed.

@@ -110,6 +110,9 @@ class RobotsGate {
 
   // Hosts with robots state.
   size_t hosts() const { return hosts_.size(); }
+  // The host left RAM (docs/architecture.md §1.5): its rules come back with Restore from
+  // the saved record. REQUIRES: no robots.txt request of the host in flight.
+  void Forget(const std::string& host) { hosts_.erase(host); }
 
  private:
   struct HostRobots {

@@ -230,6 +230,7 @@ AdmitVerdict Admission::Judge(const AdmitCandidate& c) {
   if (seen_ != nullptr && !seen_->InsertIfNew(c.fp)) return AdmitVerdict::kSeen;
   ++h.admitted_today;
   ++h.admitted;
+  if (counter_store_ != nullptr) counter_store_->Save(HostHash(c.host), h);
   return AdmitVerdict::kAccept;
 }
 
@@ -239,10 +240,42 @@ AdmitVerdict Admission::Admit(const AdmitCandidate& c) {
   return v;
 }
 
-Admission::HostCounters& Admission::CountersFor(std::string_view host) {
-  return hosts_[std::hash<std::string_view>()(host)];
+uint64_t Admission::HostHash(std::string_view host) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char ch : host) {
+    h ^= ch;
+    h *= 0x100000001b3ull;
+  }
+  return h;
 }
 
-void Admission::NoteFetched(std::string_view host) { ++CountersFor(host).fetched; }
+void Admission::SetCounterStore(CounterStore* store, size_t max_resident) {
+  counter_store_ = store;
+  max_resident_ = max_resident;
+}
+
+HostCounters& Admission::CountersFor(std::string_view host) {
+  const uint64_t key = HostHash(host);
+  auto [it, inserted] = hosts_.try_emplace(key);
+  if (!inserted || counter_store_ == nullptr) return it->second;
+  (void)counter_store_->Load(key, &it->second);
+  order_.push_back(key);
+  return it->second;
+}
+
+void Admission::TrimResident() {
+  // Every change was saved: the oldest counters leave RAM at no cost (FIFO, O(1) each).
+  while (max_resident_ > 0 && hosts_.size() > max_resident_ && !order_.empty()) {
+    const uint64_t old = order_.front();
+    order_.pop_front();
+    if (hosts_.erase(old) > 0 && counter_store_ != nullptr) counter_store_->Evicted(old);
+  }
+}
+
+void Admission::NoteFetched(std::string_view host) {
+  HostCounters& h = CountersFor(host);
+  ++h.fetched;
+  if (counter_store_ != nullptr) counter_store_->Save(HostHash(host), h);
+}
 
 }  // namespace harvest::frontier

@@ -14,6 +14,7 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -81,6 +82,15 @@ struct AdmitCandidate {
   int depth = 0;
 };
 
+// A host's trap counters (daily quota, discovery ratio). Persisted by the crawl through
+// Admission::CounterStore so a restart or an eviction from RAM keeps them.
+struct HostCounters {
+  int64_t day = -1;  // UTC day of admitted_today
+  uint64_t admitted_today = 0;
+  uint64_t admitted = 0;  // all time, for the discovery ratio
+  uint64_t fetched = 0;
+};
+
 enum class AdmitVerdict {
   kAccept,
   kSeen,
@@ -126,13 +136,30 @@ class Admission {
   uint64_t count(AdmitVerdict v) const { return counts_[static_cast<size_t>(v)]; }
   const ScopeOptions& scope() const { return scope_; }
 
- private:
-  struct HostCounters {
-    int64_t day = -1;  // UTC day of admitted_today
-    uint64_t admitted_today = 0;
-    uint64_t admitted = 0;  // all time, for the discovery ratio
-    uint64_t fetched = 0;
+  // Where the per-host counters persist (docs/architecture.md §1.5). Keys are HostHash().
+  class CounterStore {
+   public:
+    virtual ~CounterStore() = default;
+    // The saved counters of a host met again (after a restart or an eviction); false when
+    // there are none (a new host: should cost no read).
+    virtual bool Load(uint64_t host_hash, HostCounters* counters) = 0;
+    // The counters changed (called on every change: a cheap write).
+    virtual void Save(uint64_t host_hash, const HostCounters& counters) = 0;
+    // The host's counters left RAM (they were saved when they last changed).
+    virtual void Evicted(uint64_t host_hash) = 0;
   };
+  // Persists the counters through `store` (not owned; nullptr: RAM only); TrimResident keeps
+  // at most `max_resident` hosts' counters in RAM (0: unbounded).
+  void SetCounterStore(CounterStore* store, size_t max_resident);
+  // Evicts the oldest counters beyond max_resident (first met, first out). Call it where
+  // the store's writes are handed over next, so a reload reads them (the crawler: right
+  // before its state commit).
+  void TrimResident();
+  // A stable 64-bit hash (FNV-1a) of a host name: the counters' key in RAM and on disk.
+  static uint64_t HostHash(std::string_view host);
+  size_t hosts_resident() const { return hosts_.size(); }
+
+ private:
   AdmitVerdict Judge(const AdmitCandidate& c);
   bool InScope(const AdmitCandidate& c) const;
   bool InModeScope(const AdmitCandidate& c) const;
@@ -160,6 +187,10 @@ class Admission {
     size_t operator()(uint64_t h) const { return static_cast<size_t>(h); }
   };
   std::unordered_map<uint64_t, HostCounters, Identity> hosts_;
+  // With a counter store: insertion order of hosts_, for the bounded resident set.
+  CounterStore* counter_store_ = nullptr;
+  size_t max_resident_ = 0;
+  std::deque<uint64_t> order_;
   std::array<uint64_t, kAdmitVerdictCount> counts_{};
 };
 

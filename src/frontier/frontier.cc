@@ -119,15 +119,71 @@ Frontier::Frontier(FrontierOptions options, Clock* clock, std::unique_ptr<QueueS
 Frontier::~Frontier() = default;
 
 Frontier::Host& Frontier::HostFor(const std::string& name) {
-  auto [it, inserted] = host_ids_.try_emplace(name, static_cast<HostId>(hosts_.size()));
+  const HostId slot = free_ids_.empty() ? static_cast<HostId>(hosts_.size()) : free_ids_.back();
+  auto [it, inserted] = host_ids_.try_emplace(name, slot);
   if (inserted) {
-    auto h = std::make_unique<Host>();
-    h->name_ptr = &it->first;
-    h->id = it->second;
-    store_->RegisterHost(h->id, name);
-    hosts_.push_back(std::move(h));
+    if (slot == hosts_.size()) {
+      hosts_.push_back(std::make_unique<Host>());
+    } else {
+      free_ids_.pop_back();
+    }
+    Host& h = *hosts_[slot];
+    h.name_ptr = &it->first;
+    h.id = slot;
+    store_->RegisterHost(h.id, name);
   }
   return *hosts_[it->second];
+}
+
+bool Frontier::HostIdle(const std::string& name) const {
+  const Host* h = FindHost(name);
+  return h == nullptr || (!h->busy && store_->Size(h->id) == 0 && !h->has_retries());
+}
+
+bool Frontier::Forget(const std::string& name) {
+  auto it = host_ids_.find(name);
+  if (it == host_ids_.end()) return true;
+  Host& h = *hosts_[it->second];
+  if (h.busy || store_->Size(h.id) > 0 || h.has_retries()) return false;
+  const HostId slot = h.id;
+  // The slot keeps its generation, one higher than any entry of the old host carries, so a
+  // stale heap or IP-waiter entry never matches the host that reuses the slot.
+  const uint64_t generation = h.generation + 1;
+  h = Host{};
+  h.id = slot;
+  h.generation = generation;
+  store_->UnregisterHost(slot);
+  host_ids_.erase(it);
+  free_ids_.push_back(slot);
+  return true;
+}
+
+BreakerState Frontier::Breaker(const std::string& name) const {
+  const Host* h = FindHost(name);
+  if (h == nullptr) return {};
+  return {.open = h->breaker_open,
+          .open_until = h->x().open_until,
+          .ring_pos = h->ring_pos,
+          .ring_count = h->ring_count,
+          .ring_errors = h->ring_errors,
+          .ring_bits = h->ring_bits};
+}
+
+void Frontier::RestoreBreaker(const std::string& name, const BreakerState& b) {
+  Host& h = HostFor(name);
+  const size_t window = std::min<size_t>(options_.breaker_window, kMaxBreakerWindow);
+  if (window <= 64 && b.ring_pos < window && b.ring_count <= window &&
+      b.ring_errors <= b.ring_count) {
+    h.ring_pos = b.ring_pos;
+    h.ring_count = b.ring_count;
+    h.ring_errors = b.ring_errors;
+    h.ring_bits = b.ring_bits;
+  }
+  if (b.open) {
+    h.breaker_open = true;
+    h.mx().open_until = b.open_until;
+  }
+  if (!h.busy) Reschedule(h);
 }
 
 const Frontier::Host* Frontier::FindHost(const std::string& name) const {

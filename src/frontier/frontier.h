@@ -86,6 +86,15 @@ struct FrontierOptions {
   bool cross_host_priority = true;
 };
 
+// A host's circuit breaker, for persisting it (Frontier::Breaker / RestoreBreaker).
+struct BreakerState {
+  bool open = false;
+  Clock::TimePoint open_until{};  // while open: paused until then
+  uint32_t ring_pos = 0, ring_count = 0, ring_errors = 0;
+  uint64_t ring_bits = 0;  // the last completions (1 = error), windows up to 64
+  bool empty() const { return !open && ring_count == 0; }
+};
+
 struct Lease {
   uint64_t id = 0;
   UrlItem item;
@@ -190,6 +199,18 @@ class Frontier {
   // The delay the host would be charged by a completion now (without Retry-After).
   std::chrono::microseconds HostDelay(const std::string& host) const;
 
+  // Bounded memory (docs/architecture.md §1.5). True when the host has no work: nothing
+  // queued, no retry waiting, no lease out (also for a host the frontier does not know).
+  bool HostIdle(const std::string& host) const;
+  // Drops an idle host's state (its slot is reused; the caller persisted what it needs:
+  // next-allowed time, Crawl-delay, breaker). False, and nothing changes, when it has work.
+  bool Forget(const std::string& host);
+  // The host's circuit breaker (windows above 64 keep only the open state), and its
+  // restore when the host comes back.
+  BreakerState Breaker(const std::string& host) const;
+  void RestoreBreaker(const std::string& host, const BreakerState& b);
+  size_t hosts_resident() const { return host_ids_.size(); }  // hosts with state in RAM
+
   // Stats.
   size_t queued() const { return queued_; }        // items in host queues
   size_t in_flight() const { return in_flight_; }  // outstanding leases
@@ -246,6 +267,7 @@ class Frontier {
   std::unique_ptr<QueueStore> store_;
   std::vector<std::unique_ptr<Host>> hosts_;
   std::unordered_map<std::string, HostId> host_ids_;
+  std::vector<HostId> free_ids_;  // slots of forgotten hosts, reused by HostFor
   // Min-heap on ready time; mutable so const NextWakeup() can drop stale tops.
   mutable std::vector<HeapEntry> heap_;
   // Min-heap of hosts ready now, by class (cross_host_priority only); stale entries are

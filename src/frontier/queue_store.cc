@@ -14,6 +14,10 @@ class MemoryQueueStore final : public QueueStore {
     if (id >= hosts_.size()) hosts_.resize(id + 1);
   }
 
+  void UnregisterHost(HostId id) override {
+    if (id < hosts_.size()) hosts_[id] = HostQueues{};
+  }
+
   void Push(HostId id, UrlItem item, bool front) override {
     HostQueues& h = hosts_[id];
     // Deques are created on first use: an empty std::deque already allocates a 512-byte

@@ -29,6 +29,9 @@ class QueueStore {
  public:
   virtual ~QueueStore() = default;
   virtual void RegisterHost(HostId id, std::string_view host) = 0;
+  // The frontier forgot the host (its queue is empty; docs/architecture.md §1.5): its RAM is
+  // freed and `id` may be registered again for another host.
+  virtual void UnregisterHost(HostId id) = 0;
   // REQUIRES: 0 <= item.priority < priority classes (the frontier clamps).
   // front = true puts back an item that was popped (a lease served something else): a
   // persistent store still holds it and does not write it again.

@@ -118,6 +118,12 @@ std::string HostKey(char kind, std::string_view name) {
   return k;
 }
 
+std::string HostCountersKey(uint64_t host_hash) {
+  std::string k(1, 'c');
+  PutBigEndian(&k, host_hash, 8);
+  return k;
+}
+
 std::string HostIdKey(uint32_t id) {
   std::string k(1, 'n');
   PutBigEndian(&k, id, 4);
@@ -329,6 +335,46 @@ bool DecodeRobots(std::string_view value, RobotsRecord* rr) {
   rr->unreachable = 0;
   if (r.done()) return true;
   return r.SignedVarint(&rr->outage_since_us) && r.Int(&rr->unreachable);
+}
+
+std::string EncodeCounters(const frontier::HostCounters& c) {
+  std::string v;
+  PutSignedVarint(&v, c.day);
+  PutVarint(&v, c.admitted_today);
+  PutVarint(&v, c.admitted);
+  PutVarint(&v, c.fetched);
+  return v;
+}
+
+bool DecodeCounters(std::string_view value, frontier::HostCounters* c) {
+  Reader r(value);
+  return r.SignedVarint(&c->day) && r.Varint(&c->admitted_today) && r.Varint(&c->admitted) &&
+         r.Varint(&c->fetched);
+}
+
+std::string EncodeBreaker(const BreakerRecord& b) {
+  std::string v;
+  PutVarint(&v, b.open ? 1 : 0);
+  PutSignedVarint(&v, b.open_until_us);
+  PutVarint(&v, b.ring_pos);
+  PutVarint(&v, b.ring_count);
+  PutVarint(&v, b.ring_errors);
+  PutVarint(&v, b.ring_bits);
+  return v;
+}
+
+bool DecodeBreaker(std::string_view value, BreakerRecord* b) {
+  Reader r(value);
+  uint64_t open = 0, pos = 0, count = 0, errors = 0;
+  if (!r.Varint(&open) || !r.SignedVarint(&b->open_until_us) || !r.Varint(&pos) ||
+      !r.Varint(&count) || !r.Varint(&errors) || !r.Varint(&b->ring_bits)) {
+    return false;
+  }
+  b->open = open != 0;
+  b->ring_pos = static_cast<uint32_t>(pos);
+  b->ring_count = static_cast<uint32_t>(count);
+  b->ring_errors = static_cast<uint32_t>(errors);
+  return true;
 }
 
 std::string EncodeDigest(const DigestRecord& d) {

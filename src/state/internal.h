@@ -60,12 +60,15 @@ bool ParseQueueKey(int bits, std::string_view key, uint32_t* host, uint8_t* cls,
 // seen, admitted: fingerprint (8).
 std::string SeenKey(uint64_t fp);
 // hosts: 'n' id -> name (ids are per run, except for hosts with queue entries); 'p' name ->
-// politeness; 'r' name -> robots.
+// politeness; 'r' name -> robots; 'b' name -> circuit breaker; 'i' name -> id (written when
+// the host is evicted from RAM, so it keeps its id); 'c' + 8-byte admission host hash ->
+// admission counters.
 std::string HostKey(char kind, std::string_view name);
 // schedule: next due (8, big-endian wall µs) | fingerprint (8). simhash: sequence (8).
 inline constexpr size_t kScheduleKeySize = 16;
 std::string ScheduleKey(int64_t due_us, uint64_t fp);
 std::string HostIdKey(uint32_t id);
+std::string HostCountersKey(uint64_t host_hash);
 
 // ---- values ----
 std::string EncodeItem(const frontier::UrlItem& item);
@@ -86,6 +89,10 @@ std::string EncodeSimHash(const SimHashRecord& r);
 bool DecodeSimHash(std::string_view value, SimHashRecord* r);
 std::string EncodeRobots(const RobotsRecord& r);
 bool DecodeRobots(std::string_view value, RobotsRecord* r);
+std::string EncodeCounters(const frontier::HostCounters& c);
+bool DecodeCounters(std::string_view value, frontier::HostCounters* c);
+std::string EncodeBreaker(const BreakerRecord& b);
+bool DecodeBreaker(std::string_view value, BreakerRecord* b);
 std::string EncodeDigest(const DigestRecord& r);
 bool DecodeDigest(std::string_view value, DigestRecord* r);
 

@@ -85,10 +85,13 @@ void RocksQueueStore::ForEachLoadedHost(
 void RocksQueueStore::RegisterHost(frontier::HostId id, std::string_view name) {
   if (id >= hosts_.size()) hosts_.resize(id + 1);
   Host& h = hosts_[id];
+  h = Host{};  // a reused slot
   h.name = std::string(name);
   auto it = loaded_.find(h.name);
   if (it == loaded_.end()) {
-    h.id = db_->NewHostId(name);
+    // A host evicted earlier in this run keeps its persistent id: entries of its URLs that
+    // are still being stored may exist under it, and a restart must find them under one id.
+    h.id = db_->HostIdOf(name);
     return;
   }
   const Loaded& l = it->second;
@@ -100,6 +103,14 @@ void RocksQueueStore::RegisterHost(frontier::HostId id, std::string_view name) {
     h.size += l.n[c];
   }
   loaded_.erase(it);
+}
+
+void RocksQueueStore::UnregisterHost(frontier::HostId id) {
+  if (id >= hosts_.size()) return;
+  Host& h = hosts_[id];
+  ram_items_ -= h.InRam();
+  if (!h.name.empty()) db_->RememberHostId(h.name, h.id);
+  h = Host{};
 }
 
 void RocksQueueStore::CompactWindow(Host& h) {

@@ -27,6 +27,7 @@ class RocksQueueStore final : public frontier::QueueStore {
   Status Load();
 
   void RegisterHost(frontier::HostId id, std::string_view host) override;
+  void UnregisterHost(frontier::HostId id) override;
   void Push(frontier::HostId id, frontier::UrlItem item, bool front) override;
   std::optional<frontier::UrlItem> Pop(frontier::HostId id) override;
   size_t Size(frontier::HostId id) const override;

@@ -12,9 +12,10 @@
 //            entries (re-added from them after a crash).
 //   seen     URL fingerprint -> seen record of a done URL (status, fetch time, ETag,
 //            Last-Modified, next due).
-//   hosts    per host: id, politeness (next-allowed time, Crawl-delay, dead reason) and the
-//            robots.txt as fetched (status, body, expiry) — a restart neither re-fetches
-//            robots.txt early nor breaks the host's delay.
+//   hosts    per host: id, politeness (next-allowed time, Crawl-delay, dead reason), the
+//            robots.txt as fetched (status, body, expiry), the circuit breaker and the
+//            admission counters (daily quota) — a restart, or a host evicted from RAM and
+//            met again, neither re-fetches robots.txt early nor breaks the host's delay.
 //   digests  payload digest -> first stored location (WARC revisit records).
 //   schedule recrawl schedule: (next due time, URL fingerprint) -> URL item, one entry per
 //            done URL with a next due time (docs/freshness.md). An entry moves back into the
@@ -50,6 +51,7 @@
 
 #include "base/status.h"
 #include "dedup/dedup.h"
+#include "frontier/admission.h"
 #include "frontier/queue_store.h"
 #include "frontier/url_item.h"
 
@@ -78,6 +80,10 @@ struct StateOptions {
   // Sync() fsyncs the write-ahead log. Default true (false: only the OS cache; survives
   // kill -9 but not a power cut).
   bool sync = true;
+  // Hosts evicted from RAM that a Bloom filter remembers, so that only a host that may have
+  // records is read back (MayHaveHostRecords); beyond it false positives rise (costing a
+  // read each, never a loss). ~1.2 bytes each. Default 4 M (~4.8 MB).
+  size_t evicted_hosts = 4'000'000;
 };
 
 struct SeenRecord {
@@ -101,6 +107,14 @@ struct HostPoliteness {
   int64_t crawl_delay_ms = -1;  // robots.txt Crawl-delay (-1: none)
   std::string dead_reason;      // non-empty: the host's URLs get this outcome, no request
   std::string dead_detail;      // why the host was given up (the outcomes' detail)
+};
+
+// A host's circuit breaker (frontier::BreakerState with its time on the wall clock).
+struct BreakerRecord {
+  bool open = false;
+  int64_t open_until_us = 0;  // wall clock
+  uint32_t ring_pos = 0, ring_count = 0, ring_errors = 0;
+  uint64_t ring_bits = 0;
 };
 
 struct RobotsRecord {
@@ -188,6 +202,20 @@ class StateDb {
   std::optional<HostPoliteness> GetPoliteness(std::string_view host) const;
   void PutRobots(std::string_view host, const RobotsRecord& r);
   std::optional<RobotsRecord> GetRobots(std::string_view host) const;
+  // Admission's trap counters of a host (daily quota, admitted, fetched), by
+  // frontier::Admission::HostHash of its name; written on every change (pending batch).
+  void PutHostCounters(uint64_t host_hash, const frontier::HostCounters& c);
+  std::optional<frontier::HostCounters> GetHostCounters(uint64_t host_hash) const;
+  void PutBreaker(std::string_view host, const BreakerRecord& b);
+  std::optional<BreakerRecord> GetBreaker(std::string_view host) const;
+
+  // Bounded host memory (docs/architecture.md §1.5): a host (by name or counter hash) left
+  // RAM and may have records. MayHaveHostRecords is false for a host never noted (a Bloom
+  // filter of StateOptions::evicted_hosts): a brand-new host costs no read.
+  void NoteHostEvicted(std::string_view host);
+  void NoteHostEvicted(uint64_t host_hash);
+  bool MayHaveHostRecords(std::string_view host) const;
+  bool MayHaveHostRecords(uint64_t host_hash) const;
 
   // Writes the pending batch (not fsynced). Errors are sticky (see status()). Call it
   // between admissions (not between a URL's seen insert and its frontier Add): once

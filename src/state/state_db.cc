@@ -147,8 +147,17 @@ void StateDb::Impl::PutHostRecord(char kind, std::string_view host, std::string 
 }
 
 bool StateDb::Impl::GetHostRecord(char kind, std::string_view host, std::string* value) const {
+  return GetRawHostRecord(HostKey(kind, host), value);
+}
+
+void StateDb::Impl::PutRawHostRecord(const std::string& key, std::string value) {
+  batch_.Put(hosts_, key, value);
+  MaybeCommit();
+}
+
+bool StateDb::Impl::GetRawHostRecord(const std::string& key, std::string* value) const {
   (void)WaitWritten();  // read what was committed
-  return GetValue(hosts_, HostKey(kind, host), value).ok();
+  return GetValue(hosts_, key, value).ok();
 }
 
 std::optional<DigestRecord> StateDb::Impl::FindDigest(const std::string& digest) const {
@@ -222,6 +231,23 @@ uint32_t StateDb::Impl::NewHostId(std::string_view name) {
   return id;
 }
 
+uint32_t StateDb::Impl::HostIdOf(std::string_view name) {
+  if (MaybeEvicted(name)) {
+    std::string value;
+    if (GetHostRecord('i', name, &value) && value.size() == 4) {
+      return static_cast<uint32_t>(ReadBigEndian(value, 4));
+    }
+  }
+  return NewHostId(name);
+}
+
+void StateDb::Impl::RememberHostId(std::string_view name, uint32_t id) {
+  std::string v;
+  PutBigEndian(&v, id, 4);
+  PutHostRecord('i', name, std::move(v));
+  NoteEvicted(name);
+}
+
 // ---- StateDb ----
 
 StateDb::StateDb(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -291,6 +317,43 @@ std::optional<RobotsRecord> StateDb::GetRobots(std::string_view host) const {
     return std::nullopt;
   }
   return r;
+}
+
+void StateDb::PutHostCounters(uint64_t host_hash, const frontier::HostCounters& c) {
+  impl_->PutRawHostRecord(HostCountersKey(host_hash), EncodeCounters(c));
+}
+
+std::optional<frontier::HostCounters> StateDb::GetHostCounters(uint64_t host_hash) const {
+  std::string value;
+  if (!impl_->GetRawHostRecord(HostCountersKey(host_hash), &value)) return std::nullopt;
+  frontier::HostCounters c;
+  if (!DecodeCounters(value, &c)) {
+    spdlog::warn("state: unreadable admission counters record ignored");
+    return std::nullopt;
+  }
+  return c;
+}
+
+void StateDb::PutBreaker(std::string_view host, const BreakerRecord& b) {
+  impl_->PutHostRecord('b', host, EncodeBreaker(b));
+}
+
+std::optional<BreakerRecord> StateDb::GetBreaker(std::string_view host) const {
+  std::string value;
+  if (!impl_->GetHostRecord('b', host, &value)) return std::nullopt;
+  BreakerRecord b;
+  if (!DecodeBreaker(value, &b)) {
+    spdlog::warn("state: unreadable breaker record of {} ignored", host);
+    return std::nullopt;
+  }
+  return b;
+}
+
+void StateDb::NoteHostEvicted(std::string_view host) { impl_->NoteEvicted(host); }
+void StateDb::NoteHostEvicted(uint64_t host_hash) { impl_->NoteEvicted(host_hash); }
+bool StateDb::MayHaveHostRecords(std::string_view host) const { return impl_->MaybeEvicted(host); }
+bool StateDb::MayHaveHostRecords(uint64_t host_hash) const {
+  return impl_->MaybeEvicted(host_hash);
 }
 
 Status StateDb::Commit() { return impl_->Commit(); }

@@ -77,6 +77,9 @@ class StateDb::Impl {
   void PutHostRecord(char kind, std::string_view host, std::string value);
   // Reads a host record after the handed-over batches are written; false when absent.
   bool GetHostRecord(char kind, std::string_view host, std::string* value) const;
+  // The same by full key (HostCountersKey).
+  void PutRawHostRecord(const std::string& key, std::string value);
+  bool GetRawHostRecord(const std::string& key, std::string* value) const;
   // StateDb::Commit: hands the pending batch over; ingests once ingest_every admissions
   // have accumulated.
   Status Commit();
@@ -103,6 +106,15 @@ class StateDb::Impl {
   bool GetHostName(uint32_t id, std::string* name) const;
   // Host id of `name`, assigned (and persisted in the batch) when new.
   uint32_t NewHostId(std::string_view name);
+  // The id a host evicted earlier had (RememberHostId), else a new one (NewHostId).
+  uint32_t HostIdOf(std::string_view name);
+  // The host leaves RAM: its id is kept in the pending batch, its name in the filter.
+  void RememberHostId(std::string_view name, uint32_t id);
+  // Hosts (names or admission hashes) evicted from RAM (a Bloom filter: may say yes wrongly).
+  void NoteEvicted(std::string_view host) { evicted_.Insert(NameHash(host)); }
+  void NoteEvicted(uint64_t key) { evicted_.Insert(key ^ kHashKeySalt); }
+  bool MaybeEvicted(std::string_view host) const { return evicted_.MayContain(NameHash(host)); }
+  bool MaybeEvicted(uint64_t key) const { return evicted_.MayContain(key ^ kHashKeySalt); }
   // Adds the queue entry of a new item (store_host set, store_seq the newest sequence) to
   // the pending batch.
   void AddQueueEntry(const frontier::UrlItem& item);
@@ -139,7 +151,10 @@ class StateDb::Impl {
   Status error() const;
 
  private:
-  explicit Impl(const StateOptions& options) : options_(options) {}
+  explicit Impl(const StateOptions& options)
+      : options_(options), evicted_(std::max<size_t>(options.evicted_hosts, 1)) {}
+  static uint64_t NameHash(std::string_view s) { return std::hash<std::string_view>()(s); }
+  static constexpr uint64_t kHashKeySalt = 0x9e3779b97f4a7c15ull;
 
   // Opening (state_db_open.cc).
   Status OpenDatabase();
@@ -207,6 +222,7 @@ class StateDb::Impl {
   uint64_t queue_puts_pending_ = 0;
   std::string scratch_;  // encoding buffer
   uint32_t next_host_id_ = 1;
+  dedup::BloomFilter evicted_;              // hosts evicted from RAM (names and admission hashes)
   RocksQueueStore* queue_store_ = nullptr;  // owned by the frontier
   std::unique_ptr<dedup::SeenBackend> seen_backend_;
 

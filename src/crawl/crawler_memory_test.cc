@@ -1,0 +1,132 @@
+// Bounded host memory and per-host state across restarts (docs/architecture.md §1.5):
+// admission counters and the circuit breaker survive a kill; hosts without work leave RAM
+// beyond crawl.host_cache and come back with their politeness intact.
+#include <gtest/gtest.h>
+
+#include "crawl/crawler_test_fixture.h"
+
+namespace harvest::crawl {
+namespace {
+
+using namespace crawler_test_util;
+
+class CrawlerMemoryTest : public CrawlerTestBase {};
+
+// A host's daily quota reached before a kill -9 stays reached after the restart (the same
+// day): a URL offered after the restart is refused, not fetched.
+TEST_F(CrawlerMemoryTest, DailyQuotaSurvivesAKill) {
+  std::vector<std::string> hrefs;
+  for (int i = 0; i < 10; ++i) hrefs.push_back("/p" + std::to_string(i));
+  fetcher_->Script("http://a.test/", FakeResponse::Html(Links(hrefs)));
+  fetcher_->SetDefault(FakeResponse::Html("page"));
+  CrawlOptions o = Options();
+  o.traps.host_daily_quota = 3;  // the root, p0 and p1
+  {
+    Crawler crawler(o, &clock_);
+    fetcher_->OnComplete([&](const FakeRequestLog& r) {
+      if (r.url == "http://a.test/p0") crawler.KillForTesting();
+    });
+    Status s = crawler.Run({"http://a.test/"});
+    EXPECT_EQ(s.code(), Status::Code::kAborted) << s.ToString();
+  }
+  ASSERT_EQ(OutcomesOf("http://a.test/p2"), std::vector<std::string>{"trap-quota"});
+  fetcher_ = std::make_unique<FakeFetcher>(&clock_);
+  fetcher_->SetDefault(FakeResponse::Html("page"));
+  o.fetcher = fetcher_.get();
+  CrawlStats s = Crawl(o, {"http://a.test/", "http://a.test/new"});
+  EXPECT_TRUE(s.resumed);
+  EXPECT_EQ(fetcher_->RequestsFor("http://a.test/new"), 0u);
+  EXPECT_EQ(OutcomesOf("http://a.test/new"), std::vector<std::string>{"trap-quota"});
+}
+
+// A host whose circuit breaker opened before a kill -9 stays paused after the restart until
+// its cooldown ends.
+TEST_F(CrawlerMemoryTest, OpenBreakerSurvivesAKill) {
+  std::vector<std::string> b_pages, c_pages;
+  for (int i = 0; i < 4; ++i) b_pages.push_back("/p" + std::to_string(i));
+  for (int i = 0; i < 30; ++i) c_pages.push_back("/p" + std::to_string(i));
+  fetcher_->Script("http://b.test/", FakeResponse::Html(Links(b_pages)));
+  for (const std::string& p : b_pages) {
+    fetcher_->Script("http://b.test" + p, FakeResponse::WithStatus(503));
+  }
+  fetcher_->Script("http://c.test/", FakeResponse::Html(Links(c_pages)));
+  fetcher_->SetDefault(FakeResponse::Html("page"));
+  CrawlOptions o = Options();
+  o.frontier.breaker_cooldown = std::chrono::seconds(600);
+  o.frontier.backoff = {1s};
+  o.frontier.max_attempts = 2;
+  Clock::TimePoint opened{};
+  int b_errors = 0;
+  {
+    Crawler crawler(o, &clock_);
+    fetcher_->OnComplete([&](const FakeRequestLog& r) {
+      if (r.host == "b.test" && r.status == 503 && ++b_errors == 3) opened = r.end;
+      // A few requests to c.test later (the breaker's state was committed since).
+      if (b_errors >= 3 && r.host == "c.test" && r.start - opened > 3s) crawler.KillForTesting();
+    });
+    Status s = crawler.Run({"http://b.test/", "http://c.test/"});
+    EXPECT_EQ(s.code(), Status::Code::kAborted) << s.ToString();
+  }
+  ASSERT_EQ(b_errors, 3);
+  const Clock::TimePoint restart = clock_.Now();
+  ASSERT_LT(restart - opened, 60s);
+  fetcher_ = std::make_unique<FakeFetcher>(&clock_);
+  for (const std::string& p : b_pages) {
+    fetcher_->Script("http://b.test" + p, FakeResponse::Html("recovered"));
+  }
+  fetcher_->SetDefault(FakeResponse::Html("page"));
+  o.fetcher = fetcher_.get();
+  CrawlStats s = Crawl(o, {"http://b.test/", "http://c.test/"});
+  EXPECT_TRUE(s.resumed);
+  EXPECT_TRUE(s.complete);
+  bool any = false;
+  for (const FakeRequestLog& r : fetcher_->log()) {
+    if (r.host != "b.test") continue;
+    any = true;
+    EXPECT_GE(r.start - opened, 600s) << r.url << " requested while the breaker was open";
+  }
+  EXPECT_TRUE(any);
+}
+
+// With a host cache of 4, a chain of 20 hosts is crawled with at most 4 hosts in RAM; a
+// late link to an evicted host waits for that host's Crawl-delay from its last request,
+// and its robots.txt is not fetched again within the TTL.
+TEST_F(CrawlerMemoryTest, EvictedHostComesBackWithItsPoliteness) {
+  constexpr int kChain = 20;
+  auto host = [](int i) { return "http://h" + std::to_string(i) + ".test"; };
+  fetcher_->Script(host(0) + "/robots.txt",
+                   FakeResponse::Text("User-agent: *\nCrawl-delay: 100\n"));
+  fetcher_->Script(host(0) + "/", FakeResponse::Html(Links({host(1) + "/"})));
+  for (int i = 1; i <= kChain; ++i) {
+    std::vector<std::string> links = {"/p"};
+    links.push_back(i < kChain ? host(i + 1) + "/" : host(0) + "/late");
+    fetcher_->Script(host(i) + "/", FakeResponse::Html(Links(links)));
+    fetcher_->Script(host(i) + "/p", FakeResponse::Html("page " + std::to_string(i)));
+  }
+  fetcher_->Script(host(0) + "/late", FakeResponse::Html("late"));
+  fetcher_->SetDefault(FakeResponse::Html("page"));
+  CrawlOptions o = Options();
+  o.host_cache = 4;
+  o.scope.max_depth = 100;  // a chain of hosts, one level each
+  CrawlStats s = Crawl(o, {host(0) + "/"});
+  EXPECT_TRUE(s.complete);
+  for (int i = 1; i <= kChain; ++i) {
+    EXPECT_EQ(OutcomesOf(host(i) + "/p"), std::vector<std::string>{"fetched"}) << i;
+  }
+  EXPECT_EQ(OutcomesOf(host(0) + "/late"), std::vector<std::string>{"fetched"});
+  EXPECT_LE(s.hosts_resident_peak, 4u);
+  EXPECT_GE(s.hosts_evicted, static_cast<uint64_t>(kChain - 4));
+  EXPECT_GE(s.hosts_reloaded, 1u);
+  // h0 came back: its robots.txt was not asked again, its Crawl-delay held.
+  EXPECT_EQ(fetcher_->RequestsFor(host(0) + "/robots.txt"), 1u);
+  const std::vector<FakeRequestLog> root = RequestsOf(host(0) + "/");
+  const std::vector<FakeRequestLog> late = RequestsOf(host(0) + "/late");
+  ASSERT_EQ(root.size(), 1u);
+  ASSERT_EQ(late.size(), 1u);
+  EXPECT_GE(late[0].start - root[0].end, 100s);
+  ExpectPolite(1s);
+  ExpectOutcomesExplained();
+}
+
+}  // namespace
+}  // namespace harvest::crawl
