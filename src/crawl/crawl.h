@@ -224,8 +224,8 @@ struct CrawlStats {
   uint64_t retries = 0;
   uint64_t gave_up = 0;  // retryable errors that exhausted their attempts
   uint64_t truncated = 0;
-  uint64_t dns_lookups = 0;   // names Harvest looked up (cache misses)
-  uint64_t dns_failures = 0;  // requests not made because the host name did not resolve
+  uint64_t dns_lookups = 0;       // names Harvest looked up (cache misses)
+  uint64_t dns_failures = 0;      // requests not made because the host name did not resolve
   uint64_t responses_stored = 0;  // WARC response records
   uint64_t revisits_stored = 0;   // WARC revisit records (payload already stored)
   uint64_t near_duplicates = 0;   // SimHash within distance 3 of an earlier page

@@ -42,7 +42,7 @@ struct ResolverOptions {
   std::chrono::seconds min_ttl{60};    // a positive answer is cached at least this long
   std::chrono::seconds max_ttl{3600};  // and at most this long (record TTL clamped)
   // Failures (NXDOMAIN, no address, SERVFAIL, timeout) are cached this long.
-  std::chrono::seconds negative_ttl{10};  // shorter than the first retry backoff
+  std::chrono::seconds negative_ttl{10};    // shorter than the first retry backoff
   std::chrono::milliseconds timeout{5000};  // per lookup overall
   int tries = 2;                            // attempts per server (c-ares ARES_OPT_TRIES)
   size_t max_entries = 100000;  // cache bound (entries); least recently used evicted; 0 = no cache

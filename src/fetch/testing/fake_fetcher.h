@@ -59,8 +59,8 @@ struct FakeRequestLog {
   std::string url;
   std::string host;  // host[:port] of the URL
   std::vector<std::pair<std::string, std::string>> headers;
-  std::string connect_address;  // FetchRequest::connect_address ("" = none)
-  int connect_port = 0;         // FetchRequest::connect_port
+  std::string connect_address;   // FetchRequest::connect_address ("" = none)
+  int connect_port = 0;          // FetchRequest::connect_port
   bool reuse_connection = true;  // FetchRequest::reuse_connection
   Clock::TimePoint start{};
   Clock::TimePoint end{};
