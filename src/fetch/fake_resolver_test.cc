@@ -32,7 +32,7 @@ TEST(FakeResolverTest, ScriptedAnswersFailuresAndDefault) {
   EXPECT_EQ(got[0].ttl, 120s);
   EXPECT_FALSE(got[1].ok);
   EXPECT_EQ(got[1].error, "NXDOMAIN (domain name not found)");
-  EXPECT_EQ(got[1].ttl, 60s);
+  EXPECT_EQ(got[1].ttl, ResolverOptions{}.negative_ttl);  // the default
   EXPECT_EQ(got[2].error, "timeout after 5000 ms");
   EXPECT_TRUE(got[3].ok);
   EXPECT_EQ(got[3].address, "10.0.0.1");
