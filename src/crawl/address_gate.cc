@@ -73,18 +73,17 @@ AddressGate::AddressGate(fetch::PinTable pins, std::vector<std::string> connect_
     r.host = std::string(Unbracket(TakeField(&rest)));
     r.port = ParsePort(TakeField(&rest));
     r.address = std::string(Unbracket(TakeField(&rest)));
-    r.connect_port = ParsePort(TakeField(&rest));
     routes_.push_back(std::move(r));
   }
 }
 
-const AddressGate::Route* AddressGate::RouteFor(std::string_view name, int port) const {
+std::optional<std::string> AddressGate::RoutedAddress(std::string_view name, int port) const {
   for (const Route& r : routes_) {
     if (!r.host.empty() && r.host != name) continue;
     if (r.port != 0 && r.port != port) continue;
-    return &r;
+    return r.address;
   }
-  return nullptr;
+  return std::nullopt;
 }
 
 AddressGate::Answer AddressGate::Lookup(std::string_view name, int port) {
@@ -95,12 +94,8 @@ AddressGate::Answer AddressGate::Lookup(std::string_view name, int port) {
     a.pinned = true;
     return a;
   }
-  if (const Route* route = RouteFor(name, port)) {
-    a.address = route->address;  // the IP for per-IP limits
-    if (fetch::IsNumericAddress(route->address)) {
-      a.port = route->connect_port;
-      a.pinned = true;  // the request carries it (see the header)
-    }
+  if (std::optional<std::string> routed = RoutedAddress(name, port)) {
+    a.address = std::move(*routed);  // curl routes it; this is the IP for per-IP limits
     return a;
   }
   if (resolver_ == nullptr) return a;  // the fetcher resolves; the IP comes with the response

@@ -3,9 +3,8 @@
 //
 // A host name is reached, in this order of precedence:
 //   1. pinned by the resolve file (`--resolve-file`): that address (and port, if given);
-//   2. routed by a `--connect-to` entry matching the name (and port): the entry's address
-//      and port (given to the fetcher like a pinned one when the address is numeric, so
-//      curl files each host's connections under its own name; else curl applies the route);
+//   2. routed by a `--connect-to` entry matching the name (and port): the entry's address;
+//      curl applies the route itself;
 //   3. otherwise resolved by Harvest's own resolver (fetch::Resolver: c-ares, a bounded
 //      cache honouring record TTLs within bounds, failures cached briefly), asynchronously:
 //      the host waits (held in the frontier, other hosts go on) until the answer arrives.
@@ -55,14 +54,14 @@ class AddressGate {
   size_t pins() const { return pins_.size(); }
 
  private:
+  // The CONNECT-TO-HOST of the first connect_to entry matching name:port, if any.
+  std::optional<std::string> RoutedAddress(std::string_view name, int port) const;
+
   struct Route {
     std::string host;  // "" = any
     int port = 0;      // 0 = any
     std::string address;
-    int connect_port = 0;  // 0 = the URL's
   };
-  // The first connect_to entry matching name:port, if any.
-  const Route* RouteFor(std::string_view name, int port) const;
   fetch::PinTable pins_;
   std::vector<Route> routes_;
   fetch::Resolver* resolver_;

@@ -1,12 +1,9 @@
 // Transfer: easy-handle configuration, capture callbacks and curl error mapping.
 #include "fetch/transfer.h"
 
-#include <cstdlib>
-
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
-#include <cstdlib>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -104,17 +101,13 @@ Transfer::~Transfer() {
   if (easy_ != nullptr) curl_easy_cleanup(easy_);
   curl_slist_free_all(headers_);
   curl_slist_free_all(connect_to_);
-  curl_slist_free_all(resolve_);
 }
 
-// The address goes into curl's DNS cache for the URL's host and port (a CURLOPT_RESOLVE
-// entry "+HOST:PORT:ADDRESS"; '+' lets it expire like a looked-up answer), and a new port
-// becomes a CURLOPT_CONNECT_TO entry "HOST::HOST:PORT" that keeps the host's own name. Either
-// way curl files the connection under the host's name: connections routed with
-// "HOST::ADDRESS:PORT" were all filed under ADDRESS, and with thousands of hosts behind one
-// address curl's search for a reusable connection walked (and polled) all of them for every
-// transfer. Entries are keyed by host, so a redirect to another host is not sent here. curl
-// matches HOST case-insensitively; a trailing dot is covered by a second entry.
+// CURLOPT_CONNECT_TO entries "HOST::ADDRESS:PORT" for the URL's host (any port, so an
+// http->https redirect on the same host goes to the same address; an empty PORT keeps the
+// URL's). Keyed by host rather than "::" so a redirect to another host is not sent to this
+// address. curl matches HOST case-insensitively against the URL's host; a trailing dot is
+// covered by a second entry.
 Status Transfer::ConfigureConnectAddress() {
   const std::string& address = request_.connect_address;
   unsigned char buf[sizeof(in6_addr)];
@@ -128,38 +121,19 @@ Status Transfer::ConfigureConnectAddress() {
     return Status::InvalidArgument("connect_port " + std::to_string(request_.connect_port) +
                                    " is out of range");
   }
-  const std::string bracketed = v6 ? "[" + address + "]" : address;
+  const std::string target =
+      (v6 ? "[" + address + "]" : address) + ":" +
+      (request_.connect_port > 0 ? std::to_string(request_.connect_port) : "");
   std::string host(HostOfKey(host_key_));
   if (host.empty()) return Status::InvalidArgument("URL has no host: " + request_.url);
-  auto append = [](curl_slist** list, const std::string& entry) -> Status {
-    curl_slist* next = curl_slist_append(*list, entry.c_str());
+  std::vector<std::string> entries = {host + "::" + target};
+  if (host.size() > 1 && host.back() == '.') {
+    entries.push_back(host.substr(0, host.size() - 1) + "::" + target);
+  }
+  for (const std::string& entry : entries) {
+    curl_slist* next = curl_slist_append(connect_to_, entry.c_str());
     if (next == nullptr) return Status::ResourceExhausted("curl_slist_append failed");
-    *list = next;
-    return Status::Ok();
-  };
-  if (host.front() == '[') {  // an IPv6 literal host: route it to the address
-    const std::string target =
-        bracketed + ":" + (request_.connect_port > 0 ? std::to_string(request_.connect_port) : "");
-    return append(&connect_to_, host + "::" + target);
-  }
-  int url_port = request_.url.starts_with("https:") ? 443 : 80;
-  if (const size_t colon = host_key_.find(':'); colon != std::string::npos) {
-    url_port = std::atoi(host_key_.c_str() + colon + 1);
-  }
-  const int port = request_.connect_port > 0 ? request_.connect_port : url_port;
-  std::vector<std::string> names = {host};
-  if (host.size() > 1 && host.back() == '.') names.push_back(host.substr(0, host.size() - 1));
-  for (const std::string& name : names) {
-    if (Status s = append(&resolve_, "+" + name + ":" + std::to_string(port) + ":" + bracketed);
-        !s.ok()) {
-      return s;
-    }
-    if (port != url_port) {
-      if (Status s = append(&connect_to_, name + "::" + name + ":" + std::to_string(port));
-          !s.ok()) {
-        return s;
-      }
-    }
+    connect_to_ = next;
   }
   return Status::Ok();
 }
@@ -216,9 +190,7 @@ Status Transfer::Configure(const ResolvedOptions& r, int64_t start_wall_us) {
   Set(easy_, CURLOPT_FOLLOWLOCATION, request_.max_redirects > 0 ? 1L : 0L);
   Set(easy_, CURLOPT_MAXREDIRS, static_cast<long>(request_.max_redirects));
   if (!request_.connect_address.empty()) {
-    // Even an empty list: the request's address replaces the global routes.
     Set(easy_, CURLOPT_CONNECT_TO, connect_to_);
-    if (resolve_ != nullptr) Set(easy_, CURLOPT_RESOLVE, resolve_);
   } else if (r.connect_to != nullptr) {
     Set(easy_, CURLOPT_CONNECT_TO, r.connect_to);
   }

@@ -63,7 +63,6 @@ class Transfer {
   CURL* easy_ = nullptr;
   curl_slist* headers_ = nullptr;
   curl_slist* connect_to_ = nullptr;  // this request's connect_address entries
-  curl_slist* resolve_ = nullptr;     // and its DNS cache entries
   size_t max_body_bytes_ = 0;
   size_t max_header_bytes_ = 0;
   size_t head_bytes_total_ = 0;  // all response heads of this transfer
