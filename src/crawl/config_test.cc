@@ -40,6 +40,32 @@ digest = "sha1"
   EXPECT_EQ(o.warc.digest, store::DigestAlgorithm::kSha1);
 }
 
+// [dns] and the per-IP default (docs/configuration.md "[dns]").
+TEST(LoadConfigStringTest, DnsKeysAndPerIpDefault) {
+  CrawlOptions o;
+  EXPECT_EQ(o.frontier.per_ip_limit, 10u) << "per-IP politeness is on by default";
+  Status s = LoadConfigString(
+      "[dns]\nresolve_file = \"pins.txt\"\nservers = \"127.0.0.1:5353\"\nmin_ttl = \"30s\"\n"
+      "max_ttl = \"2h\"\nnegative_ttl = \"5s\"\ntimeout = \"2s\"\ntries = 3\n"
+      "cache_entries = 5000\n[politeness]\nper_ip_limit = 0\n",
+      "d.toml", &o);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(o.resolve_file, "pins.txt");
+  EXPECT_EQ(o.dns.servers, "127.0.0.1:5353");
+  EXPECT_EQ(o.dns.min_ttl, std::chrono::seconds(30));
+  EXPECT_EQ(o.dns.max_ttl, std::chrono::seconds(7200));
+  EXPECT_EQ(o.dns.negative_ttl, std::chrono::seconds(5));
+  EXPECT_EQ(o.dns.timeout, std::chrono::milliseconds(2000));
+  EXPECT_EQ(o.dns.tries, 3);
+  EXPECT_EQ(o.dns.max_entries, 5000u);
+  EXPECT_EQ(o.frontier.per_ip_limit, 0u);
+  s = LoadConfigString("[dns]\n\nmax_ttl = \"soon\"\n", "d.toml", &o);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("d.toml:3"), std::string::npos) << s.message();
+  s = LoadConfigString("[dns]\ntries = 0\n", "d.toml", &o);
+  EXPECT_FALSE(s.ok());
+}
+
 TEST(LoadConfigStringTest, UnknownKeyNamesItsLine) {
   CrawlOptions o;
   Status s = LoadConfigString("[politeness]\n\ndealy_ms = 5\n", "h.toml", &o);
