@@ -3,18 +3,10 @@
 
 #include <algorithm>
 
+#include "base/hash.h"
+
 namespace harvest::dedup {
 namespace {
-
-// splitmix64's finaliser: a caller's weak hash must not put keys in the same columns.
-uint64_t Mix(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  x ^= x >> 31;
-  return x;
-}
 
 constexpr uint64_t kRowSeed = 0x9e3779b97f4a7c15ULL;
 
@@ -28,7 +20,8 @@ CountMinSketch::CountMinSketch(size_t bytes, int depth)
       counters_(width_ * static_cast<size_t>(depth_), 0) {}
 
 size_t CountMinSketch::Index(int row, uint64_t key) const {
-  const uint64_t h = Mix(key ^ (kRowSeed * static_cast<uint64_t>(row + 1)));
+  // Mixed (base/hash.h): a caller's weak hash must not put keys in the same columns.
+  const uint64_t h = Mix64(key ^ (kRowSeed * static_cast<uint64_t>(row + 1)));
   // Lemire's multiply-shift range reduction: uniform over [0, width) without a division.
   const auto col = static_cast<size_t>((static_cast<Uint128>(h) * width_) >> 64);
   return static_cast<size_t>(row) * width_ + col;
