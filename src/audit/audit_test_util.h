@@ -51,8 +51,8 @@ inline json ManifestJson(json hosts) {
   return {{"seed", 1}, {"hosts", std::move(hosts)}, {"edge", json::array()}};
 }
 
-inline json Host(const std::string& name, std::vector<std::string> must_fetch, int64_t crawl_delay_ms = 0,
-          std::vector<std::string> prefixes = {}) {
+inline json Host(const std::string& name, std::vector<std::string> must_fetch,
+                 int64_t crawl_delay_ms = 0, std::vector<std::string> prefixes = {}) {
   return {{"host", name},
           {"crawl_delay_ms", crawl_delay_ms},
           {"robots", "normal"},
@@ -89,6 +89,5 @@ inline json CleanManifest() {
       {Host("a.test", {"a.test/robots.txt", "a.test/", "a.test/p/1", "a.test/p/2?x=1"}),
        Host("b.test", {"b.test/robots.txt", "b.test/", "b.test/p/1"})});
 }
-
 
 }  // namespace harvest::audit::audit_test_util
