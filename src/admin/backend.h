@@ -1,0 +1,116 @@
+// The admin API's view of a crawl (docs/architecture.md §4, "admin thread").
+//
+// admin::Server (admin.h) parses and validates HTTP requests on its own thread and calls a
+// Backend. The crawl's Backend (crawl/admin_backend.cc) never touches the frontier from the
+// calling thread: it posts each call to the crawl's I/O thread through a queue and waits for
+// the answer. `harvest serve` uses a read-only Backend over a finished crawl directory.
+//
+// Every method is called on the admin thread, one call at a time per request; a Backend must
+// be safe to call from several admin threads at once.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/status.h"
+
+namespace harvest::admin {
+
+// POST /seeds {"urls": [...], "priority": N}
+struct SeedRequest {
+  std::vector<std::string> urls;
+  std::optional<int> priority;  // a priority class; absent: the crawl's seed priority
+};
+struct SeedRejection {
+  std::string url;
+  std::string reason;  // e.g. "invalid URL: no scheme", "already seen", "out of scope"
+};
+struct SeedResult {
+  uint64_t queued = 0;
+  std::vector<SeedRejection> rejected;
+};
+
+// GET /status
+struct HostCounts {
+  uint64_t active = 0;   // a request in flight
+  uint64_t ready = 0;    // queued URLs, delay passed, waiting for a fetch slot
+  uint64_t waiting = 0;  // queued URLs, waiting out the host's delay (or its robots.txt)
+  uint64_t blocked = 0;  // blocked by the operator or an open circuit breaker
+};
+struct StatusSnapshot {
+  double pages_per_sec = 0;  // over the last minute
+  uint64_t queue_depth = 0;  // URLs queued
+  HostCounts hosts;
+  double error_rate_percent = 0;  // failed fetches / fetches, over the last minute
+  uint64_t bytes_stored = 0;      // WARC bytes written
+  uint64_t pages_stored = 0;      // WARC response + revisit records
+  double uptime_s = 0;
+  std::string state;  // "running", "paused", "draining", "complete"
+};
+
+// POST /hosts/{host}/policy: fields left out keep their current value.
+struct HostPolicy {
+  std::optional<int64_t> crawl_delay_ms;
+  std::optional<int> max_concurrent;
+  std::optional<double> weight;
+};
+
+// GET /pages?host=&status=&since=&limit=&cursor=
+struct PageQuery {
+  std::optional<std::string> host;
+  std::optional<int> status;
+  std::optional<int64_t> since_unix_ms;  // fetched at or after
+  int limit = 100;                       // 1..1000
+  std::optional<std::string> cursor;     // opaque, from PageList::next_cursor
+};
+struct PageRecord {
+  uint64_t id = 0;
+  std::string url;
+  int status = 0;
+  int64_t fetched_at_unix_ms = 0;
+  std::string mime;
+  std::string title;
+  std::string digest;  // "sha256:<base32>"
+  std::string warc_file;
+  uint64_t warc_offset = 0;
+  uint64_t warc_length = 0;
+};
+struct PageList {
+  std::vector<PageRecord> pages;
+  std::optional<std::string> next_cursor;
+};
+struct PageContent {
+  std::string content_type;
+  std::string body;  // the stored payload (decoded of transfer and content encoding)
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  // Seeds are in the crawl state before this returns (durable).
+  virtual Result<SeedResult> InjectSeeds(const SeedRequest& request) = 0;
+  virtual StatusSnapshot GetStatus() = 0;
+  // InvalidArgument naming the rule when the policy is less polite than robots.txt and the
+  // defaults allow; NotFound for an unknown host. Persisted.
+  virtual Status SetPolicy(std::string_view host, const HostPolicy& policy) = 0;
+  // Policy, robots summary, queue length, counters, recent errors. NotFound if unknown.
+  virtual Result<nlohmann::json> GetHost(std::string_view host) = 0;
+  virtual Status SetBlocked(std::string_view host, bool blocked) = 0;
+  virtual Result<PageList> ListPages(const PageQuery& query) = 0;
+  virtual Result<PageRecord> GetPage(uint64_t id) = 0;
+  virtual Result<PageContent> GetPageContent(uint64_t id) = 0;
+  virtual Status Pause() = 0;
+  virtual Status Resume() = 0;
+  // The Prometheus text exposition format (version 0.0.4), rendered with PromWriter.
+  virtual std::string MetricsText() = 0;
+  // `harvest serve`: mutating endpoints answer 409 "read-only: no crawl is running".
+  virtual bool read_only() const = 0;
+};
+
+}  // namespace harvest::admin
