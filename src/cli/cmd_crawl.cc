@@ -77,7 +77,10 @@ void WriteSummaryJson(const std::string& path, const crawl::CrawlStats& stats) {
       << ",\"scheduled\":" << stats.scheduled
       << ",\"stopped_after\":" << (stats.stopped_after ? "true" : "false")
       << ",\"bytes_downloaded\":" << stats.bytes_downloaded
-      << ",\"warc_bytes\":" << stats.warc_bytes << ",\"outcomes\":" << stats.outcomes << "}\n";
+      << ",\"warc_bytes\":" << stats.warc_bytes << ",\"outcomes\":" << stats.outcomes
+      << ",\"hosts_resident_peak\":" << stats.hosts_resident_peak
+      << ",\"hosts_evicted\":" << stats.hosts_evicted << ",\"unparked\":" << stats.unparked
+      << ",\"still_queued\":" << stats.still_queued << "}\n";
 }
 
 int RunCrawl(const CrawlFlags& f) {

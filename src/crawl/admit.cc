@@ -127,10 +127,31 @@ void Crawler::Impl::Admit(const FoundLink& link, const frontier::UrlItem* source
   item.via = source != nullptr ? source->url : "";
   item.hops = hops;
   item.sitemap = link.sitemap;
+  AddOrPark(std::move(item));
+}
+
+void Crawler::Impl::AddOrPark(frontier::UrlItem item) {
+  const size_t cap = opts_.host_cache;
+  if (cap > 0 && hosts_.size() >= cap && !hosts_.contains(item.host)) {
+    db_->Park(item);
+    return;
+  }
   // A host first met in this run of a resumed crawl, or evicted from RAM and met again:
   // restore its delay, next-allowed time, robots rules and breaker (and mark it active).
   EnsureHost(item.host);
   frontier_->Add(std::move(item));
+}
+
+void Crawler::Impl::ActivateParked() {
+  const size_t cap = opts_.host_cache;
+  if (db_->parked() == 0) return;
+  // Taken by groups of one host and class: a few more hosts than the room may come in.
+  const size_t room = cap == 0 ? SIZE_MAX : (hosts_.size() < cap ? cap - hosts_.size() : 0);
+  if (room == 0) return;
+  stats_.unparked += db_->TakeParked(room, [this](frontier::UrlItem item) {
+    EnsureHost(item.host);
+    frontier_->Add(std::move(item));
+  });
 }
 
 // A sitemap lists a URL fetched before, with <lastmod> or <changefreq>: hints that may

@@ -244,6 +244,7 @@ struct CrawlStats {
   uint64_t hosts_resident_peak = 0;  // its largest size after an eviction pass
   uint64_t hosts_evicted = 0;        // evictions from RAM in this run
   uint64_t hosts_reloaded = 0;       // evicted hosts met again and reloaded from the state
+  uint64_t unparked = 0;             // URLs that waited on disk for room in the host table (parked)
   uint64_t bytes_downloaded = 0;
   uint64_t warc_bytes = 0;
   uint64_t outcomes = 0;  // lines in outcomes.jsonl

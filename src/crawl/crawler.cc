@@ -141,6 +141,7 @@ Status Crawler::Impl::Run(const std::vector<std::string>& seeds) {
       FillLeases();
     }
     EvictHosts();
+    if (!stop_.load() && !page_limit_reached_) ActivateParked();
     (void)db_->Commit();  // errors are sticky in db_->status() and logged
     if (Finished()) break;
     fetcher_->Poll(PollTimeout());
@@ -195,7 +196,7 @@ bool Crawler::Impl::Finished() const {
   if (fetcher_->in_flight() != 0 || dispatched_ != consumed_) return false;
   if (stop_.load() || page_limit_reached_) return true;
   if (opts_.freshness.recrawl) return false;  // runs until stopped
-  return frontier_->Idle() && !DueNow();
+  return frontier_->Idle() && db_->parked() == 0 && !DueNow();
 }
 
 bool Crawler::Impl::DueNow() const {
@@ -233,8 +234,7 @@ void Crawler::Impl::ReleaseDue() {
   }
   db_->TakeDue(WallNow(), room, [this](frontier::UrlItem item) {
     ++recrawl_queued_;
-    EnsureHost(item.host);
-    frontier_->Add(std::move(item));
+    AddOrPark(std::move(item));
   });
 }
 

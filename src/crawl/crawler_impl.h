@@ -91,6 +91,11 @@ class Crawler::Impl {
   // opts_.host_cache (amortised O(1) per host event). Called right before the state commit,
   // so what an eviction writes is handed over before any reload reads it.
   void EvictHosts();
+  // Bounded memory with every host busy (docs/architecture.md §1.5): an admitted URL of a
+  // host not in RAM waits in the crawl state (parked) while the host table is full, and
+  // enters the frontier when eviction has made room (ActivateParked, once per loop turn).
+  void AddOrPark(frontier::UrlItem item);
+  void ActivateParked();
   void MarkDone(const frontier::UrlItem& item, int status);
   Clock::TimePoint SteadyFromWall(int64_t wall_us) const;
 

@@ -3,6 +3,8 @@
 // beyond crawl.host_cache and come back with their politeness intact.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "crawl/crawler_test_fixture.h"
 
 namespace harvest::crawl {
@@ -126,6 +128,82 @@ TEST_F(CrawlerMemoryTest, EvictedHostComesBackWithItsPoliteness) {
   EXPECT_GE(late[0].start - root[0].end, 100s);
   ExpectPolite(1s);
   ExpectOutcomesExplained();
+}
+
+// Every host has work from the start (30 seeds) but only 4 fit in the host table: the
+// URLs of the others wait on disk (parked) and come in as hosts finish and leave. Every
+// page is fetched once, politely, with at most 4 hosts in RAM.
+TEST_F(CrawlerMemoryTest, SeededHostsBeyondTheCacheWaitOnDisk) {
+  constexpr int kHosts = 30;
+  std::vector<std::string> seeds;
+  for (int i = 0; i < kHosts; ++i) {
+    const std::string h = "http://s" + std::to_string(i) + ".test";
+    // Cross-host links too: to a host that may be parked, or in RAM, or done.
+    const std::string other = "http://s" + std::to_string((i + 7) % kHosts) + ".test/x";
+    fetcher_->Script(h + "/", FakeResponse::Html(Links({"/a", "/b", other})));
+    seeds.push_back(h + "/");
+  }
+  fetcher_->SetDefault(FakeResponse::Html("page"));
+  CrawlOptions o = Options();
+  o.host_cache = 4;
+  CrawlStats s = Crawl(o, seeds);
+  EXPECT_TRUE(s.complete);
+  EXPECT_EQ(s.still_queued, 0u);
+  EXPECT_LE(s.hosts_resident_peak, 4u);
+  EXPECT_GT(s.unparked, 0u);
+  for (int i = 0; i < kHosts; ++i) {
+    const std::string h = "http://s" + std::to_string(i) + ".test";
+    for (const char* p : {"/", "/a", "/b", "/x"}) {
+      EXPECT_EQ(fetcher_->RequestsFor(h + p), 1u) << h << p;
+    }
+  }
+  ExpectPolite(1s);
+  ExpectOutcomesExplained();
+}
+
+// Parked URLs are durable: a kill -9 while most hosts wait on disk loses none, and the
+// restarted crawl fetches every page.
+TEST_F(CrawlerMemoryTest, ParkedUrlsSurviveAKill) {
+  constexpr int kHosts = 24;
+  std::vector<std::string> seeds;
+  for (int i = 0; i < kHosts; ++i) {
+    const std::string h = "http://k" + std::to_string(i) + ".test";
+    fetcher_->Script(h + "/", FakeResponse::Html(Links({"/a", "/b"})));
+    seeds.push_back(h + "/");
+  }
+  fetcher_->SetDefault(FakeResponse::Html("page"));
+  CrawlOptions o = Options();
+  o.host_cache = 3;
+  size_t first_run = 0;
+  {
+    Crawler crawler(o, &clock_);
+    fetcher_->OnComplete([&](const FakeRequestLog&) {
+      // Later than a flush interval: some of the parked URLs' batches are written.
+      if (++first_run == 20) crawler.KillForTesting();
+    });
+    Status s = crawler.Run(seeds);
+    EXPECT_EQ(s.code(), Status::Code::kAborted) << s.ToString();
+  }
+  std::set<std::string> fetched;
+  for (const FakeRequestLog& r : fetcher_->log()) fetched.insert(r.url);
+  fetcher_ = std::make_unique<FakeFetcher>(&clock_);
+  for (int i = 0; i < kHosts; ++i) {
+    const std::string h = "http://k" + std::to_string(i) + ".test";
+    fetcher_->Script(h + "/", FakeResponse::Html(Links({"/a", "/b"})));
+  }
+  fetcher_->SetDefault(FakeResponse::Html("page"));
+  o.fetcher = fetcher_.get();
+  // No seeds the second time: what was parked must come from the crawl state.
+  CrawlStats s = Crawl(o, {});
+  EXPECT_TRUE(s.resumed);
+  EXPECT_TRUE(s.complete);
+  EXPECT_EQ(s.still_queued, 0u);
+  for (const FakeRequestLog& r : fetcher_->log()) fetched.insert(r.url);
+  for (int i = 0; i < kHosts; ++i) {
+    const std::string h = "http://k" + std::to_string(i) + ".test";
+    for (const char* p : {"/", "/a", "/b"}) EXPECT_TRUE(fetched.contains(h + p)) << h << p;
+  }
+  EXPECT_LE(s.hosts_resident_peak, 3u);
 }
 
 }  // namespace

@@ -208,7 +208,7 @@ void Crawler::Impl::KillHost(const std::string& host_key, std::string_view reaso
 // state — it is not final, the next run of the same command crawls it — so it is counted
 // for the summary, not drained (a large crawl may hold millions of queued URLs on disk).
 void Crawler::Impl::RecordUnreached() {
-  stats_.still_queued = frontier_->queued() + frontier_->retries_pending();
+  stats_.still_queued = frontier_->queued() + frontier_->retries_pending() + db_->parked();
   if (stats_.still_queued > 0) {
     spdlog::info("{} URLs still queued in {}; run the same command again to resume",
                  stats_.still_queued, opts_.out_dir.string());

@@ -207,12 +207,16 @@ void Crawler::Impl::SaveBreaker(const std::string& name, HostState& host, bool e
 
 void Crawler::Impl::EvictHosts() {
   admission_->TrimResident();
-  const size_t cap = opts_.host_cache;
+  // With URLs parked for want of room, idle hosts make way below the cap (a sixteenth of
+  // it, at least one), so parked hosts come in by batches instead of one per eviction.
+  const size_t cap = db_->parked() > 0
+                         ? opts_.host_cache - std::max<size_t>(opts_.host_cache / 16, 1)
+                         : opts_.host_cache;
   // Each host event pays for two looks at the oldest host, so a table full of hosts with
   // work costs O(1) per event, not a scan per loop turn.
   size_t budget = 2 * host_events_ + 16;
   host_events_ = 0;
-  while (cap > 0 && hosts_.size() > cap && budget-- > 0 && !lru_.empty()) {
+  while (opts_.host_cache > 0 && hosts_.size() > cap && budget-- > 0 && !lru_.empty()) {
     const std::string& name = *lru_.front();
     if (!frontier_->HostIdle(name)) {
       lru_.splice(lru_.end(), lru_, lru_.begin());  // has work: not a candidate now

@@ -65,6 +65,12 @@ struct FetchOptions {
   // Transfers running at once; further Start() calls wait inside the fetcher, FIFO.
   // Also caps the multi handle's total connections. 0 = unlimited. Default 2000.
   size_t max_concurrent = 2000;
+  // Idle connections kept open for reuse (CURLMOPT_MAXCONNECTS); beyond it the oldest idle
+  // one is closed. curl files every connection to one address in one bundle and checks
+  // each idle one in it (a poll() per connection) before each request, so a crawl of
+  // thousands of hosts behind one address (a shared host, or --connect-to) pays for every
+  // idle connection on every request. 0 = curl's default (4 x transfers). Default 256.
+  size_t max_idle_connections = 256;
   // Accept-Encoding request header ("" = not sent). The body is never decoded here.
   std::string accept_encoding = "gzip, br, zstd";
   // Transfers running at once per URL host ("host[:port]" of the request URL; politeness:

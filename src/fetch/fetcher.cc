@@ -162,6 +162,9 @@ CurlFetcher::Impl::Impl(FetchOptions options) {
   // CURLMOPT_MAX_HOST_CONNECTIONS counts per *connect* host, so with connect_to routing
   // every name to one address it would serialize all hosts.
   curl_multi_setopt(multi_, CURLMOPT_MAX_TOTAL_CONNECTIONS, static_cast<long>(o.max_concurrent));
+  if (o.max_idle_connections > 0) {
+    curl_multi_setopt(multi_, CURLMOPT_MAXCONNECTS, static_cast<long>(o.max_idle_connections));
+  }
   curl_multi_setopt(multi_, CURLMOPT_PIPELINING, static_cast<long>(CURLPIPE_MULTIPLEX));
 }
 

@@ -54,6 +54,9 @@ Status RocksQueueStore::Load() {
     if (db_->ReadmitIfNotIngested(seq, value)) ++readmitted;
   }
   if (Status s = FromRocks(it->status(), "state: loading host queues"); !s.ok()) return s;
+  uint64_t parked_max = 0;
+  if (Status s = db_->LoadParked(&parked_max); !s.ok()) return s;
+  next_seq_ = std::max(next_seq_, parked_max + 1);
   db_->RaiseLastQueueSeq(next_seq_ - 1);
   if (readmitted > 0) {
     spdlog::info("state: {} admitted URLs restored from their queue entries", readmitted);

@@ -35,6 +35,8 @@ class RocksQueueStore final : public frontier::QueueStore {
   std::vector<frontier::UrlItem> Drain(frontier::HostId id) override;
 
   void OnDone() { --on_disk_; }
+  // A queue sequence for an entry kept elsewhere (a parked URL).
+  uint64_t TakeSeq() { return next_seq_++; }
   void FillStats(StateStats* st) const;
   void ForEachLoadedHost(const std::function<void(const std::string&, size_t)>& fn) const;
 

@@ -195,6 +195,16 @@ class StateDb {
   bool Reschedule(uint64_t fp, const SeenRecord& record, int64_t due_us);
   // URLs in the schedule (RocksDB's estimate at open, then kept up to date).
   uint64_t scheduled() const;
+  // Parked URLs: admitted URLs of hosts that are not in RAM while the crawl's host table is
+  // full (docs/architecture.md §1.5). Park writes the item to the `parked` column family in
+  // the pending batch (durable like a queue entry: it carries the fingerprint and a queue
+  // sequence, so a crash readmits it the same way). TakeParked hands over up to
+  // `max_groups` groups of one host and class — in class order, then host name, going on
+  // from where the last call stopped and wrapping once — deleting each entry in the batch
+  // that fn's queue push lands in. REQUIRES: a queue store (NewQueueStore) exists.
+  void Park(const frontier::UrlItem& item);
+  size_t TakeParked(size_t max_groups, const std::function<void(frontier::UrlItem)>& fn);
+  uint64_t parked() const;
   // A leased item changed (a retry counted an attempt): its queue entry is rewritten.
   void UpdateQueued(const frontier::UrlItem& item);
 

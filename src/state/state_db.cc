@@ -264,6 +264,12 @@ Result<std::unique_ptr<StateDb>> StateDb::Open(StateOptions options) {
 
 bool StateDb::created() const { return impl_->created(); }
 
+void StateDb::Park(const frontier::UrlItem& item) { impl_->Park(item); }
+size_t StateDb::TakeParked(size_t max_groups, const std::function<void(frontier::UrlItem)>& fn) {
+  return impl_->TakeParked(max_groups, fn);
+}
+uint64_t StateDb::parked() const { return impl_->parked(); }
+
 std::unique_ptr<frontier::QueueStore> StateDb::NewQueueStore(int priority_classes) {
   auto store = std::make_unique<RocksQueueStore>(impl_.get(), priority_classes);
   if (Status s = store->Load(); !s.ok()) impl_->SetError(s);

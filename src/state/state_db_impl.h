@@ -129,6 +129,13 @@ class StateDb::Impl {
   std::optional<int64_t> NextDue() const { return next_due_; }
   size_t TakeDue(int64_t now_us, size_t max, const std::function<void(frontier::UrlItem)>& fn);
   uint64_t scheduled() const { return scheduled_; }
+  // Parked URLs (parked.cc): admitted URLs of hosts not in RAM, waiting for room.
+  void Park(const frontier::UrlItem& item);
+  size_t TakeParked(size_t max_groups, const std::function<void(frontier::UrlItem)>& fn);
+  uint64_t parked() const { return parked_; }
+  // Loading: counts the parked entries, raises the queue sequence past theirs and readmits
+  // the fingerprints not yet ingested (like queue entries). Returns the highest sequence.
+  Status LoadParked(uint64_t* max_seq);
   bool Reschedule(uint64_t fp, const SeenRecord& record, int64_t due_us);
   void LoadSchedule();  // at open: the earliest due time and the count
 
@@ -200,6 +207,9 @@ class StateDb::Impl {
   rocksdb::ColumnFamilyHandle* digests_ = nullptr;
   rocksdb::ColumnFamilyHandle* meta_ = nullptr;
   rocksdb::ColumnFamilyHandle* schedule_ = nullptr;
+  rocksdb::ColumnFamilyHandle* parked_cf_ = nullptr;
+  uint64_t parked_ = 0;        // entries in the parked column family
+  std::string parked_cursor_;  // where TakeParked goes on (wraps to the start)
   rocksdb::ColumnFamilyHandle* simhash_ = nullptr;
   rocksdb::Options admitted_options_;  // for the table file writer of Ingest()
 

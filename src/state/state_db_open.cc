@@ -36,10 +36,11 @@ constexpr char kMeta[] = "meta";
 constexpr char kAdmitted[] = "admitted";
 constexpr char kSchedule[] = "schedule";
 constexpr char kSimHash[] = "simhash";
+constexpr char kParked[] = "parked";
 constexpr ColumnFamilySpec kColumnFamilies[] = {
     {kQueues, Tuning::kQueues},  {kSeen, Tuning::kPlain},    {kHosts, Tuning::kPlain},
     {kDigests, Tuning::kPlain},  {kMeta, Tuning::kPlain},    {kAdmitted, Tuning::kAdmitted},
-    {kSchedule, Tuning::kPlain}, {kSimHash, Tuning::kPlain},
+    {kSchedule, Tuning::kPlain}, {kSimHash, Tuning::kPlain}, {kParked, Tuning::kPlain},
 };
 
 rocksdb::CompressionType BestCompression() {
@@ -211,8 +212,9 @@ Status StateDb::Impl::OpenDatabase() {
 
 Status StateDb::Impl::FindColumnFamilies() {
   const std::pair<const char*, rocksdb::ColumnFamilyHandle**> wanted[] = {
-      {kQueues, &queues_}, {kSeen, &seen_},         {kHosts, &hosts_},       {kDigests, &digests_},
-      {kMeta, &meta_},     {kAdmitted, &admitted_}, {kSchedule, &schedule_}, {kSimHash, &simhash_},
+      {kQueues, &queues_},     {kSeen, &seen_},       {kHosts, &hosts_},
+      {kDigests, &digests_},   {kMeta, &meta_},       {kAdmitted, &admitted_},
+      {kSchedule, &schedule_}, {kSimHash, &simhash_}, {kParked, &parked_cf_},
   };
   for (const auto& [name, handle] : wanted) {
     *handle = ColumnFamily(name);

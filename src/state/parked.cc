@@ -1,0 +1,145 @@
+// Parked URLs (state.h): admitted URLs of hosts not in RAM, in the `parked` column family,
+// keyed class (1) | host | '\0' | queue sequence (8, big-endian), valued as queue entries
+// (EncodeItem: the fingerprint first, so loading readmits like a queue entry).
+#include <spdlog/spdlog.h>
+
+#include "state/rocks_queue_store.h"
+#include "state/state_db_impl.h"
+
+namespace harvest::state {
+namespace {
+
+constexpr size_t kSeqBytes = 8;
+
+std::string ParkedKey(int cls, std::string_view host, uint64_t seq) {
+  std::string k;
+  k.reserve(1 + host.size() + 1 + kSeqBytes);
+  k.push_back(static_cast<char>(static_cast<uint8_t>(cls)));
+  k.append(host);
+  k.push_back('\0');
+  PutBigEndian(&k, seq, kSeqBytes);
+  return k;
+}
+
+// The (class, host) group of a key and its sequence; false for a malformed key.
+bool ParseParkedKey(std::string_view key, std::string_view* group, std::string_view* host,
+                    uint64_t* seq) {
+  if (key.size() < 1 + 1 + kSeqBytes || key[key.size() - kSeqBytes - 1] != '\0') return false;
+  *group = key.substr(0, key.size() - kSeqBytes);
+  *host = key.substr(1, key.size() - kSeqBytes - 2);
+  *seq = ReadBigEndian(key.substr(key.size() - kSeqBytes), kSeqBytes);
+  return !host->empty();
+}
+
+}  // namespace
+
+void StateDb::Impl::Park(const frontier::UrlItem& item) {
+  assert(queue_store_ != nullptr);
+  const uint64_t seq = queue_store_->TakeSeq();
+  // Like a queue entry: the fingerprint is in `recent` until an ingest covers `seq`.
+  last_queue_seq_ = seq;
+  ++queue_puts_pending_;
+  EncodeItemTo(item, &scratch_);
+  batch_.Put(parked_cf_, ParkedKey(item.priority, item.host, seq), scratch_);
+  ++parked_;
+  MaybeCommit();
+}
+
+size_t StateDb::Impl::TakeParked(size_t max_groups,
+                                 const std::function<void(frontier::UrlItem)>& fn) {
+  if (parked_ == 0 || max_groups == 0) return 0;
+  // Entries parked in the pending batch must be visible to the iterator.
+  if (!HandOver().ok() || !WaitWritten().ok()) return 0;
+  struct Taken {
+    std::string key;
+    frontier::UrlItem item;
+  };
+  std::vector<Taken> taken;
+  size_t groups = 0;
+  std::string last_group;
+  const std::string start = parked_cursor_;
+  bool wrapped = start.empty();  // from the start: no wrapping
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), parked_cf_));
+  it->Seek(parked_cursor_);
+  while (true) {
+    if (!it->Valid()) {
+      if (wrapped || !it->status().ok()) {
+        parked_cursor_.clear();
+        break;
+      }
+      wrapped = true;
+      last_group.clear();  // the first key after wrapping is a group start
+      it->SeekToFirst();
+      continue;
+    }
+    std::string_view key = it->key().ToStringView();
+    std::string_view group, host;
+    uint64_t seq = 0;
+    if (!ParseParkedKey(key, &group, &host, &seq)) {
+      spdlog::error("state: malformed parked key dropped");
+      batch_.Delete(parked_cf_, it->key());
+      it->Next();
+      continue;
+    }
+    if (group != last_group) {
+      if (groups == max_groups) {
+        parked_cursor_.assign(key);
+        break;
+      }
+      // Wrapped around to where this call began (what it took is deleted only in the batch).
+      if (!start.empty() && wrapped && key >= std::string_view(start)) {
+        parked_cursor_ = start;
+        break;
+      }
+      ++groups;
+      last_group.assign(group);
+    }
+    Taken t;
+    t.key.assign(key);
+    t.item.host.assign(host);
+    if (!DecodeItem(it->value().ToStringView(), &t.item)) {
+      spdlog::error("state: undecodable parked entry for {} dropped", host);
+      batch_.Delete(parked_cf_, it->key());
+      if (parked_ > 0) --parked_;
+    } else {
+      taken.push_back(std::move(t));
+    }
+    it->Next();
+  }
+  if (!it->status().ok()) SetError(FromRocks(it->status(), "state: read parked URLs"));
+  it.reset();
+  for (Taken& t : taken) {
+    // Delete first: fn's queue push lands in the same batch (a hand-over happens only
+    // after a queue push), so a crash keeps exactly one of the two.
+    batch_.Delete(parked_cf_, t.key);
+    if (parked_ > 0) --parked_;
+    fn(std::move(t.item));
+  }
+  return taken.size();
+}
+
+Status StateDb::Impl::LoadParked(uint64_t* max_seq) {
+  *max_seq = 0;
+  parked_ = 0;
+  uint64_t readmitted = 0;
+  rocksdb::ReadOptions ro;
+  ro.fill_cache = false;
+  ro.readahead_size = 2u << 20;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, parked_cf_));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    std::string_view group, host;
+    uint64_t seq = 0;
+    if (!ParseParkedKey(it->key().ToStringView(), &group, &host, &seq)) continue;
+    ++parked_;
+    *max_seq = std::max(*max_seq, seq);
+    if (ReadmitIfNotIngested(seq, it->value().ToStringView())) ++readmitted;
+  }
+  if (Status s = FromRocks(it->status(), "state: loading parked URLs"); !s.ok()) return s;
+  RaiseLastQueueSeq(*max_seq);
+  if (parked_ > 0) {
+    spdlog::info("state: {} parked URLs ({} admissions restored from them)", parked_, readmitted);
+  }
+  return Status::Ok();
+}
+
+}  // namespace harvest::state
