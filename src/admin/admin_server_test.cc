@@ -360,6 +360,37 @@ TEST_F(AdminServerTest, BodyTooLarge) {
   EXPECT_EQ(r->status, 200);
 }
 
+TEST_F(AdminServerTest, ChunkedBodyTooLarge) {
+  server_.reset();
+  ServerOptions o;
+  o.max_body_bytes = 1000;
+  StartServer(o);
+  // No Content-Length: the limit is enforced while the chunks arrive.
+  auto r = client_->Post(
+      "/seeds",
+      [](size_t offset, httplib::DataSink& sink) {
+        if (offset >= 4000) {
+          sink.done();
+          return true;
+        }
+        std::string chunk(500, 'x');
+        sink.write(chunk.data(), chunk.size());
+        return true;
+      },
+      "application/json");
+  ExpectRejected(r, 413, "larger than 1000 bytes");
+}
+
+TEST_F(AdminServerTest, Head) {
+  auto r = client_->Head("/status");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_TRUE(r->body.empty());
+  r = client_->Head("/seeds");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 405);
+}
+
 TEST_F(AdminServerTest, ReadOnlyRefusesMutations) {
   backend_.read_only_ = true;
   ExpectRejected(PostJson("/seeds", R"({"urls": ["http://a.test/"]})"), 409,

@@ -21,6 +21,7 @@ using nlohmann::json;
 
 constexpr const char* kJson = "application/json";
 constexpr const char* kReadOnly = "read-only: no crawl is running";
+constexpr size_t kMaxDrainBytes = 8 << 20;
 
 void SendJson(httplib::Response& res, int status, const json& body) {
   res.status = status;
@@ -224,7 +225,7 @@ class Server::Impl {
             "the admin token must be printable ASCII without spaces or newlines");
       }
     }
-    http_.new_task_queue = [] { return new httplib::ThreadPool(4); };
+    http_.new_task_queue = [] { return new httplib::ThreadPool(8); };
     http_.set_payload_max_length(options_.max_body_bytes);
     // httplib's default is SO_REUSEPORT, which would let a second server share our port
     // silently; SO_REUSEADDR only allows a quick restart.
@@ -232,16 +233,24 @@ class Server::Impl {
       int yes = 1;
       setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
     });
-    http_.set_keep_alive_timeout(5);
+    http_.set_keep_alive_timeout(2);  // an idle keep-alive connection holds a pool thread
     httplib::Server::Handler handler = [this](const httplib::Request& req, httplib::Response& res) {
-      Handle(req, res);
+      Handle(req, req.body, res);
     };
+    // Methods with a body read it through ReadBody: httplib 0.11 checks the size limit
+    // against Content-Length only, and would buffer a chunked body of any size.
+    httplib::Server::HandlerWithContentReader with_body =
+        [this](const httplib::Request& req, httplib::Response& res,
+               const httplib::ContentReader& reader) {
+          std::string body;
+          if (ReadBody(req, reader, res, &body)) Handle(req, body, res);
+        };
     // Every method goes to Handle (routing on the raw target, see above). HEAD → Get.
     http_.Get(".*", handler);
-    http_.Post(".*", handler);
-    http_.Put(".*", handler);
-    http_.Delete(".*", handler);
-    http_.Patch(".*", handler);
+    http_.Post(".*", with_body);
+    http_.Put(".*", with_body);
+    http_.Delete(".*", with_body);
+    http_.Patch(".*", with_body);
     http_.Options(".*", handler);
     // Answers httplib makes itself (413, 400 for a malformed request) get a JSON body too.
     http_.set_error_handler(httplib::Server::HandlerWithResponse(
@@ -314,7 +323,43 @@ class Server::Impl {
     return true;
   }
 
-  void Handle(const httplib::Request& req, httplib::Response& res) {
+  // Reads the body up to max_body_bytes; false: `res` holds the refusal (413, 400).
+  bool ReadBody(const httplib::Request& req, const httplib::ContentReader& reader,
+                httplib::Response& res, std::string* body) {
+    if (req.is_multipart_form_data()) {
+      res.set_header("Connection", "close");  // the body is left unread
+      SendError(res, 400, "request bodies are JSON, not multipart/form-data");
+      return false;
+    }
+    // Past the limit the rest is read and dropped (up to kMaxDrainBytes), so the client,
+    // still sending, reads our 413 instead of a connection reset.
+    bool too_large = false;
+    size_t dropped = 0;
+    bool ok = reader([&](const char* data, size_t len) {
+      if (!too_large && body->size() + len <= options_.max_body_bytes) {
+        body->append(data, len);
+        return true;
+      }
+      if (!too_large) body->clear();
+      too_large = true;
+      dropped += len;
+      return dropped <= kMaxDrainBytes;
+    });
+    if (too_large || res.status == 413) {     // 413: httplib's check of Content-Length
+      res.set_header("Connection", "close");  // the rest of the body is left unread
+      SendError(res, 413,
+                "request body larger than " + std::to_string(options_.max_body_bytes) + " bytes");
+      return false;
+    }
+    if (!ok) {
+      res.set_header("Connection", "close");
+      SendError(res, 400, "could not read the request body");
+      return false;
+    }
+    return true;
+  }
+
+  void Handle(const httplib::Request& req, const std::string& body, httplib::Response& res) {
     res.set_header("Cache-Control", "no-store");
     if (!Admit(req, res)) return;
     std::string_view target = req.target;
@@ -352,13 +397,14 @@ class Server::Impl {
       SendError(res, 409, kReadOnly);
       return;
     }
-    Dispatch(m, req, res);
+    Dispatch(m, req, body, res);
   }
 
-  void Dispatch(const Match& m, const httplib::Request& req, httplib::Response& res) {
+  void Dispatch(const Match& m, const httplib::Request& req, const std::string& body,
+                httplib::Response& res) {
     switch (m.route) {
       case Route::kSeeds: {
-        Result<SeedRequest> r = ParseSeedRequest(req.body);
+        Result<SeedRequest> r = ParseSeedRequest(body);
         if (!r.ok()) return SendStatus(res, r.status());
         Result<SeedResult> out = backend_->InjectSeeds(*r);
         if (!out.ok()) return SendStatus(res, out.status());
@@ -415,7 +461,7 @@ class Server::Impl {
           return SendJson(res, 200, *info);
         }
         if (m.route == Route::kHostPolicy) {
-          Result<HostPolicy> policy = ParsePolicyRequest(req.body);
+          Result<HostPolicy> policy = ParsePolicyRequest(body);
           if (!policy.ok()) return SendStatus(res, policy.status());
           Status s = backend_->SetPolicy(*host, *policy);
           if (!s.ok()) return SendStatus(res, s);
