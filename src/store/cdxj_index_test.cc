@@ -32,7 +32,7 @@ int SortCheck(const std::filesystem::path& p) {
 }
 
 ino_t Inode(const std::filesystem::path& p) {
-  struct stat st{};
+  struct stat st {};
   EXPECT_EQ(::stat(p.c_str(), &st), 0) << p;
   return st.st_ino;
 }
@@ -235,8 +235,8 @@ TEST(MergeCdxjFiles, KWayMergeEqualsSortOfAll) {
     std::vector<std::string> lines;
     for (int i = 0; i < 40 + f; ++i) {
       lines.push_back("com,host" + std::to_string(rng() % 9) + ")/p" + std::to_string(rng() % 50) +
-                      " 2026112603200" + std::to_string(rng() % 10) + " {\"f\":" +
-                      std::to_string(f) + "}");
+                      " 2026112603200" + std::to_string(rng() % 10) +
+                      " {\"f\":" + std::to_string(f) + "}");
     }
     lines.push_back(lines.front());  // an equal line within one file
     std::sort(lines.begin(), lines.end());
