@@ -1,6 +1,11 @@
-// `harvest warc`: inspect the WARC files Harvest wrote (ls, get, cat). See docs/warc.md.
+// `harvest warc`: inspect the WARC files Harvest wrote (ls, get, cat, repair) and merge their
+// CDXJ indexes into one (index). See docs/warc.md.
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,6 +27,7 @@ struct WarcOpts {
   bool headers = false;
   bool decode = false;
   bool force = false;
+  std::string out;
 };
 
 void Write(std::string_view s) { std::fwrite(s.data(), 1, s.size(), stdout); }
@@ -148,8 +154,59 @@ int RunRepair(const WarcOpts& o) {
   return rc;
 }
 
+// Merges the sorted CDXJ files of a crawl into one sorted index (store::MergeCdxjFiles), on
+// stdout or atomically into --out. Every input is checked first, so an unsorted one stops
+// the command before anything is written.
+int RunIndex(const WarcOpts& o) {
+  auto files = store::ListCdxjFiles(o.path);
+  if (!files.ok()) return Fail("index", files.status().message());
+  if (!o.out.empty()) {
+    // An earlier index written into the crawl directory is not an input.
+    std::erase_if(*files, [&o](const std::filesystem::path& f) {
+      std::error_code ec;
+      return std::filesystem::equivalent(f, o.out, ec);
+    });
+    if (files->empty()) return Fail("index", o.path + ": no CDXJ files besides --out");
+  }
+  for (const auto& f : *files) {
+    Status s = store::CheckCdxjSorted(f);
+    if (!s.ok()) return Fail("index", s.message());
+  }
+  std::string tmp = o.out.empty() ? "" : o.out + ".tmp";
+  std::FILE* out = o.out.empty() ? stdout : std::fopen(tmp.c_str(), "wb");
+  if (out == nullptr) return Fail("index", tmp + ": " + std::strerror(errno));
+  uint64_t lines = 0;
+  Status s = store::MergeCdxjFiles(*files, [&](std::string_view line) {
+    if (std::fwrite(line.data(), 1, line.size(), out) != line.size() ||
+        std::fputc('\n', out) == EOF) {
+      return Status::IOError((o.out.empty() ? std::string("stdout") : tmp) +
+                             ": write failed: " + std::strerror(errno));
+    }
+    ++lines;
+    return Status::Ok();
+  });
+  if (o.out.empty()) {
+    if (s.ok() && std::fflush(stdout) != 0) s = Status::IOError("stdout: write failed");
+    return s.ok() ? kExitOk : Fail("index", s.message());
+  }
+  if (s.ok() && (std::fflush(out) != 0 || ::fsync(fileno(out)) != 0)) {
+    s = Status::IOError(tmp + ": " + std::strerror(errno));
+  }
+  if (std::fclose(out) != 0 && s.ok()) s = Status::IOError(tmp + ": " + std::strerror(errno));
+  if (s.ok() && std::rename(tmp.c_str(), o.out.c_str()) != 0) {
+    s = Status::IOError(o.out + ": rename: " + std::strerror(errno));
+  }
+  if (!s.ok()) {
+    std::remove(tmp.c_str());
+    return Fail("index", s.message());
+  }
+  std::printf("%s: %llu lines from %zu CDXJ files\n", o.out.c_str(),
+              static_cast<unsigned long long>(lines), files->size());
+  return kExitOk;
+}
+
 CommandRegistration reg(
-    "warc", "Inspect WARC files: list records, get a page, print a record, repair",
+    "warc", "Inspect WARC files: list records, get a page, print a record, repair, index",
     [](CLI::App* app) -> CommandRunner {
       auto o = std::make_shared<WarcOpts>();
       app->require_subcommand(1);
@@ -170,12 +227,18 @@ CommandRegistration reg(
                                         "WARC and index its unindexed records");
       repair->add_option("DIR", o->path, "Output directory (or one WARC file)")->required();
       repair->add_flag("--force", o->force, "Also cut after corruption far from the end");
-      return [o, ls, get, cat, repair]() -> int {
+      auto index = app->add_subcommand(
+          "index",
+          "Merge the crawl's sorted CDXJ files into one sorted index (for pywb, OutbackCDX)");
+      index->add_option("DIR", o->path, "Output directory (or one CDXJ file)")->required();
+      index->add_option("--out", o->out, "Write the index to FILE (atomically) instead of stdout");
+      return [o, ls, get, cat, repair, index]() -> int {
         if (ls->parsed()) return RunLs(*o);
         if (repair->parsed()) return RunRepair(*o);
         if (get->parsed()) return RunGet(*o);
         if (cat->parsed()) return RunCat(*o);
-        return UsageError("warc", "expected a subcommand: ls, get, cat or repair");
+        if (index->parsed()) return RunIndex(*o);
+        return UsageError("warc", "expected a subcommand: ls, get, cat, repair or index");
       };
     });
 

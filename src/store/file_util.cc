@@ -1,4 +1,5 @@
-// File helpers shared by the writer and crash recovery (see store/internal.h).
+// File helpers shared by the writer, crash recovery and the CDXJ index (see store/internal.h).
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -7,6 +8,20 @@
 #include "store/internal.h"
 
 namespace harvest::store::internal {
+namespace {
+
+Status SyncDir(const std::filesystem::path& file) {
+  std::filesystem::path dir =
+      file.parent_path().empty() ? std::filesystem::path(".") : file.parent_path();
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return Status::IOError(dir.string() + ": open: " + ErrnoText(errno));
+  Status s;
+  if (::fsync(fd) != 0) s = Status::IOError(dir.string() + ": fsync: " + ErrnoText(errno));
+  ::close(fd);
+  return s;
+}
+
+}  // namespace
 
 std::string ErrnoText(int err) { return std::system_category().message(err); }
 
@@ -20,6 +35,28 @@ Status WriteAll(int fd, std::string_view data, const std::filesystem::path& path
     data.remove_prefix(static_cast<size_t>(n));
   }
   return Status::Ok();
+}
+
+Status ReplaceFile(const std::filesystem::path& path, std::string_view text, bool sync) {
+  std::filesystem::path tmp = path;
+  tmp += ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::IOError(tmp.string() + ": open: " + ErrnoText(errno));
+  Status s = WriteAll(fd, text, tmp);
+  if (s.ok() && sync && ::fsync(fd) != 0) {
+    s = Status::IOError(tmp.string() + ": fsync: " + ErrnoText(errno));
+  }
+  if (::close(fd) != 0 && s.ok()) {
+    s = Status::IOError(tmp.string() + ": close: " + ErrnoText(errno));
+  }
+  if (s.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) {
+    s = Status::IOError(path.string() + ": rename: " + ErrnoText(errno));
+  }
+  if (!s.ok()) {
+    ::unlink(tmp.c_str());
+    return s;
+  }
+  return sync ? SyncDir(path) : Status::Ok();
 }
 
 }  // namespace harvest::store::internal

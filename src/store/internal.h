@@ -45,6 +45,19 @@ std::string ErrnoText(int err);
 // and the cause; bytes written before an error stay written.
 Status WriteAll(int fd, std::string_view data, const std::filesystem::path& path);
 
+// Replaces `path` by `text` so that a crash leaves either the old or the new content:
+// temporary file `<path>.tmp`, fsync, rename, fsync of the directory (the fsyncs only when
+// `sync`).
+Status ReplaceFile(const std::filesystem::path& path, std::string_view text, bool sync = true);
+
+// CDXJ text (lines ending in '\n'; a missing last '\n' is added) sorted by whole line in
+// byte order, as `LC_ALL=C sort` orders it. Equal keys keep a deterministic order: the rest
+// of the line (timestamp, then the JSON) decides.
+std::string SortedLines(std::string_view text);
+// Whether `text` is in that order (what `LC_ALL=C sort -c` accepts). On false, `*bad_line`
+// (if given) is the 1-based number of the first line that sorts before its predecessor.
+bool LinesSorted(std::string_view text, uint64_t* bad_line = nullptr);
+
 // "<urn:uuid:xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx>" from 16 random bytes (v4, RFC 9562).
 std::string NewRecordId();
 

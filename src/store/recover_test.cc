@@ -47,6 +47,17 @@ std::vector<std::string> Lines(const std::string& text) {
   return out;
 }
 
+// The index lines without the one of the last fetch ("http://example.com/last"), which
+// does not come last in the sorted index.
+std::vector<std::string> WithoutLastFetch(std::vector<std::string> lines) {
+  size_t before = lines.size();
+  std::erase_if(lines, [](const std::string& l) {
+    return l.find("{\"url\":\"http://example.com/last\",") != std::string::npos;
+  });
+  EXPECT_EQ(lines.size() + 1, before);
+  return lines;
+}
+
 std::filesystem::path CdxjOf(const std::filesystem::path& warc) {
   std::string n = warc.filename().string();
   return warc.parent_path() / (n.substr(0, n.size() - 8) + ".cdxj");
@@ -58,7 +69,8 @@ struct WriterRun {
   std::filesystem::path file;  // the reference (closed) WARC
   std::string crash_warc;
   std::string crash_cdxj;
-  std::string ref_cdxj;
+  std::string open_cdxj;  // after a Flush of everything, before Close: write order
+  std::string ref_cdxj;   // after Close: sorted
   std::vector<Capture> captures;
   std::vector<RecordLocation> locations;  // of each capture's response/revisit
   std::vector<WarcRecord> records;        // of the reference WARC
@@ -144,6 +156,8 @@ WriterRun WriteRun(const std::filesystem::path& dir, bool crawler_surt = false) 
   run.file = (*w)->current_file();
   run.crash_warc = ReadFile(run.file);
   run.crash_cdxj = ReadFile(CdxjOf(run.file));
+  EXPECT_TRUE((*w)->Flush().ok());
+  run.open_cdxj = ReadFile(CdxjOf(run.file));
   EXPECT_TRUE((*w)->Close().ok());
   run.ref_cdxj = ReadFile(CdxjOf(run.file));
   run.records = ReadAll(run.file);
@@ -163,6 +177,11 @@ TEST_F(RecoverWarcTest, CrashImageHasUnindexedRecords) {
   ASSERT_EQ(Lines(run_.ref_cdxj).size(), 8u);
   EXPECT_EQ(run_.crash_warc, ReadFile(run_.file));
   EXPECT_EQ(run_.Last().type, "metadata");
+  // The index is in write order while the file is written and sorted once it is closed.
+  std::vector<std::string> open_lines = Lines(run_.open_cdxj);
+  EXPECT_FALSE(std::is_sorted(open_lines.begin(), open_lines.end()));
+  std::sort(open_lines.begin(), open_lines.end());
+  EXPECT_EQ(open_lines, Lines(run_.ref_cdxj));
 }
 
 // Torn inside the last member (the metadata record of the last fetch): every response and
@@ -232,8 +251,7 @@ TEST_F(RecoverWarcTest, TornResponseLeavesRequestWithoutLine) {
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_EQ(report->bytes_cut, last.length / 2);
   EXPECT_EQ(report->cdxj_lines_added, 4u);
-  std::vector<std::string> ref = Lines(run_.ref_cdxj);
-  ref.pop_back();
+  std::vector<std::string> ref = WithoutLastFetch(Lines(run_.ref_cdxj));
   EXPECT_EQ(Lines(ReadFile(CdxjOf(warc))), ref);
   ASSERT_FALSE(report->unindexed.empty());
   EXPECT_EQ(report->unindexed.back().type, "request");
@@ -300,7 +318,9 @@ TEST_F(RecoverWarcTest, EmptyCdxjIsFilled) {
 // record indexed again.
 TEST_F(RecoverWarcTest, TornCdxjLineIsReplaced) {
   std::filesystem::path warc = run_.CleanCopy(dir_.path() / "clean");
-  std::string torn = run_.ref_cdxj.substr(0, run_.ref_cdxj.size() - 20);
+  // Only the index of the file being written is appended to (in write order); a closed
+  // file's is replaced whole when sorted.
+  std::string torn = run_.open_cdxj.substr(0, run_.open_cdxj.size() - 20);
   WriteFile(CdxjOf(warc), torn);
   auto report = RecoverWarc(warc);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
@@ -320,8 +340,7 @@ TEST_F(RecoverWarcTest, FlushedLineOfTornRecordIsDropped) {
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_EQ(report->bytes_cut, 10u);
   EXPECT_EQ(report->cdxj_lines_added, 0u);
-  std::vector<std::string> ref = Lines(run_.ref_cdxj);
-  ref.pop_back();
+  std::vector<std::string> ref = WithoutLastFetch(Lines(run_.ref_cdxj));
   EXPECT_EQ(Lines(ReadFile(CdxjOf(warc))), ref);
 }
 
@@ -339,8 +358,7 @@ TEST_F(RecoverWarcTest, ZeroedTailAfterPowerLoss) {
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_EQ(report->bytes_cut, bytes.size() - last.offset);
   EXPECT_EQ(report->cdxj_lines_added, 0u);
-  std::vector<std::string> ref = Lines(run_.ref_cdxj);
-  ref.pop_back();
+  std::vector<std::string> ref = WithoutLastFetch(Lines(run_.ref_cdxj));
   EXPECT_EQ(Lines(ReadFile(CdxjOf(warc))), ref);
   ASSERT_EQ(report->unindexed.size(), 1u);
   EXPECT_EQ(report->unindexed[0].type, "request");
@@ -356,10 +374,12 @@ TEST_F(RecoverWarcTest, LinesOfOtherFilesAndGarbageAreKept) {
   auto report = RecoverWarc(warc);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_EQ(report->cdxj_lines_added, 5u);
-  std::vector<std::string> ref = Lines(run_.ref_cdxj);
-  std::string expected = run_.crash_cdxj + other;
-  for (size_t i = 3; i < ref.size(); ++i) expected += ref[i] + "\n";
-  EXPECT_EQ(ReadFile(CdxjOf(warc)), expected);
+  // Kept and added lines, sorted together.
+  std::vector<std::string> expected = Lines(run_.ref_cdxj);
+  expected.push_back(Lines(other)[0]);
+  expected.push_back(Lines(other)[1]);
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(Lines(ReadFile(CdxjOf(warc))), expected);
 }
 
 TEST_F(RecoverWarcTest, IndexThatDoesNotMatchTheWarcIsCorruption) {

@@ -17,7 +17,7 @@ namespace harvest::store {
 namespace {
 
 using internal::ErrnoText;
-using internal::WriteAll;
+using internal::ReplaceFile;
 
 // A torn tail is at most one group of records (one write); more than this many bytes
 // after the last good record suggests mid-file corruption rather than a torn append.
@@ -42,48 +42,6 @@ Status SyncPath(const std::filesystem::path& path, int flags) {
   Status s;
   if (::fsync(fd) != 0) s = Status::IOError(path.string() + ": fsync: " + ErrnoText(errno));
   ::close(fd);
-  return s;
-}
-
-std::filesystem::path DirOf(const std::filesystem::path& file) {
-  return file.parent_path().empty() ? std::filesystem::path(".") : file.parent_path();
-}
-
-// Replaces `path` by `text` so that a crash leaves either the old or the new content:
-// temporary file, fsync, rename, fsync of the directory.
-Status ReplaceFile(const std::filesystem::path& path, std::string_view text) {
-  std::filesystem::path tmp = path;
-  tmp += ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Status::IOError(tmp.string() + ": open: " + ErrnoText(errno));
-  Status s = WriteAll(fd, text, tmp);
-  if (s.ok() && ::fsync(fd) != 0) {
-    s = Status::IOError(tmp.string() + ": fsync: " + ErrnoText(errno));
-  }
-  if (::close(fd) != 0 && s.ok()) {
-    s = Status::IOError(tmp.string() + ": close: " + ErrnoText(errno));
-  }
-  if (s.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) {
-    s = Status::IOError(path.string() + ": rename: " + ErrnoText(errno));
-  }
-  if (!s.ok()) {
-    ::unlink(tmp.c_str());
-    return s;
-  }
-  return SyncPath(DirOf(path), O_RDONLY | O_DIRECTORY);
-}
-
-// Appends `text` to the existing file `path` with one write(2), then fsyncs it.
-Status AppendToFile(const std::filesystem::path& path, std::string_view text) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-  if (fd < 0) return Status::IOError(path.string() + ": open: " + ErrnoText(errno));
-  Status s = WriteAll(fd, text, path);
-  if (s.ok() && ::fsync(fd) != 0) {
-    s = Status::IOError(path.string() + ": fsync: " + ErrnoText(errno));
-  }
-  if (::close(fd) != 0 && s.ok()) {
-    s = Status::IOError(path.string() + ": close: " + ErrnoText(errno));
-  }
   return s;
 }
 
@@ -311,7 +269,8 @@ Result<uint64_t> RepairTailFrom(const std::filesystem::path& file, uint64_t star
     Result<CdxjFile> cdxj = LoadCdxj(cdxj_path, file.filename().string(), good_end);
     if (!cdxj.ok()) return cdxj.status();
     if (cdxj->changed) {
-      s = ReplaceFile(cdxj_path, cdxj->text);
+      // Sorted, like every CDXJ of a WARC that is not being written (docs/warc.md "CDXJ").
+      s = ReplaceFile(cdxj_path, internal::SortedLines(cdxj->text));
       if (!s.ok()) return s;
     }
   }
@@ -388,13 +347,13 @@ Result<RecoveryReport> RecoverWarc(const std::filesystem::path& warc,
   FlushPending(name, "", &tail);
   report.cdxj_lines_added = tail.line_count;
   report.unindexed = std::move(tail.records);
-  Status s;
-  if (cdxj.changed || (!cdxj.exists && !tail.lines.empty())) {
-    s = ReplaceFile(cdxj_path, cdxj.text + tail.lines);
-  } else if (!tail.lines.empty()) {
-    s = AppendToFile(cdxj_path, tail.lines);
+  // The recovered file is no longer written (the writer starts a new one), so its index is
+  // left sorted as a closed file's is; the lines of a crashed writer are in write order.
+  // One atomic rewrite covers the cleaning, the added lines and the sort.
+  if (cdxj.changed || !tail.lines.empty() || !internal::LinesSorted(cdxj.text)) {
+    Status s = ReplaceFile(cdxj_path, internal::SortedLines(cdxj.text + tail.lines));
+    if (!s.ok()) return s;
   }
-  if (!s.ok()) return s;
   return report;
 }
 

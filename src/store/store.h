@@ -12,13 +12,17 @@
 //    stored response head is therefore renamed to `X-Harvest-Original-Transfer-Encoding`
 //    so that readers do not try to de-chunk the stored body again. The body is otherwise
 //    stored as received (not content-decoded); the payload digest covers exactly those bytes.
-//  - One CDXJ file per WARC file (`<warc name without .warc.gz>.cdxj`), appended in write
-//    order (not sorted): several writers can share a directory, and a torn WARC only
-//    affects its own index. Sort with `LC_ALL=C sort` before handing to pywb.
+//  - One CDXJ file per WARC file (`<warc name without .warc.gz>.cdxj`): several writers can
+//    share a directory, and a torn WARC only affects its own index. Lines are appended in
+//    write order while the WARC is written, and the file is sorted (whole lines, byte order,
+//    as `LC_ALL=C sort`) when the WARC is closed, as pywb and OutbackCDX expect; crash
+//    recovery sorts it too. MergeCdxjFiles (`harvest warc index`) merges the sorted files
+//    into one index.
 //
 // Entry points: WarcWriter (append), WarcReader / ReadRecordAt / ParseHttpResponse (read),
 // ListCaptures / GetLatestCapture (lookup by URL), RepairWarcTail / RecoverWarc (crash
-// recovery: cut a torn tail, index complete records whose CDXJ lines were never written).
+// recovery: cut a torn tail, index complete records whose CDXJ lines were never written),
+// SortCdxjFile / ListCdxjFiles / CheckCdxjSorted / MergeCdxjFiles (the sorted index).
 //
 // Thread-safety: the free functions are thread-safe (they share no state; RepairWarcTail
 // and RecoverWarc must not run on a file a writer has open). A WarcWriter or WarcReader belongs to
@@ -27,6 +31,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -154,7 +159,9 @@ class WarcWriter {
   Result<RecordLocation> WriteNearDuplicateMetadata(const Capture& capture);
   // Writes pending index lines and fsyncs when options say so.
   [[nodiscard]] Status Flush();
-  // Flushes and closes; further writes fail. Idempotent.
+  // Flushes and closes; further writes fail. Idempotent. Closing a WARC file (here, or when
+  // the writer rotates to a new one) sorts its CDXJ (SortCdxjFile; fsynced when
+  // fsync_on_flush).
   [[nodiscard]] Status Close();
 
   uint64_t bytes_written() const;    // compressed bytes appended over all files
@@ -282,7 +289,8 @@ struct RecoverOptions {
 // Only the part after the last indexed record is read (the torn-tail check too) once that
 // record reads back at the offset and length its line gives; otherwise the whole file is
 // checked, so a wrong index never decides where the file is cut.
-// Lines are written with fsync; a rewrite goes through a temporary file and rename.
+// The CDXJ is left sorted (as SortCdxjFile leaves it: the file is no longer written);
+// any change is one atomic rewrite (temporary file, fsync, rename, fsync of the directory).
 //
 // Byte-identical lines, departures: the key is SurtKey() of the target URI, where the
 // writer used Capture::surt when given; mime and status come from the record's HTTP head
@@ -330,6 +338,37 @@ struct StoredPage {
 // WARC-Payload-Digest). `http` then has the 304 head and the original's body. NotFound with
 // a clear message when absent.
 Result<StoredPage> GetLatestCapture(const std::filesystem::path& dir, std::string_view url);
+
+// ---- The sorted CDXJ index (CLI `warc index`, replay tools) ----
+
+// Sorts the CDXJ file `cdxj` in place by whole line in byte order — what `LC_ALL=C sort`
+// produces and `LC_ALL=C sort -c` accepts: by SURT key, then timestamp, then the JSON, so
+// lines of equal key keep a deterministic order. Atomic: the sorted text goes to
+// `<cdxj>.tmp`, which is fsynced and renamed over the file, then the directory is fsynced
+// (the fsyncs only when `sync`). Nothing is written when the file is already sorted. A
+// missing final newline is added. Reads the whole file into memory (a CDXJ line is ~300
+// bytes per record). NotFound when the file does not exist; IOError.
+// REQUIRES: no writer appends to the file.
+Status SortCdxjFile(const std::filesystem::path& cdxj, bool sync = true);
+
+// The CDXJ files a crawl wrote under `path`: `path` itself when it is a file, else the
+// `*.cdxj` files directly in the directory (as `warc ls` finds WARCs), sorted by name.
+// NotFound when `path` does not exist or holds no CDXJ file (the message says which).
+Result<std::vector<std::filesystem::path>> ListCdxjFiles(const std::filesystem::path& path);
+
+// OK when `cdxj` is sorted as SortCdxjFile leaves it (empty lines aside); else
+// InvalidArgument "<file>:<line>: not sorted: ..." naming the first line that sorts before
+// the previous one. Streams the file.
+Status CheckCdxjSorted(const std::filesystem::path& cdxj);
+
+// k-way merge of sorted CDXJ files into one sorted stream: `emit` receives each line
+// (without '\n') in byte order; ties between files go to the earlier input. Empty lines
+// are skipped. Memory: one line per input. An input found out of order gives
+// InvalidArgument "<file>:<line>: not sorted ..." (lines before it were already emitted:
+// run CheckCdxjSorted first to write nothing); an error from `emit` stops the merge and is
+// returned.
+Status MergeCdxjFiles(const std::vector<std::filesystem::path>& inputs,
+                      const std::function<Status(std::string_view line)>& emit);
 
 // ---- Helpers shared with the CLI and the lead's code ----
 

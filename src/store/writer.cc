@@ -433,6 +433,11 @@ class WarcWriter::Impl {
         s = Status::IOError(cdxj_path_.string() + ": close: " + ErrnoText(errno));
       }
       cdxj_fd_ = -1;
+      // The file is complete: sort its index for replay tools (pywb, OutbackCDX), which
+      // expect SURT order. Lines were appended in write order until now. Also after a
+      // failed flush, so that what was written is usable (recovery sorts it again anyway).
+      Status sorted = SortCdxjFile(cdxj_path_, opt_.fsync_on_flush);
+      if (s.ok()) s = sorted;
     }
     cdxj_pending_.clear();
     return s;

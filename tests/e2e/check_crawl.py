@@ -150,6 +150,22 @@ def main():
                         cdx.append(json.loads(parts[2]))
     if not cdx:
         fail("no CDXJ index lines")
+    # The index replay tools read: every CDXJ sorted once the crawl has closed its WARCs, and
+    # `warc index` merges them into one sorted index holding every line.
+    c_locale = dict(os.environ, LC_ALL="C")
+    for name in sorted(os.listdir(crawl)):
+        if name.endswith(".cdxj"):
+            r = subprocess.run(["sort", "-c", os.path.join(crawl, name)], env=c_locale,
+                               capture_output=True, text=True)
+            if r.returncode != 0:
+                fail(f"{name} is not sorted (LC_ALL=C sort -c): {r.stderr.strip()}")
+    merged = subprocess.run([args.bin, "warc", "index", crawl], capture_output=True)
+    if merged.returncode != 0:
+        fail("harvest warc index: " + merged.stderr.decode(errors="replace").strip())
+    merged_lines = merged.stdout.splitlines()
+    if len(merged_lines) != len(cdx) or merged_lines != sorted(merged_lines):
+        fail(f"harvest warc index: {len(merged_lines)} lines, not the {len(cdx)} sorted lines")
+    print(f"index: every CDXJ sorted; warc index merged {len(merged_lines)} lines")
     full = {}
     revisits = 0
     for row in cdx:

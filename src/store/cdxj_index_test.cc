@@ -1,0 +1,286 @@
+// The sorted CDXJ index: SortCdxjFile, the writer sorting on close, ListCdxjFiles,
+// CheckCdxjSorted and MergeCdxjFiles. `LC_ALL=C sort -c` is the judge of the order.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+
+#include "store/internal.h"
+#include "store/store.h"
+#include "store/store_test_util.h"
+
+namespace harvest::store {
+namespace {
+
+using testing::FilesWithSuffix;
+using testing::ReadFile;
+using testing::SampleCapture;
+using testing::TempDir;
+
+void WriteText(const std::filesystem::path& p, const std::string& text) {
+  std::ofstream out(p, std::ios::binary | std::ios::trunc);
+  out << text;
+}
+
+// What coreutils says: 0 when `LC_ALL=C sort -c` accepts the file.
+int SortCheck(const std::filesystem::path& p) {
+  std::string cmd = "LC_ALL=C sort -c '" + p.string() + "' 2>/dev/null";
+  return std::system(cmd.c_str());
+}
+
+ino_t Inode(const std::filesystem::path& p) {
+  struct stat st {};
+  EXPECT_EQ(::stat(p.c_str(), &st), 0) << p;
+  return st.st_ino;
+}
+
+TEST(SortedLines, ByteOrderOfWholeLines) {
+  // Bytes >= 0x80 sort after ASCII (unsigned, as `LC_ALL=C sort`); a prefix first; equal
+  // keys ordered by the rest of the line.
+  std::string text =
+      "org,example)/ 2 {}\n"
+      "com,example)/\xc3\xa9 1 {}\n"
+      "com,example)/z 1 {}\n"
+      "com,example)/ 3 {\"b\"}\n"
+      "com,example)/ 3 {\"a\"}\n"
+      "com,example)/a 1 {}";  // no final newline
+  std::string sorted = internal::SortedLines(text);
+  EXPECT_EQ(sorted,
+            "com,example)/ 3 {\"a\"}\n"
+            "com,example)/ 3 {\"b\"}\n"
+            "com,example)/a 1 {}\n"
+            "com,example)/z 1 {}\n"
+            "com,example)/\xc3\xa9 1 {}\n"
+            "org,example)/ 2 {}\n");
+  EXPECT_TRUE(internal::LinesSorted(sorted));
+  uint64_t bad = 0;
+  EXPECT_FALSE(internal::LinesSorted(text, &bad));
+  EXPECT_EQ(bad, 2u);
+  EXPECT_TRUE(internal::LinesSorted(""));
+  EXPECT_EQ(internal::SortedLines(""), "");
+}
+
+TEST(SortCdxjFile, SortsAtomicallyAndAgreesWithSort) {
+  TempDir dir;
+  std::filesystem::path p = dir.path() / "a.cdxj";
+  WriteText(p, "com,b)/ 1 {}\ncom,a)/ 1 {}\ncom,a)/ 0 {}\n");
+  EXPECT_NE(SortCheck(p), 0);  // the check can fail
+  ASSERT_TRUE(SortCdxjFile(p).ok());
+  EXPECT_EQ(ReadFile(p), "com,a)/ 0 {}\ncom,a)/ 1 {}\ncom,b)/ 1 {}\n");
+  EXPECT_EQ(SortCheck(p), 0);
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "a.cdxj.tmp"));
+  // Already sorted: left as it is (not rewritten).
+  ino_t before = Inode(p);
+  ASSERT_TRUE(SortCdxjFile(p).ok());
+  EXPECT_EQ(Inode(p), before);
+  // A missing last newline is added.
+  WriteText(p, "com,a)/ 0 {}");
+  ASSERT_TRUE(SortCdxjFile(p, /*sync=*/false).ok());
+  EXPECT_EQ(ReadFile(p), "com,a)/ 0 {}\n");
+  EXPECT_EQ(SortCdxjFile(dir.path() / "none.cdxj").code(), Status::Code::kNotFound);
+}
+
+std::unique_ptr<WarcWriter> OpenWriter(const std::filesystem::path& dir, FakeClock* clock,
+                                       uint64_t max_bytes) {
+  WarcOptions o;
+  o.dir = dir;
+  o.clock = clock;
+  o.max_file_bytes = max_bytes;
+  o.hostname = "testhost";
+  auto w = WarcWriter::Open(o);
+  EXPECT_TRUE(w.ok()) << w.status().ToString();
+  return std::move(w).value();
+}
+
+// A crawl-like run: many hosts and paths in shuffled (not key) order, revisits and
+// near-duplicate notes among them, rotating files. Every CDXJ of a closed WARC is sorted.
+TEST(WarcWriterCdxj, SortedWhenEachFileIsClosed) {
+  TempDir dir;
+  FakeClock clock(1795663201000000);
+  auto w = OpenWriter(dir.path(), &clock, 64 * 1024);
+  std::vector<std::string> urls;
+  for (int h = 0; h < 20; ++h) {
+    for (int p = 0; p < 15; ++p) {
+      urls.push_back("http://host" + std::to_string(h) + ".example/page/" +
+                     std::to_string(p * 7 % 15) + "?q=" + std::to_string(p));
+    }
+  }
+  std::mt19937 rng(42);
+  std::shuffle(urls.begin(), urls.end(), rng);
+  std::string body(1500, 'x');
+  for (size_t i = 0; i < urls.size(); ++i) {
+    for (char& c : body) c = static_cast<char>('a' + rng() % 26);
+    Capture c = SampleCapture(urls[i], body, 1795663201000000 + static_cast<int64_t>(i) * 1000);
+    if (i % 10 == 3) {
+      ASSERT_TRUE(w->WriteRevisit(c, {urls[0], 1795663201000000, ""}).ok());
+    } else if (i % 10 == 7) {
+      c.near_duplicate_of = Capture::NearDuplicate{urls[1], "", 1795663201000000, 2};
+      ASSERT_TRUE(w->WriteNearDuplicateMetadata(c).ok());
+    } else {
+      ASSERT_TRUE(w->WriteResponse(c).ok());
+    }
+    if (i % 25 == 0) {
+      ASSERT_TRUE(w->Flush().ok());
+    }
+  }
+  ASSERT_TRUE(w->Flush().ok());
+  // Rotated files are closed, hence sorted; the open one is still in write order.
+  std::filesystem::path open_warc = w->current_file();
+  std::string open_stem = open_warc.filename().string();
+  open_stem.resize(open_stem.size() - 8);
+  std::vector<std::filesystem::path> cdxjs = FilesWithSuffix(dir.path(), ".cdxj");
+  ASSERT_GT(cdxjs.size(), 3u);
+  for (const auto& p : cdxjs) {
+    if (p.filename().string() == open_stem + ".cdxj") {
+      EXPECT_NE(SortCheck(p), 0) << p << " is sorted before its WARC is closed";
+    } else {
+      EXPECT_EQ(SortCheck(p), 0) << p;
+    }
+  }
+  ASSERT_TRUE(w->Close().ok());
+  size_t lines = 0;
+  for (const auto& p : cdxjs) {
+    EXPECT_EQ(SortCheck(p), 0) << p;
+    EXPECT_TRUE(CheckCdxjSorted(p).ok()) << p;
+    std::string text = ReadFile(p);
+    lines += static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+  }
+  EXPECT_EQ(lines, urls.size());  // one line per response, revisit and near-duplicate note
+  // Readers do not depend on the write order.
+  auto caps = ListCaptures(dir.path(), urls[5]);
+  ASSERT_TRUE(caps.ok()) << caps.status().ToString();
+  ASSERT_EQ(caps->size(), 1u);
+  EXPECT_EQ((*caps)[0].url, urls[5]);
+  auto page = GetLatestCapture(dir.path(), urls[5]);
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  EXPECT_EQ(page->record.target_uri, urls[5]);
+}
+
+// A crash leaves the index of the file being written in write order: recovery sorts it.
+TEST(WarcWriterCdxj, RecoverySortsTheIndexOfACrashedWriter) {
+  TempDir dir;
+  FakeClock clock(1795663201000000);
+  auto w = OpenWriter(dir.path() / "run", &clock, 1ull << 30);
+  for (std::string u : {"http://z.example/", "http://a.example/", "http://m.example/"}) {
+    ASSERT_TRUE(w->WriteResponse(SampleCapture(u, "body of " + u)).ok());
+  }
+  ASSERT_TRUE(w->Flush().ok());
+  ASSERT_TRUE(w->WriteResponse(SampleCapture("http://b.example/", "unflushed")).ok());
+  std::filesystem::path warc = w->current_file();
+  std::filesystem::path crash = dir.path() / "crash";
+  std::filesystem::create_directories(crash);
+  std::filesystem::copy_file(warc, crash / warc.filename());
+  std::string stem = warc.filename().string();
+  stem.resize(stem.size() - 8);
+  std::filesystem::copy_file(warc.parent_path() / (stem + ".cdxj"), crash / (stem + ".cdxj"));
+  ASSERT_TRUE(w->Close().ok());
+  std::filesystem::path cdxj = crash / (stem + ".cdxj");
+  EXPECT_NE(SortCheck(cdxj), 0);
+  auto report = RecoverWarc(crash / warc.filename());
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->cdxj_lines_added, 1u);
+  EXPECT_EQ(SortCheck(cdxj), 0);
+  // The same index as the writer's own after Close.
+  EXPECT_EQ(ReadFile(cdxj), ReadFile(warc.parent_path() / (stem + ".cdxj")));
+  // Already sorted and complete: a second recovery leaves the file alone.
+  ino_t before = Inode(cdxj);
+  ASSERT_TRUE(RecoverWarc(crash / warc.filename()).ok());
+  EXPECT_EQ(Inode(cdxj), before);
+}
+
+TEST(ListCdxjFiles, FindsTheCrawlsIndexes) {
+  TempDir dir;
+  EXPECT_EQ(ListCdxjFiles(dir.path() / "missing").status().code(), Status::Code::kNotFound);
+  auto none = ListCdxjFiles(dir.path());
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("no CDXJ files"), std::string::npos)
+      << none.status().message();
+  WriteText(dir.path() / "b.cdxj", "");
+  WriteText(dir.path() / "a.cdxj", "");
+  WriteText(dir.path() / "a.cdxj.tmp", "");
+  WriteText(dir.path() / "x.warc.gz", "");
+  std::filesystem::create_directories(dir.path() / "state.cdxj");
+  auto found = ListCdxjFiles(dir.path());
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  ASSERT_EQ(found->size(), 2u);
+  EXPECT_EQ((*found)[0].filename(), "a.cdxj");
+  EXPECT_EQ((*found)[1].filename(), "b.cdxj");
+  auto one = ListCdxjFiles(dir.path() / "b.cdxj");
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one->size(), 1u);
+}
+
+TEST(CheckCdxjSorted, NamesTheFirstLineOutOfOrder) {
+  TempDir dir;
+  std::filesystem::path p = dir.path() / "x.cdxj";
+  WriteText(p, "a 1 {}\n\nb 1 {}\nb 1 {}\na 2 {}\nc 1 {}\n");
+  Status s = CheckCdxjSorted(p);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(s.message().find(p.string() + ":5: not sorted"), std::string::npos) << s.message();
+  WriteText(p, "a 1 {}\nb 1 {}\n");
+  EXPECT_TRUE(CheckCdxjSorted(p).ok());
+  EXPECT_EQ(CheckCdxjSorted(dir.path() / "none.cdxj").code(), Status::Code::kIOError);
+}
+
+TEST(MergeCdxjFiles, KWayMergeEqualsSortOfAll) {
+  TempDir dir;
+  std::mt19937 rng(7);
+  std::vector<std::string> all;
+  std::vector<std::filesystem::path> inputs;
+  for (int f = 0; f < 5; ++f) {
+    std::vector<std::string> lines;
+    for (int i = 0; i < 40 + f; ++i) {
+      lines.push_back("com,host" + std::to_string(rng() % 9) + ")/p" + std::to_string(rng() % 50) +
+                      " 2026112603200" + std::to_string(rng() % 10) +
+                      " {\"f\":" + std::to_string(f) + "}");
+    }
+    lines.push_back(lines.front());  // an equal line within one file
+    std::sort(lines.begin(), lines.end());
+    std::string text;
+    for (const auto& l : lines) text += l + "\n";
+    inputs.push_back(dir.path() / ("in" + std::to_string(f) + ".cdxj"));
+    WriteText(inputs.back(), text);
+    all.insert(all.end(), lines.begin(), lines.end());
+  }
+  inputs.push_back(dir.path() / "empty.cdxj");
+  WriteText(inputs.back(), "");
+  std::sort(all.begin(), all.end());
+  std::vector<std::string> merged;
+  Status s = MergeCdxjFiles(inputs, [&](std::string_view l) {
+    merged.emplace_back(l);
+    return Status::Ok();
+  });
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(merged, all);
+  std::string text;
+  for (const auto& l : merged) text += l + "\n";
+  WriteText(dir.path() / "merged.cdxj", text);
+  EXPECT_EQ(SortCheck(dir.path() / "merged.cdxj"), 0);
+}
+
+TEST(MergeCdxjFiles, UnsortedInputAndSinkErrorsStopIt) {
+  TempDir dir;
+  std::filesystem::path good = dir.path() / "good.cdxj";
+  std::filesystem::path bad = dir.path() / "bad.cdxj";
+  WriteText(good, "a 1 {}\nc 1 {}\n");
+  WriteText(bad, "b 1 {}\nd 1 {}\nb 2 {}\n");
+  auto ignore = [](std::string_view) { return Status::Ok(); };
+  Status s = MergeCdxjFiles({good, bad}, ignore);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find(bad.string() + ":3: not sorted"), std::string::npos) << s.message();
+  int calls = 0;
+  s = MergeCdxjFiles({good}, [&](std::string_view) {
+    ++calls;
+    return Status::IOError("disk full");
+  });
+  EXPECT_EQ(s.code(), Status::Code::kIOError);
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(MergeCdxjFiles({dir.path() / "none.cdxj"}, ignore).code(), Status::Code::kIOError);
+}
+
+}  // namespace
+}  // namespace harvest::store
