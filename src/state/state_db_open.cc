@@ -36,10 +36,11 @@ constexpr char kMeta[] = "meta";
 constexpr char kAdmitted[] = "admitted";
 constexpr char kSchedule[] = "schedule";
 constexpr char kSimHash[] = "simhash";
+constexpr char kPages[] = "pages";
 constexpr ColumnFamilySpec kColumnFamilies[] = {
     {kQueues, Tuning::kQueues},  {kSeen, Tuning::kPlain},    {kHosts, Tuning::kPlain},
     {kDigests, Tuning::kPlain},  {kMeta, Tuning::kPlain},    {kAdmitted, Tuning::kAdmitted},
-    {kSchedule, Tuning::kPlain}, {kSimHash, Tuning::kPlain},
+    {kSchedule, Tuning::kPlain}, {kSimHash, Tuning::kPlain}, {kPages, Tuning::kPlain},
 };
 
 rocksdb::CompressionType BestCompression() {
@@ -184,6 +185,7 @@ Result<std::unique_ptr<StateDb::Impl>> StateDb::Impl::Open(const StateOptions& o
   if (Status s = impl->LoadEpochBits(); !s.ok()) return s;
   impl->LoadCounters();
   impl->LoadSchedule();
+  impl->LoadLastPageId();
   impl->recent_ = dedup::FingerprintSet(options.ingest_every);
   impl->next_ingest_at_ = std::max<size_t>(options.ingest_every, 1);
   impl->seen_backend_ = std::make_unique<SeenStore>(impl.get());
@@ -211,8 +213,9 @@ Status StateDb::Impl::OpenDatabase() {
 
 Status StateDb::Impl::FindColumnFamilies() {
   const std::pair<const char*, rocksdb::ColumnFamilyHandle**> wanted[] = {
-      {kQueues, &queues_}, {kSeen, &seen_},         {kHosts, &hosts_},       {kDigests, &digests_},
-      {kMeta, &meta_},     {kAdmitted, &admitted_}, {kSchedule, &schedule_}, {kSimHash, &simhash_},
+      {kQueues, &queues_},     {kSeen, &seen_},       {kHosts, &hosts_},
+      {kDigests, &digests_},   {kMeta, &meta_},       {kAdmitted, &admitted_},
+      {kSchedule, &schedule_}, {kSimHash, &simhash_}, {kPages, &pages_},
   };
   for (const auto& [name, handle] : wanted) {
     *handle = ColumnFamily(name);
