@@ -8,7 +8,8 @@
 // I/O thread itself (a test's fetcher hook) runs at once. Before Run() starts and after it
 // returns, mutating calls answer Unavailable("no crawl running"); GetStatus and MetricsText
 // answer from the final figures once Run() returned (state "complete", or "stopped" when the
-// crawl was interrupted or hit its page limit). Page records (ListPages, GetPage,
+// crawl was interrupted or hit its page limit); before Run() GetStatus says "starting" with
+// zero figures. Page records (ListPages, GetPage,
 // GetPageContent) are read from the crawl state directly (RocksDB is thread-safe) and served
 // as long as the Crawler exists.
 //
