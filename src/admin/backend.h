@@ -42,6 +42,14 @@ struct HostCounts {
   uint64_t waiting = 0;  // queued URLs, waiting out the host's delay (or its robots.txt)
   uint64_t blocked = 0;  // blocked by the operator or an open circuit breaker
 };
+// A host among the busiest (StatusSnapshot::busiest_hosts): page requests completed in
+// this run, URLs queued, failed requests.
+struct BusyHost {
+  std::string host;
+  uint64_t pages = 0;
+  uint64_t queued = 0;
+  uint64_t errors = 0;
+};
 struct StatusSnapshot {
   double pages_per_sec = 0;  // over the last minute
   uint64_t queue_depth = 0;  // URLs queued
@@ -51,6 +59,9 @@ struct StatusSnapshot {
   uint64_t pages_stored = 0;      // WARC response + revisit records
   double uptime_s = 0;
   std::string state;  // "running", "paused", "draining", "complete"
+  // Optional (the dashboard shows it when not empty): the top 10 resident hosts by page
+  // requests completed in this run, most first.
+  std::vector<BusyHost> busiest_hosts;
 };
 
 // POST /hosts/{host}/policy: fields left out keep their current value.

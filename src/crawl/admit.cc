@@ -76,7 +76,8 @@ void Crawler::Impl::AdmitSeeds(const std::vector<std::string>& seeds) {
 }
 
 // source == nullptr: a seed (depth 0).
-void Crawler::Impl::Admit(const FoundLink& link, const frontier::UrlItem* source) {
+frontier::AdmitVerdict Crawler::Impl::Admit(const FoundLink& link, const frontier::UrlItem* source,
+                                            std::optional<int> priority) {
   int depth = 0;
   int hops = 0;
   if (source != nullptr) {
@@ -88,7 +89,7 @@ void Crawler::Impl::Admit(const FoundLink& link, const frontier::UrlItem* source
         ++stats_.rejected;
         Record(link.url, "redirect-limit", 0,
                "more than " + std::to_string(opts_.max_redirect_hops) + " redirect hops");
-        return;
+        return frontier::AdmitVerdict::kTooDeep;
       }
     }
   }
@@ -115,7 +116,7 @@ void Crawler::Impl::Admit(const FoundLink& link, const frontier::UrlItem* source
         Record(link.url, frontier::VerdictName(v), 0,
                source != nullptr ? "linked from " + source->url : "seed");
     }
-    return;
+    return v;
   }
   ++stats_.admitted;
   frontier::UrlItem item;
@@ -123,7 +124,7 @@ void Crawler::Impl::Admit(const FoundLink& link, const frontier::UrlItem* source
   item.host = link.origin;
   item.fp = link.fp;
   item.depth = depth;
-  item.priority = PriorityOf(link, depth, source == nullptr);
+  item.priority = priority ? *priority : PriorityOf(link, depth, source == nullptr);
   item.via = source != nullptr ? source->url : "";
   item.hops = hops;
   item.sitemap = link.sitemap;
@@ -140,6 +141,7 @@ void Crawler::Impl::AddOrPark(frontier::UrlItem item) {
   // restore its delay, next-allowed time, robots rules and breaker (and mark it active).
   EnsureHost(item.host);
   frontier_->Add(std::move(item));
+  return v;
 }
 
 void Crawler::Impl::ActivateParked() {

@@ -43,6 +43,10 @@
 #include "store/store.h"
 #include "url/url.h"
 
+namespace harvest::admin {
+class Backend;
+}
+
 namespace harvest::crawl {
 
 // A class of hosts with their own refresh window and maximum interval (TOML
@@ -285,9 +289,13 @@ class Crawler {
   // since the last commit, pages written but not marked done. Run() then returns Aborted.
   void KillForTesting();
   CrawlStats stats() const;
+  // The admin API's view of this crawl (crawl/admin_backend.h): owned by the Crawler and
+  // valid for its whole life; callable from any thread.
+  admin::Backend* admin_backend();
 
  private:
   class Impl;
+  friend class LiveAdminBackend;  // admin_backend.cc: commands on the I/O thread
   std::unique_ptr<Impl> impl_;
 };
 

@@ -34,6 +34,10 @@ Crawler::Impl::Impl(CrawlOptions options, Clock* clock)
       work_(opts_.max_pending_pages + opts_.fetch.max_concurrent + 64) {}
 
 Crawler::Impl::~Impl() {
+  {
+    std::unique_lock lock(pages_mu_);
+    pages_open_ = false;
+  }
   work_.Close();
   for (auto& t : workers_) {
     if (t.joinable()) t.join();
@@ -60,6 +64,11 @@ Status Crawler::Impl::Setup() {
                            ec.message());
   }
   if (Status s = OpenState(); !s.ok()) return s;
+  {
+    std::unique_lock lock(pages_mu_);
+    pages_open_ = true;
+  }
+  LoadOverrides();  // before any host is restored: EnsureHost applies them
   robots_ = std::make_unique<RobotsGate>(
       RobotsGate::Options{
           .product_token = product_token_,
@@ -131,18 +140,27 @@ Status Crawler::Impl::Run(const std::vector<std::string>& seeds) {
   stats_.started = true;
   started_ = last_progress_ = clock_->Now();
   AdmitSeeds(seeds);
+  {
+    std::lock_guard lock(commands_mu_);
+    io_thread_ = std::this_thread::get_id();
+    accepting_ = true;
+  }
   while (!Finished()) {
+    RunCommands();
     ConsumeResolved();
     ConsumeInbox();
     CheckStopAfter();
-    // Paused while the output cannot be written (disk full, I/O error): nothing new starts.
-    if (!stop_.load() && !page_limit_reached_ && !sink_->paused() && db_->status().ok()) {
+    // Paused while the output cannot be written (disk full, I/O error) or by the operator
+    // (admin API): nothing new starts.
+    if (!stop_.load() && !page_limit_reached_ && !sink_->paused() && db_->status().ok() &&
+        !admin_paused_) {
       ReleaseDue();
       FillLeases();
     }
     EvictHosts();
     if (!stop_.load() && !page_limit_reached_) ActivateParked();
     (void)db_->Commit();  // errors are sticky in db_->status() and logged
+    RunCommands();        // e.g. seeds injected while the crawl was about to finish
     if (Finished()) break;
     fetcher_->Poll(PollTimeout());
     if (killed_) return AbandonAfterKill();
@@ -152,6 +170,7 @@ Status Crawler::Impl::Run(const std::vector<std::string>& seeds) {
 }
 
 Status Crawler::Impl::Finish() {
+  CloseCommands();
   stats_.complete = !stop_.load() && !page_limit_reached_;
   stats_.interrupted = stop_.load() && !stopped_after_;
   stats_.stopped_after = stopped_after_;
@@ -174,12 +193,14 @@ Status Crawler::Impl::Finish() {
   if (c.ok()) c = db_->Sync();
   if (s.ok() && !c.ok()) s = c;
   Progress(true);
+  PublishFinal();
   return s;
 }
 
 // What a kill -9 between two loop turns leaves: the writer may have written (and flushed)
 // what it was given, but nothing the I/O thread had not committed reaches the state.
 Status Crawler::Impl::AbandonAfterKill() {
+  CloseCommands();
   work_.Close();
   for (auto& t : workers_) t.join();
   workers_.clear();
@@ -188,6 +209,10 @@ Status Crawler::Impl::AbandonAfterKill() {
   frontier_.reset();  // the queue store refers to the database
   admission_.reset();
   seen_.reset();
+  {
+    std::unique_lock lock(pages_mu_);
+    pages_open_ = false;
+  }
   db_->AbandonForTesting();
   return Status::Aborted("killed for testing");
 }
@@ -195,6 +220,7 @@ Status Crawler::Impl::AbandonAfterKill() {
 bool Crawler::Impl::Finished() const {
   if (fetcher_->in_flight() != 0 || dispatched_ != consumed_) return false;
   if (stop_.load() || page_limit_reached_) return true;
+  if (admin_paused_) return false;            // paused by the operator: not complete
   if (opts_.freshness.recrawl) return false;  // runs until stopped
   return frontier_->Idle() && db_->parked() == 0 && !DueNow();
 }
@@ -240,8 +266,8 @@ void Crawler::Impl::ReleaseDue() {
 
 std::chrono::milliseconds Crawler::Impl::PollTimeout() const {
   constexpr std::chrono::milliseconds kMax(100);
-  if (stop_.load() || page_limit_reached_) return kMax;
-  if (dispatched_ - consumed_ >= opts_.max_pending_pages) return kMax;  // a worker wakes us
+  if (stop_.load() || page_limit_reached_ || admin_paused_) return kMax;  // commands wake us
+  if (dispatched_ - consumed_ >= opts_.max_pending_pages) return kMax;    // a worker wakes us
   std::optional<Clock::TimePoint> wake = frontier_->NextWakeup();
   // Recrawling with nothing to do but wait for the next due URL: sleep longer (a stop
   // request wakes the fetcher).
@@ -283,6 +309,12 @@ void Crawler::Impl::LeftFrontier(const frontier::UrlItem& item) {
 }
 
 void Crawler::Impl::HandleLease(frontier::Lease lease) {
+  if (!overrides_.empty() && Blocked(lease.item.host)) {
+    // Blocked by the operator after a DNS answer released the host: held again, no loss.
+    frontier_->Complete(lease, {.kind = frontier::CompletionKind::kPutBack});
+    frontier_->SetHeld(lease.item.host, true);
+    return;
+  }
   const HostState& host = EnsureHost(lease.item.host);
   if (!host.dead_reason.empty()) {
     LeftFrontier(lease.item);

@@ -5,17 +5,24 @@
 #pragma once
 
 #include <atomic>
+#include <deque>
+#include <functional>
 #include <list>
 #include <mutex>
 #include <optional>
+#include <shared_mutex>
 #include <string>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "admin/backend.h"
 #include "crawl/address_gate.h"
 #include "crawl/crawl.h"
+#include "crawl/metrics.h"
 #include "crawl/outcome_log.h"
 #include "crawl/page_processor.h"
 #include "crawl/robots_gate.h"
@@ -34,6 +41,31 @@ class Crawler::Impl {
   void KillForTesting() { killed_ = true; }
   CrawlStats stats() const;
 
+  // ---- Admin API (admin_backend.cc, docs/architecture.md §4 "command queue") ----
+  // A command runs on the I/O thread with run = true, or with run = false when the crawl
+  // ends before it ran (it must still answer its caller). Any thread.
+  using Command = std::function<void(bool run)>;
+  // False (the command is dropped) when no crawl is running.
+  bool PostCommand(Command command);
+  bool OnIoThread() const;
+  admin::Backend* admin_backend();
+  // After Run() returned: the final figures (under final_mu_).
+  std::optional<admin::StatusSnapshot> FinalStatus() const;
+  std::optional<MetricsSnapshot> FinalMetrics() const;
+  // I/O thread (run by commands).
+  Result<admin::SeedResult> AdminInjectSeeds(const admin::SeedRequest& request);
+  admin::StatusSnapshot AdminStatus() const;
+  Status AdminSetPolicy(const std::string& host, const admin::HostPolicy& policy);
+  Result<nlohmann::json> AdminHost(const std::string& host);
+  Status AdminSetBlocked(const std::string& host, bool blocked);
+  void AdminPause(bool pause);
+  MetricsSnapshot AdminMetrics() const;
+  // Page records, any thread (RocksDB is thread-safe): Unavailable before setup and after
+  // a KillForTesting.
+  Result<state::PageEntry> GetPageRecord(uint64_t id) const;
+  Result<state::PageScan> ScanPageRecords(const state::PageFilter& filter) const;
+  const std::filesystem::path& out_dir() const { return opts_.out_dir; }
+
  private:
   // Per-host politeness state the crawl keeps beside the frontier (keyed like frontier
   // hosts: scheme://name[:port]); robots.txt state lives in robots_.
@@ -45,6 +77,8 @@ class Crawler::Impl {
     // Bounded memory (docs/architecture.md §1.5): the host's place in lru_, and the
     // breaker as last saved (SaveBreaker writes only changes).
     std::list<const std::string*>::iterator lru;
+    // Admin API: what the host did in this run (allocated on its first completed request).
+    std::unique_ptr<HostActivity> activity;
     bool breaker_saved = false;
     bool breaker_open = false;
     Clock::TimePoint breaker_until{};
@@ -101,7 +135,9 @@ class Crawler::Impl {
 
   // Admission (admit.cc).
   void AdmitSeeds(const std::vector<std::string>& seeds);
-  void Admit(const FoundLink& link, const frontier::UrlItem* source);
+  // `priority`: the class to queue it in (injected seeds), else computed.
+  frontier::AdmitVerdict Admit(const FoundLink& link, const frontier::UrlItem* source,
+                               std::optional<int> priority = std::nullopt);
   void ApplySitemapHint(const FoundLink& link);
   // Adds a batch's links to the in-link sketch before any of them is admitted, so a URL
   // linked from several pages of the batch is admitted with all of them counted.
@@ -149,6 +185,22 @@ class Crawler::Impl {
   void Dispatch(PageTask task);
   void ConsumeInbox();
   void WorkerLoop();
+
+  // Admin API plumbing (admin_backend.cc).
+  void RunCommands();
+  // No more commands: queued ones are answered "not running"; the final figures are kept.
+  void CloseCommands();
+  void LoadOverrides();
+  // Applies the host's operator override to the frontier (EnsureHost, on a host's arrival).
+  void ApplyOverride(const std::string& host);
+  void SaveOverride(const std::string& host);
+  bool Blocked(const std::string& host) const;
+  // Frontier host keys an admin API host name means (known to this crawl).
+  std::vector<std::string> ResolveHost(const std::string& host);
+  bool KnownHost(const std::string& origin);
+  // A page request completed (rates, per-host activity, metrics).
+  void NoteCompletion(const std::string& host, const fetch::FetchResult& r, bool got_response);
+  void PublishFinal();
 
   bool Finished() const;
   std::chrono::milliseconds PollTimeout() const;
@@ -215,6 +267,22 @@ class Crawler::Impl {
   uint64_t consumed_ = 0;         // I/O thread
   mutable std::mutex stats_mu_;
   CrawlStats published_;  // guarded by stats_mu_: a copy for other threads
+
+  // Admin API (admin_backend.cc).
+  std::unique_ptr<admin::Backend> backend_;
+  mutable std::shared_mutex pages_mu_;
+  bool pages_open_ = false;  // guarded by pages_mu_: db_ may be read by admin threads
+  std::mutex commands_mu_;
+  std::deque<Command> commands_;  // guarded by commands_mu_
+  bool accepting_ = false;        // guarded by commands_mu_: Run() is between setup and finish
+  std::atomic<std::thread::id> io_thread_{};
+  bool admin_paused_ = false;                                       // I/O thread
+  std::unordered_map<std::string, state::HostOverride> overrides_;  // by host key
+  SecondRing rate_;
+  MetricsSnapshot counters_;  // the counters RenderMetrics needs beyond stats_
+  mutable std::mutex final_mu_;
+  std::optional<admin::StatusSnapshot> final_status_;  // guarded by final_mu_
+  std::optional<MetricsSnapshot> final_metrics_;       // guarded by final_mu_
 };
 
 }  // namespace harvest::crawl

@@ -41,6 +41,11 @@ void Crawler::Impl::OnRobotsDone(InFlight flight, fetch::FetchResult&& r) {
   const std::string& host = lease.item.host;
   NoteIp(host, r.ip);
   const RobotsGate::FetchStep step = robots_->OnFetched(host, r);
+  {
+    static constexpr const char* kStepNames[] = {"redirect", "rules",       "retry",
+                                                 "cached",   "unavailable", "unreachable"};
+    ++counters_.robots_outcomes[kStepNames[static_cast<int>(step.step)]];
+  }
   frontier::Completion done{.kind = frontier::CompletionKind::kRequeue,
                             .response_time = r.total_time};
   switch (step.step) {
@@ -131,6 +136,7 @@ void Crawler::Impl::OnPageDone(InFlight flight, fetch::FetchResult&& r) {
     c.error = true;
   }
   const frontier::GiveUp gave_up = frontier_->Complete(lease, c);
+  if (!flight.no_request) NoteCompletion(lease.item.host, r, got_response);
   SavePoliteness(lease.item.host, c.retry_after);
   if (c.kind != frontier::CompletionKind::kRetry) {
     // A 304 answers a conditional request only; to any other it is an ordinary response.

@@ -182,6 +182,7 @@ void PageProcessor::ExtractFromHtml(const PageTask& task, const url::Url& page_u
       header_robots.nofollow |= d.nofollow;
     }
   }
+  store->title = std::move(info.title);  // the admin API's page records
   if (!info.text.empty()) {
     store->simhash = dedup::SimHash64(info.text);
     store->has_simhash = true;

@@ -88,6 +88,7 @@ struct StoreTask {
   std::optional<state::SeenRecord> previous;
   SchedulePolicy policy;
   bool not_modified = false;
+  std::string title;  // an HTML page's <title> (the admin API's page records)
 };
 
 class PageProcessor {

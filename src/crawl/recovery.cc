@@ -131,6 +131,7 @@ Crawler::Impl::HostState& Crawler::Impl::EnsureHost(const std::string& name) {
     return host;
   }
   host.lru = lru_.insert(lru_.end(), &it->first);
+  if (!overrides_.empty()) ApplyOverride(name);  // the operator's policy and block
   const bool evicted = db_->MayHaveHostRecords(name);
   if (!resumed_ && !evicted) return host;
   bool found = false;

@@ -3,8 +3,23 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cctype>
 
 namespace harvest::crawl {
+namespace {
+
+// host[:port] of an absolute URL ("" if it has none).
+std::string AuthorityOf(std::string_view url) {
+  size_t start = url.find("://");
+  if (start == std::string_view::npos) return "";
+  start += 3;
+  size_t end = url.find_first_of("/?#", start);
+  std::string a(url.substr(start, end == std::string_view::npos ? url.npos : end - start));
+  for (char& ch : a) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return a;
+}
+
+}  // namespace
 
 WarcSink::WarcSink(std::unique_ptr<store::WarcWriter> writer, OutcomeLog* outcomes,
                    state::StateDb* db, Options options, std::function<void()> wake)
@@ -260,6 +275,22 @@ void WarcSink::Write(StoreTask& task) {
         if (!s.ok()) spdlog::error("writer: {}", s.ToString());
       }
       if (task.has_simhash) IndexNearDuplicates(task, *loc);
+    }
+    if (!metadata_only) {
+      // The admin API's page record (docs/operating.md "Pages"): written directly, durable
+      // with the next flush's sync like the payload digests.
+      Result<uint64_t> id = db_->AddPage({.url = c.target_uri,
+                                          .host = AuthorityOf(c.target_uri),
+                                          .status = c.status,
+                                          .fetched_at_us = c.fetch_time_us,
+                                          .mime = c.mime,
+                                          .title = task.title,
+                                          .digest = c.payload_digest,
+                                          .warc_file = loc->filename,
+                                          .warc_offset = loc->offset,
+                                          .warc_length = loc->length,
+                                          .revisit = revisit.has_value()});
+      if (!id.ok()) spdlog::error("writer: page record: {}", id.status().ToString());
     }
     if (task.mark_done) {
       state::SeenRecord record = DoneRecord(task, change);

@@ -594,4 +594,26 @@ size_t Frontier::hosts_paused() const {
   return n;
 }
 
+Frontier::HostStates Frontier::CountHostStates() const {
+  const Clock::TimePoint now = clock_->Now();
+  HostStates n;
+  for (const auto& h : hosts_) {
+    if (h->busy) {
+      ++n.active;
+      continue;
+    }
+    if (store_->Size(h->id) == 0 && !h->has_retries()) continue;  // no work
+    if (h->held) {
+      ++n.held;
+    } else if (h->breaker_open && h->x().open_until > now) {
+      ++n.paused;
+    } else if (auto t = ReadyTime(*h); t && *t <= now && !IpFull(*h) && !IpGapUntil(*h, now)) {
+      ++n.ready;
+    } else {
+      ++n.waiting;
+    }
+  }
+  return n;
+}
+
 }  // namespace harvest::frontier

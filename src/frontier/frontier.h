@@ -281,6 +281,17 @@ class Frontier {
   size_t queued_ = 0;
   size_t in_flight_ = 0;
   size_t retries_pending_ = 0;
+
+ public:
+  // Admin API (docs/operating.md). Hosts with work (queued, waiting for a retry or leased)
+  // by state, in one pass over the hosts: a lease out; ready now; held (SetHeld: a DNS
+  // lookup or an operator block); paused by an open breaker; waiting out a delay.
+  struct HostStates {
+    size_t active = 0, ready = 0, waiting = 0, held = 0, paused = 0;
+  };
+  HostStates CountHostStates() const;
+  // The frontier has state for the host (resident).
+  bool KnowsHost(const std::string& host) const { return FindHost(host) != nullptr; }
 };
 
 }  // namespace harvest::frontier

@@ -22,7 +22,12 @@
 //            host queues, in the same batch, when it comes due.
 //   simhash  near-duplicate index: sequence -> (SimHash, URI, record id, date) of stored
 //            pages, the newest near_dup_index_max of them (the index is rebuilt from it).
+//   pages    stored fetches for the admin API: id (8, big-endian, increasing) -> page record
+//            (URL, status, time, mime, title, digest, WARC location), the newest pages_max.
 //   meta     format version, id counters.
+//
+// The hosts column family also holds the operator's overrides of a host (admin API:
+// delay, weight, block; kind 'o').
 //
 // Commit protocol. The I/O thread's writes (admissions, done marks, host state) accumulate
 // in one pending WriteBatch; Commit() hands it to the committer thread, which writes the
@@ -48,6 +53,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
 #include "dedup/dedup.h"
@@ -84,6 +90,49 @@ struct StateOptions {
   // records is read back (MayHaveHostRecords); beyond it false positives rise (costing a
   // read each, never a loss). ~1.2 bytes each. Default 4 M (~4.8 MB).
   size_t evicted_hosts = 4'000'000;
+  // Page records kept for the admin API (the newest; older ones are deleted in ranges of
+  // 1024). ~200 bytes each on disk. Default 10 M.
+  uint64_t pages_max = 10'000'000;
+};
+
+// A stored fetch (a WARC response or revisit record), for the admin API's /pages.
+struct PageEntry {
+  uint64_t id = 0;  // assigned by AddPage: increasing, never reused
+  std::string url;
+  std::string host;  // host[:port] of the URL (filter key)
+  int status = 0;
+  int64_t fetched_at_us = 0;  // wall clock
+  std::string mime;
+  std::string title;
+  std::string digest;  // WARC-Payload-Digest
+  std::string warc_file;
+  uint64_t warc_offset = 0;
+  uint64_t warc_length = 0;
+  bool revisit = false;
+};
+
+// A scan of the page records (ScanPages): ids above `after_id`, oldest first, matching
+// every filter given; stops at `limit` matches or after `max_scanned` records read.
+struct PageFilter {
+  uint64_t after_id = 0;
+  std::string host;  // "" = any; else host[:port] or a bare host name (any port)
+  std::optional<int> status;
+  int64_t since_us = 0;  // fetched at or after (0 = any)
+  size_t limit = 100;
+  size_t max_scanned = 10'000;
+};
+struct PageScan {
+  std::vector<PageEntry> pages;
+  // Where the next call continues (the last id read), when the scan stopped before the end.
+  std::optional<uint64_t> next_after_id;
+};
+
+// The operator's override of a host (admin API), persisted in the hosts column family.
+struct HostOverride {
+  int64_t crawl_delay_ms = -1;  // -1: none
+  double weight = 0;            // <= 0: none
+  bool blocked = false;
+  bool empty() const { return crawl_delay_ms < 0 && weight <= 0 && !blocked; }
 };
 
 struct SeenRecord {
@@ -252,6 +301,21 @@ class StateDb {
   Status ForEachSimHash(size_t max,
                         const std::function<void(uint64_t seq, const SimHashRecord&)>& fn) const;
 
+  // Operator overrides (admin API): written in the pending batch (an empty one deletes the
+  // record); ForEachHostOverride reads them all (they are few) at start.
+  void PutHostOverride(std::string_view host, const HostOverride& o);
+  std::optional<HostOverride> GetHostOverride(std::string_view host) const;
+  Status ForEachHostOverride(
+      const std::function<void(const std::string& host, const HostOverride&)>& fn) const;
+
+  // Page records. AddPage: the writer thread (written directly; durable with the next
+  // Sync); it assigns the id and trims beyond options.pages_max. GetPage and ScanPages:
+  // any thread.
+  Result<uint64_t> AddPage(PageEntry page);
+  std::optional<PageEntry> GetPage(uint64_t id) const;
+  PageScan ScanPages(const PageFilter& filter) const;
+  uint64_t pages_added() const;  // the highest id given (over all runs)
+
   StateStats stats() const;
   // RocksDB's own statistics (compaction per column family and level, stalls): text.
   std::string EngineStats() const;
@@ -264,6 +328,35 @@ class StateDb {
 
  private:
   explicit StateDb(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace harvest::state
+
+namespace harvest::state {
+
+// A crawl's state opened read-only (`harvest serve`): RocksDB's read-only mode, so it
+// works beside nothing but also never blocks a later crawl; a crawl running on the same
+// directory is not seen (the view is the one at open).
+class StateReader {
+ public:
+  static Result<std::unique_ptr<StateReader>> Open(const std::filesystem::path& dir);
+  ~StateReader();
+  std::optional<PageEntry> GetPage(uint64_t id) const;
+  PageScan ScanPages(const PageFilter& filter) const;
+  uint64_t pages_added() const;
+  std::optional<HostPoliteness> GetPoliteness(std::string_view host) const;
+  std::optional<RobotsRecord> GetRobots(std::string_view host) const;
+  std::optional<HostOverride> GetHostOverride(std::string_view host) const;
+  // RocksDB's estimate of the queue entries (URLs queued when the crawl stopped).
+  uint64_t EstimateQueued() const;
+  // Every host with a politeness record.
+  Status ForEachHost(const std::function<void(const std::string& host)>& fn) const;
+
+  class Impl;
+
+ private:
+  explicit StateReader(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -146,6 +146,17 @@ class StateDb::Impl {
   Status ForEachSimHash(size_t max,
                         const std::function<void(uint64_t, const SimHashRecord&)>& fn) const;
 
+  // ---- Writer thread: page records (pages.cc); reads from any thread ----
+  Result<uint64_t> AddPage(PageEntry page);
+  std::optional<PageEntry> GetPage(uint64_t id) const;
+  PageScan ScanPages(const PageFilter& filter) const;
+  uint64_t pages_added() const { return last_page_id_.load(); }
+  void LoadLastPageId();  // at open
+  rocksdb::ColumnFamilyHandle* hosts_family() const { return hosts_; }
+  rocksdb::DB* rocks() const { return db_.get(); }
+  // Waits for the handed-over batches (reads that must see the I/O thread's writes).
+  Status WaitForWrites() const { return WaitWritten(); }
+
   // ---- Writer thread (and the I/O thread) ----
   std::optional<DigestRecord> FindDigest(const std::string& digest) const;
   Status PutDigest(const std::string& digest, const DigestRecord& record);
@@ -211,6 +222,7 @@ class StateDb::Impl {
   uint64_t parked_ = 0;        // entries in the parked column family
   std::string parked_cursor_;  // where TakeParked goes on (wraps to the start)
   rocksdb::ColumnFamilyHandle* simhash_ = nullptr;
+  rocksdb::ColumnFamilyHandle* pages_ = nullptr;
   rocksdb::Options admitted_options_;  // for the table file writer of Ingest()
 
   // ---- I/O thread ----
@@ -252,6 +264,8 @@ class StateDb::Impl {
 
   // ---- Any thread ----
   std::atomic<uint64_t> commits_{0}, syncs_{0}, ingests_{0};
+  std::atomic<uint64_t> last_page_id_{0};  // written by the writer thread only
+  uint64_t pages_trimmed_below_ = 1;       // writer thread
   mutable std::atomic<uint64_t> digest_hits_{0};
   mutable std::mutex error_mu_;
   Status error_;  // guarded by error_mu_

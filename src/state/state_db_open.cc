@@ -37,10 +37,12 @@ constexpr char kAdmitted[] = "admitted";
 constexpr char kSchedule[] = "schedule";
 constexpr char kSimHash[] = "simhash";
 constexpr char kParked[] = "parked";
+constexpr char kPages[] = "pages";
 constexpr ColumnFamilySpec kColumnFamilies[] = {
     {kQueues, Tuning::kQueues},  {kSeen, Tuning::kPlain},    {kHosts, Tuning::kPlain},
     {kDigests, Tuning::kPlain},  {kMeta, Tuning::kPlain},    {kAdmitted, Tuning::kAdmitted},
     {kSchedule, Tuning::kPlain}, {kSimHash, Tuning::kPlain}, {kParked, Tuning::kPlain},
+    {kPages, Tuning::kPlain},
 };
 
 rocksdb::CompressionType BestCompression() {
@@ -185,6 +187,7 @@ Result<std::unique_ptr<StateDb::Impl>> StateDb::Impl::Open(const StateOptions& o
   if (Status s = impl->LoadEpochBits(); !s.ok()) return s;
   impl->LoadCounters();
   impl->LoadSchedule();
+  impl->LoadLastPageId();
   impl->recent_ = dedup::FingerprintSet(options.ingest_every);
   impl->next_ingest_at_ = std::max<size_t>(options.ingest_every, 1);
   impl->seen_backend_ = std::make_unique<SeenStore>(impl.get());
@@ -215,6 +218,7 @@ Status StateDb::Impl::FindColumnFamilies() {
       {kQueues, &queues_},     {kSeen, &seen_},       {kHosts, &hosts_},
       {kDigests, &digests_},   {kMeta, &meta_},       {kAdmitted, &admitted_},
       {kSchedule, &schedule_}, {kSimHash, &simhash_}, {kParked, &parked_cf_},
+      {kPages, &pages_},
   };
   for (const auto& [name, handle] : wanted) {
     *handle = ColumnFamily(name);

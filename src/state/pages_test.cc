@@ -1,0 +1,111 @@
+// Page records, operator host overrides and the read-only StateReader.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "state/state.h"
+
+namespace harvest::state {
+namespace {
+
+class PagesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("harvest_pages_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::unique_ptr<StateDb> Open(uint64_t pages_max = 10'000'000) {
+    Result<std::unique_ptr<StateDb>> db = StateDb::Open({.dir = dir_, .pages_max = pages_max});
+    EXPECT_TRUE(db.ok()) << db.status().ToString();
+    return db.ok() ? std::move(*db) : nullptr;
+  }
+  static PageEntry Page(int i) {
+    return {.url = "http://h" + std::to_string(i % 2) + ".test:8080/" + std::to_string(i),
+            .host = "h" + std::to_string(i % 2) + ".test:8080",
+            .status = i % 3 == 0 ? 404 : 200,
+            .fetched_at_us = 1000 * i,
+            .title = "t" + std::to_string(i),
+            .warc_file = "x.warc.gz",
+            .warc_offset = 10u * i};
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(PagesTest, IdsGrowAcrossRunsAndScansFilterAndResume) {
+  {
+    auto db = Open();
+    for (int i = 1; i <= 5; ++i) EXPECT_EQ(*db->AddPage(Page(i)), static_cast<uint64_t>(i));
+  }
+  auto db = Open();
+  EXPECT_EQ(db->pages_added(), 5u);
+  for (int i = 6; i <= 10; ++i) EXPECT_EQ(*db->AddPage(Page(i)), static_cast<uint64_t>(i));
+  std::optional<PageEntry> p = db->GetPage(7);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->title, "t7");
+  EXPECT_EQ(p->warc_offset, 70u);
+  EXPECT_FALSE(db->GetPage(11));
+  // host h1.test (odd ids), 3 at a time, resumed from the cursor.
+  PageScan scan = db->ScanPages({.host = "h1.test", .limit = 3});
+  ASSERT_EQ(scan.pages.size(), 3u);
+  EXPECT_EQ(scan.pages[2].id, 5u);
+  ASSERT_TRUE(scan.next_after_id);
+  scan = db->ScanPages({.after_id = *scan.next_after_id, .host = "h1.test:8080", .limit = 3});
+  ASSERT_EQ(scan.pages.size(), 2u);
+  EXPECT_EQ(scan.pages[1].id, 9u);
+  EXPECT_EQ(db->ScanPages({.status = 404}).pages.size(), 3u);  // 3, 6, 9
+  EXPECT_EQ(db->ScanPages({.since_us = 8000}).pages.size(), 3u);
+  EXPECT_EQ(db->ScanPages({.host = "h1.tes"}).pages.size(), 0u);
+  // A scan reading at most 4 records stops with a cursor even when it matched nothing.
+  scan = db->ScanPages({.status = 500, .max_scanned = 4});
+  EXPECT_TRUE(scan.pages.empty());
+  EXPECT_EQ(scan.next_after_id, 4u);
+}
+
+TEST_F(PagesTest, OldestRecordsAreTrimmedBeyondTheMaximum) {
+  auto db = Open(/*pages_max=*/10);
+  for (int i = 1; i <= 2000; ++i) ASSERT_TRUE(db->AddPage(Page(i)).ok());
+  EXPECT_FALSE(db->GetPage(1));
+  EXPECT_TRUE(db->GetPage(2000));
+  EXPECT_LT(db->ScanPages({.limit = 5000, .max_scanned = 5000}).pages.size(), 1100u);
+}
+
+TEST_F(PagesTest, OverridesPersistAndTheReaderSeesEverything) {
+  {
+    auto db = Open();
+    db->PutHostOverride("http://a.test", {.crawl_delay_ms = 5000, .weight = 2.5});
+    db->PutHostOverride("http://b.test", {.blocked = true});
+    db->PutHostOverride("http://c.test", {.blocked = true});
+    db->PutHostOverride("http://c.test", {});  // cleared
+    db->PutPoliteness("http://a.test", {.crawl_delay_ms = 2000});
+    ASSERT_TRUE(db->AddPage(Page(1)).ok());
+    ASSERT_TRUE(db->Commit().ok());
+    ASSERT_TRUE(db->Sync().ok());
+  }
+  auto db = Open();
+  std::map<std::string, HostOverride> all;
+  ASSERT_TRUE(db->ForEachHostOverride([&](const std::string& h, const HostOverride& o) {
+                  all[h] = o;
+                }).ok());
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all["http://a.test"].crawl_delay_ms, 5000);
+  EXPECT_EQ(all["http://a.test"].weight, 2.5);
+  EXPECT_TRUE(all["http://b.test"].blocked);
+  EXPECT_FALSE(db->GetHostOverride("http://c.test"));
+  db.reset();
+  Result<std::unique_ptr<StateReader>> reader = StateReader::Open(dir_);
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  EXPECT_EQ((*reader)->pages_added(), 1u);
+  EXPECT_EQ((*reader)->GetPage(1)->title, "t1");
+  EXPECT_EQ((*reader)->GetHostOverride("http://a.test")->crawl_delay_ms, 5000);
+  EXPECT_EQ((*reader)->GetPoliteness("http://a.test")->crawl_delay_ms, 2000);
+  EXPECT_EQ(StateReader::Open(dir_ / "nothing").status().code(), Status::Code::kNotFound);
+}
+
+}  // namespace
+}  // namespace harvest::state
