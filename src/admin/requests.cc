@@ -407,7 +407,13 @@ json ToJson(const SeedResult& result) {
 }
 
 json ToJson(const StatusSnapshot& s) {
+  json busiest = json::array();
+  for (const BusyHost& b : s.busiest_hosts) {
+    busiest.push_back(
+        {{"host", b.host}, {"pages", b.pages}, {"queued", b.queued}, {"errors", b.errors}});
+  }
   return {{"pages_per_sec", s.pages_per_sec},
+          {"busiest_hosts", std::move(busiest)},
           {"queue_depth", s.queue_depth},
           {"hosts",
            {{"active", s.hosts.active},

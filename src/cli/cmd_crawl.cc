@@ -10,6 +10,7 @@
 
 #include "base/duration.h"
 #include "base/log.h"
+#include "cli/admin_server.h"
 #include "cli/command.h"
 #include "crawl/crawl.h"
 
@@ -38,6 +39,7 @@ constexpr std::chrono::milliseconds kMaxDuration{int64_t{10} * 365 * 86'400'000}
 struct CrawlFlags {
   std::string seeds, out, config, user_agent, summary_json, resolve_file;
   std::vector<std::string> connect_to;
+  AdminFlags admin;
   std::optional<int64_t> delay_ms, max_depth, max_pages, workers, per_ip_limit;
   std::optional<std::string> scope;  // "any", "host" or "site" (checked when parsed)
   // Durations (checked when parsed).
@@ -117,6 +119,16 @@ int RunCrawl(const CrawlFlags& f) {
   }
 
   crawl::Crawler crawler(std::move(options));
+  std::unique_ptr<admin::Server> admin_server;
+  if (!f.admin.listen.empty()) {
+    Result<std::unique_ptr<admin::Server>> started =
+        StartAdminServer(f.admin, crawler.admin_backend());
+    if (!started.ok()) {
+      std::fprintf(stderr, "harvest crawl: --admin: %s\n", started.status().message().c_str());
+      return started.status().code() == Status::Code::kInvalidArgument ? kExitUsage : kExitFailure;
+    }
+    admin_server = std::move(*started);
+  }
   g_crawler.store(&crawler);
   struct sigaction sa {};
   sa.sa_handler = OnStopSignal;
@@ -129,6 +141,7 @@ int RunCrawl(const CrawlFlags& f) {
   spdlog::info("crawling {} seeds into {}", seeds->size(), f.out);
   Status s = crawler.Run(*seeds);
   g_crawler.store(nullptr);
+  if (admin_server) admin_server->Stop();  // before the crawler (and its backend) goes
   crawl::CrawlStats stats = crawler.stats();
   if (!s.ok() && !stats.started) {
     // Setup failed (--out unusable, state database, fetcher): there is nothing to summarize.
@@ -193,6 +206,12 @@ CommandRegistration reg(
                       "Stop after this duration (exit 0, state saved, resumable), e.g. 70s")
           ->check(DurationRange(kMinDuration, kMaxDuration));
       app->add_flag("--no-progress", f->no_progress, "No live progress line");
+      app->add_option("--admin", f->admin.listen,
+                      "Serve the admin API and dashboard on ADDR:PORT while crawling, e.g. "
+                      "127.0.0.1:8080 (port 0 picks one; docs/admin-api.md)");
+      app->add_option("--admin-token-file", f->admin.token_file,
+                      "Require 'Authorization: Bearer TOKEN' (TOKEN read from FILE); needed "
+                      "for a non-loopback --admin address");
       app->add_option("--summary-json", f->summary_json, "Also write the summary as JSON here");
       app->footer(
           "Running the same command again after any stop (SIGTERM, kill -9, crash) resumes the "

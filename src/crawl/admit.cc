@@ -129,6 +129,7 @@ frontier::AdmitVerdict Crawler::Impl::Admit(const FoundLink& link, const frontie
   item.hops = hops;
   item.sitemap = link.sitemap;
   AddOrPark(std::move(item));
+  return v;
 }
 
 void Crawler::Impl::AddOrPark(frontier::UrlItem item) {
@@ -141,7 +142,6 @@ void Crawler::Impl::AddOrPark(frontier::UrlItem item) {
   // restore its delay, next-allowed time, robots rules and breaker (and mark it active).
   EnsureHost(item.host);
   frontier_->Add(std::move(item));
-  return v;
 }
 
 void Crawler::Impl::ActivateParked() {

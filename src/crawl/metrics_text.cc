@@ -1,10 +1,6 @@
 // MetricsSnapshot as Prometheus text (docs/operating.md "Metrics"), and the small counters
 // of metrics.h.
-#ifdef HARVEST_PROM_STUB
-#include "crawl/testing/prom_writer_stub.h"
-#else
 #include "admin/prometheus.h"
-#endif
 
 #include "crawl/metrics.h"
 
