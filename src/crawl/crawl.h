@@ -163,11 +163,12 @@ struct CrawlOptions {
   bool fresh = false;
   // Output errors: the writer retries this often while the crawl is paused.
   std::chrono::milliseconds output_retry_interval{5000};
-  // Hosts whose state (politeness, robots rules, breaker, admission counters) stays in RAM
-  // beyond those with work: above it, the least recently active hosts without work are
-  // evicted, their state kept in the crawl state and reloaded when they get a URL again
-  // (docs/architecture.md §1.5). 0: never evict. Default 100 000.
-  size_t host_cache = 100'000;
+  // Hosts whose state (politeness, robots rules, breaker, admission counters, queue head) is
+  // in RAM: above it, the least recently active hosts without work are evicted, their state
+  // kept in the crawl state and reloaded when they get a URL again; while every host in RAM
+  // has work, URLs of other hosts wait on disk (parked) until one leaves
+  // (docs/architecture.md §1.5). 0: no limit. Default 20 000.
+  size_t host_cache = 20'000;
 
   FreshnessOptions freshness;
   NearDupOptions near_dup;
