@@ -6,6 +6,11 @@
 
 #include <mutex>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include "admin/admin.h"
 
 namespace harvest::admin {
@@ -324,6 +329,26 @@ TEST_F(AdminServerTest, PauseResume) {
   r = client_->Post("/pause");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 503);
+}
+
+// `curl -X POST URL` sends neither Content-Length nor Transfer-Encoding: an empty body.
+TEST_F(AdminServerTest, BodylessPostIsAnEmptyBody) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(static_cast<uint16_t>(port_));
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)), 0);
+  const std::string req = "POST /pause HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+  ASSERT_EQ(::send(fd, req.data(), req.size(), 0), static_cast<ssize_t>(req.size()));
+  std::string answer;
+  char buf[4096];
+  ssize_t n = 0;
+  while ((n = ::recv(fd, buf, sizeof(buf), 0)) > 0) answer.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  EXPECT_EQ(answer.rfind("HTTP/1.1 200", 0), 0u) << answer;
+  EXPECT_EQ(backend_.calls(), std::vector<std::string>{"Pause"});
 }
 
 TEST_F(AdminServerTest, Metrics) {

@@ -331,6 +331,9 @@ class Server::Impl {
       SendError(res, 400, "request bodies are JSON, not multipart/form-data");
       return false;
     }
+    // Neither Content-Length nor Transfer-Encoding: an empty body (RFC 9112 §6.3), as
+    // `curl -X POST URL` sends. httplib's reader would fail on it.
+    if (!req.has_header("Content-Length") && !req.has_header("Transfer-Encoding")) return true;
     // Past the limit the rest is read and dropped (up to kMaxDrainBytes), so the client,
     // still sending, reads our 413 instead of a connection reset.
     bool too_large = false;

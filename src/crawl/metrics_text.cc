@@ -1,5 +1,7 @@
 // MetricsSnapshot as Prometheus text (docs/operating.md "Metrics"), and the small counters
 // of metrics.h.
+#include <map>
+
 #include "admin/prometheus.h"
 
 #include "crawl/metrics.h"
@@ -50,7 +52,14 @@ std::string RenderMetrics(const MetricsSnapshot& m) {
   w.Counter("harvest_dedup_hits_total", "Duplicates found, by kind.", D(m.dedup_near),
             {{"kind", "near"}});
   w.Counter("harvest_retries_total", "Fetches scheduled for a retry.", D(m.retries));
-  for (const auto& [kind, n] : m.errors_by_kind) {
+  // Every known kind, zeros included, so the family is there before the first error.
+  std::map<std::string, uint64_t> errors = m.errors_by_kind;
+  for (const char* kind :
+       {"timeout", "connect_error", "dns_error", "tls_error", "protocol_error",
+        "too_many_redirects", "aborted", "other_error", "http_429", "http_5xx"}) {
+    errors.try_emplace(kind, 0);
+  }
+  for (const auto& [kind, n] : errors) {
     w.Counter("harvest_fetch_errors_total", "Failed page fetches, by kind.", D(n),
               {{"kind", kind}});
   }
