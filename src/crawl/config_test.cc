@@ -19,6 +19,7 @@ backoff_s = [1, 2, 4]
 [fetch]
 connect_to = ["::127.0.0.1:8080"]
 http2 = false
+max_idle_connections = 64
 [scope]
 max_depth = 3
 allowed_domains = ["example.test"]
@@ -35,6 +36,7 @@ digest = "sha1"
   EXPECT_EQ(o.frontier.backoff[2], std::chrono::seconds(4));
   ASSERT_EQ(o.fetch.connect_to.size(), 1u);
   EXPECT_FALSE(o.fetch.http2);
+  EXPECT_EQ(o.fetch.max_idle_connections, 64u);
   EXPECT_EQ(o.scope.max_depth, 3);
   EXPECT_EQ(o.scope.allowed_domains, std::vector<std::string>{"example.test"});
   EXPECT_EQ(o.warc.digest, store::DigestAlgorithm::kSha1);
@@ -44,6 +46,8 @@ digest = "sha1"
 TEST(LoadConfigStringTest, DnsKeysAndPerIpDefault) {
   CrawlOptions o;
   EXPECT_EQ(o.frontier.per_ip_limit, 10u) << "per-IP politeness is on by default";
+  EXPECT_EQ(o.host_cache, 20'000u);
+  EXPECT_EQ(o.fetch.max_idle_connections, 256u);
   Status s = LoadConfigString(
       "[dns]\nresolve_file = \"pins.txt\"\nservers = \"127.0.0.1:5353\"\nmin_ttl = \"30s\"\n"
       "max_ttl = \"2h\"\nnegative_ttl = \"5s\"\ntimeout = \"2s\"\ntries = 3\n"
