@@ -84,6 +84,7 @@ TEST(Parked, SurviveARestartAndStayAdmitted) {
     (*db)->Park(b);
     ASSERT_TRUE((*db)->Commit().ok());
     ASSERT_TRUE((*db)->Sync().ok());
+    store.reset();               // the queue store refers to the database
     (*db)->AbandonForTesting();  // no clean close: nothing ingested
   }
   Result<std::unique_ptr<StateDb>> db = StateDb::Open({.dir = dir.path()});
