@@ -65,11 +65,10 @@ struct FetchOptions {
   // Transfers running at once; further Start() calls wait inside the fetcher, FIFO.
   // Also caps the multi handle's total connections. 0 = unlimited. Default 2000.
   size_t max_concurrent = 2000;
-  // Idle connections kept open for reuse (CURLMOPT_MAXCONNECTS); beyond it the oldest idle
-  // one is closed. curl files every connection to one address in one bundle and checks
-  // each idle one in it (a poll() per connection) before each request, so a crawl of
-  // thousands of hosts behind one address (a shared host, or --connect-to) pays for every
-  // idle connection on every request. 0 = curl's default (4 x transfers). Default 256.
+  // Hosts whose connection is kept open, idle, for their next request (each host has its
+  // own connection cache, so a lookup never walks other hosts' connections); beyond it the
+  // least recently used host's is closed, and none is kept longer than 30 s. Also
+  // CURLMOPT_MAXCONNECTS. 0 = keep none. Default 256.
   size_t max_idle_connections = 256;
   // Accept-Encoding request header ("" = not sent). The body is never decoded here.
   std::string accept_encoding = "gzip, br, zstd";

@@ -79,6 +79,46 @@ TEST_F(ConnectAddressTest, ConnectionReusedPerHost) {
   EXPECT_EQ(server_->connections(), 1);
 }
 
+// Each host keeps its own idle connection although every host is behind one address.
+TEST_F(ConnectAddressTest, HostsBehindOneAddressEachKeepTheirConnection) {
+  CurlFetcher f(TestOptions());
+  for (int round = 0; round < 3; ++round) {
+    for (const char* host : {"a.invalid", "b.invalid", "c.invalid"}) {
+      const std::string url = "http://" + std::string(host) + ":" + Port() + "/";
+      const FetchResult r = FetchOne(f, {.url = url, .connect_address = "127.0.0.1"});
+      EXPECT_EQ(r.outcome, FetchOutcome::kOk) << r.error;
+    }
+  }
+  EXPECT_EQ(server_->connections(), 3);
+}
+
+// max_idle_connections bounds the hosts holding an idle connection: the least recently
+// used one is closed first.
+TEST_F(ConnectAddressTest, IdleConnectionsBeyondTheCapAreClosed) {
+  FetchOptions o = TestOptions();
+  o.max_idle_connections = 1;
+  CurlFetcher f(o);
+  for (const char* host : {"a.invalid", "a.invalid", "b.invalid", "b.invalid", "a.invalid"}) {
+    const std::string url = "http://" + std::string(host) + ":" + Port() + "/";
+    const FetchResult r = FetchOne(f, {.url = url, .connect_address = "127.0.0.1"});
+    EXPECT_EQ(r.outcome, FetchOutcome::kOk) << r.error;
+  }
+  EXPECT_EQ(server_->connections(), 3);  // a, b, then a again: b's idle one pushed a's out
+}
+
+TEST_F(ConnectAddressTest, ConnectionNotKeptWhenNotAskedTo) {
+  CurlFetcher f(TestOptions());
+  const std::string url = "http://once.invalid:" + Port() + "/";
+  FetchResult r =
+      FetchOne(f, {.url = url, .connect_address = "127.0.0.1", .reuse_connection = false});
+  EXPECT_EQ(r.outcome, FetchOutcome::kOk) << r.error;
+  r = FetchOne(f, {.url = url, .connect_address = "127.0.0.1"});
+  EXPECT_EQ(r.outcome, FetchOutcome::kOk) << r.error;
+  r = FetchOne(f, {.url = url, .connect_address = "127.0.0.1"});
+  EXPECT_EQ(r.outcome, FetchOutcome::kOk) << r.error;
+  EXPECT_EQ(server_->connections(), 2);
+}
+
 TEST_F(ConnectAddressTest, Ipv6AddressIsBracketed) {
   CurlFetcher f(TestOptions());
   // Nothing listens on [::1] at this port (or IPv6 is off): a connect error proves curl took

@@ -37,6 +37,11 @@ constexpr int kMaxTimerRounds = 8;
 
 using SteadyClock = std::chrono::steady_clock;
 
+// How long an idle per-host connection is kept for the host's next request. Longer than
+// the default politeness delay and most Crawl-delays; shorter than common server keep-alive
+// timeouts (nginx 75 s), so a kept connection is usually still open when it is used.
+constexpr std::chrono::seconds kIdlePoolLifetime{30};
+
 void GlobalInitOnce() {
   static std::once_flag once;
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
@@ -91,6 +96,18 @@ class CurlFetcher::Impl {
     auto it = per_host_.find(key);
     return it == per_host_.end() || it->second < limit;
   }
+  // A host's own connection cache (see pools_).
+  struct HostPool {
+    CURLSH* share = nullptr;
+    size_t running = 0;
+    bool idle = false;  // listed in idle_: no transfer running, a connection may be kept
+    std::list<std::string>::iterator idle_pos;
+    SteadyClock::time_point idle_since;
+  };
+  CURLSH* AcquirePool(const std::string& key);
+  void ReleasePool(const std::string& key, bool keep);
+  void ClosePool(std::unordered_map<std::string, HostPool>::iterator it);
+  void TrimIdlePools(SteadyClock::time_point now);
   void Launch(std::unique_ptr<Transfer> t);
   void LaunchQueued();
   int WaitMillis(std::chrono::milliseconds timeout) const;
@@ -112,6 +129,20 @@ class CurlFetcher::Impl {
   std::list<std::unique_ptr<Transfer>> queued_;
   std::unordered_map<std::string, size_t> per_host_;  // running transfers per host_key()
   std::vector<Ready> ready_;                          // finished; callbacks not yet run
+  // One connection cache per host (a CURLSH sharing CURL_LOCK_DATA_CONNECT), instead of the
+  // multi handle's cache. curl files a cached connection under its *connect* destination
+  // and, for every new transfer, walks every connection filed there — checking each idle
+  // one with poll(2) — and, once the cache holds more than CURLMOPT_MAXCONNECTS, walks all
+  // of them to find the oldest idle one. Connections reach hosts through connect_to (the
+  // resolver's or the pin table's address), so every host behind one address — shared
+  // hosting, or a test web behind --connect-to — shared one list, and each request cost a
+  // walk over every connection open to that address. With a cache per host a lookup sees
+  // only that host's connection. A pool lives while a transfer of its host runs and, after
+  // one that asked to keep its connection (FetchRequest::reuse_connection), while idle:
+  // at most max_idle_connections idle pools (least recently used closed first), each for
+  // at most kIdlePoolLifetime.
+  std::unordered_map<std::string, HostPool> pools_;
+  std::list<std::string> idle_;  // keys of idle pools, least recently used first
 };
 
 CurlFetcher::Impl::Impl(FetchOptions options) {
@@ -173,6 +204,11 @@ CurlFetcher::Impl::~Impl() {
   running_.clear();  // easy handles cleaned up after leaving the multi
   queued_.clear();
   ready_.clear();
+  for (auto& [key, pool] : pools_) {
+    if (pool.share != nullptr) curl_share_cleanup(pool.share);
+  }
+  pools_.clear();
+  idle_.clear();
   if (multi_ != nullptr) curl_multi_cleanup(multi_);
   curl_slist_free_all(resolved_.connect_to);
   if (event_fd_ >= 0) close(event_fd_);
@@ -196,9 +232,67 @@ void CurlFetcher::Impl::Start(FetchRequest request, FetchCallback done) {
   LaunchQueued();
 }
 
+CURLSH* CurlFetcher::Impl::AcquirePool(const std::string& key) {
+  HostPool& pool = pools_[key];
+  if (pool.share == nullptr) {
+    pool.share = curl_share_init();
+    if (pool.share != nullptr &&
+        curl_share_setopt(pool.share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT) != CURLSHE_OK) {
+      curl_share_cleanup(pool.share);
+      pool.share = nullptr;
+    }
+  }
+  if (pool.idle) {
+    idle_.erase(pool.idle_pos);
+    pool.idle = false;
+  }
+  ++pool.running;
+  return pool.share;  // nullptr (out of memory): the transfer uses the multi's cache
+}
+
+void CurlFetcher::Impl::ReleasePool(const std::string& key, bool keep) {
+  auto it = pools_.find(key);
+  if (it == pools_.end()) return;
+  HostPool& pool = it->second;
+  if (pool.running > 0) --pool.running;
+  if (pool.running > 0) return;
+  if (!keep || pool.share == nullptr || resolved_.options.max_idle_connections == 0) {
+    ClosePool(it);
+    return;
+  }
+  pool.idle = true;
+  pool.idle_since = SteadyClock::now();
+  pool.idle_pos = idle_.insert(idle_.end(), key);
+  TrimIdlePools(pool.idle_since);
+}
+
+void CurlFetcher::Impl::ClosePool(std::unordered_map<std::string, HostPool>::iterator it) {
+  HostPool& pool = it->second;
+  if (pool.idle) idle_.erase(pool.idle_pos);
+  // Closes the pool's connections. No easy handle refers to it any more: each transfer's
+  // handle is cleaned up before its pool is released.
+  if (pool.share != nullptr) curl_share_cleanup(pool.share);
+  pools_.erase(it);
+}
+
+void CurlFetcher::Impl::TrimIdlePools(SteadyClock::time_point now) {
+  const size_t max_idle = resolved_.options.max_idle_connections;
+  while (!idle_.empty()) {
+    auto it = pools_.find(idle_.front());
+    if (it == pools_.end()) {  // cannot happen: listed pools exist
+      idle_.pop_front();
+      continue;
+    }
+    if (idle_.size() <= max_idle && now - it->second.idle_since < kIdlePoolLifetime) return;
+    ClosePool(it);
+  }
+}
+
 void CurlFetcher::Impl::Launch(std::unique_ptr<Transfer> t) {
   Status s = t->Configure(resolved_, WallMicrosNow());
   if (s.ok()) {
+    CURLSH* share = AcquirePool(t->host_key());
+    if (share != nullptr) curl_easy_setopt(t->easy(), CURLOPT_SHARE, share);
     const CURLMcode mc = curl_multi_add_handle(multi_, t->easy());
     if (mc == CURLM_OK) {
       CURL* easy = t->easy();
@@ -206,6 +300,8 @@ void CurlFetcher::Impl::Launch(std::unique_ptr<Transfer> t) {
       running_.emplace(easy, std::move(t));
       return;
     }
+    curl_easy_setopt(t->easy(), CURLOPT_SHARE, nullptr);  // let the pool be closed
+    ReleasePool(t->host_key(), /*keep=*/false);
     s = Status::Internal(std::string("curl_multi_add_handle: ") + curl_multi_strerror(mc));
   }
   FetchCallback cb = t->TakeCallback();
@@ -312,6 +408,10 @@ void CurlFetcher::Impl::CollectFinished() {
     if (host != per_host_.end() && --host->second == 0) per_host_.erase(host);
     FetchCallback cb = t->TakeCallback();
     ready_.push_back({std::move(cb), t->Finish(code)});
+    const std::string key = t->host_key();
+    const bool keep = t->reuse_connection();
+    t.reset();  // cleans up the easy handle: it no longer holds its pool
+    ReleasePool(key, keep);
   }
 }
 
@@ -340,6 +440,7 @@ int CurlFetcher::Impl::Poll(std::chrono::milliseconds timeout) {
     HandleEvents(n, events);
     HandleTimers();
     CollectFinished();
+    TrimIdlePools(SteadyClock::now());
     LaunchQueued();
   }
   return RunCallbacks();

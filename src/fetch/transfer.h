@@ -42,6 +42,7 @@ class Transfer {
   uint64_t id() const { return result_.id; }
   // "host[:port]" of the request URL, lower-cased: the unit of max_host_connections.
   const std::string& host_key() const { return host_key_; }
+  bool reuse_connection() const { return request_.reuse_connection; }
 
   // Builds the result for a transfer curl finished with `code`.
   FetchResult Finish(CURLcode code);
