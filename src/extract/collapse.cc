@@ -34,8 +34,7 @@ void SkipSpaces(std::string_view s, size_t* i, bool* pending_space) {
 }
 
 // Word by word, with the cap.
-void AppendCollapsedCapped(std::string_view s, size_t max, bool* pending_space,
-                           std::string* out) {
+void AppendCollapsedCapped(std::string_view s, size_t max, bool* pending_space, std::string* out) {
   size_t i = 0;
   const size_t n = s.size();
   while (i < n) {

@@ -83,9 +83,10 @@ TEST(AppendCollapsed, Basics) {
   AppendCollapsed("  a  b\t\n c ", 100, &c.pending, &c.out);
   EXPECT_EQ(c.out, "a b c");
   EXPECT_TRUE(c.pending);
-  AppendCollapsed("d\xC2\xA0\xC2\xA0"
-                  "e\xC2\xA9 f\xC2",
-                  100, &c.pending, &c.out);
+  AppendCollapsed(
+      "d\xC2\xA0\xC2\xA0"
+      "e\xC2\xA9 f\xC2",
+      100, &c.pending, &c.out);
   EXPECT_EQ(c.out,
             "a b c d e\xC2\xA9"
             " f\xC2");
@@ -97,10 +98,29 @@ TEST(AppendCollapsed, Basics) {
 }
 
 TEST(AppendCollapsed, EdgeCasesMatchReference) {
-  const std::vector<std::string> texts = {
-      "", " ", "a", " a", "a ", "a b", "a  b", " a b ", "\xC2\xA0", "\xC2", "a\xC2", "\xC2 a",
-      "a \xC2\xA0 b", "a\xC2\xA0", "\xC2\xA0" "a", "a \xC2\xA9 b", "a \xC2", "\xC3\xA9 \xC3\xA9",
-      "ab\xC3\xA9\xC3\xA9", "a\tb\nc\fd\re", "a b c d e f g h", "\x80\x80 \x80"};
+  const std::vector<std::string> texts = {"",
+                                          " ",
+                                          "a",
+                                          " a",
+                                          "a ",
+                                          "a b",
+                                          "a  b",
+                                          " a b ",
+                                          "\xC2\xA0",
+                                          "\xC2",
+                                          "a\xC2",
+                                          "\xC2 a",
+                                          "a \xC2\xA0 b",
+                                          "a\xC2\xA0",
+                                          "\xC2\xA0"
+                                          "a",
+                                          "a \xC2\xA9 b",
+                                          "a \xC2",
+                                          "\xC3\xA9 \xC3\xA9",
+                                          "ab\xC3\xA9\xC3\xA9",
+                                          "a\tb\nc\fd\re",
+                                          "a b c d e f g h",
+                                          "\x80\x80 \x80"};
   for (size_t max = 0; max < 12; ++max) {
     for (const std::string& a : texts) {
       ExpectSame({a}, max);
@@ -111,8 +131,9 @@ TEST(AppendCollapsed, EdgeCasesMatchReference) {
 
 TEST(AppendCollapsed, RandomTextsMatchReference) {
   std::mt19937 rng(77);
-  static const char* kPieces[] = {" ",  "  ", "\n", "\t", "\r\n", "\f",   "\xC2\xA0", "\xC2",
-                                  "\xA0", "\xC2\xA9", "\xC3\xA9", "a", "bc", "def", "\x80", "x"};
+  static const char* kPieces[] = {" ",        "  ",   "\n",   "\t",       "\r\n",     "\f",
+                                  "\xC2\xA0", "\xC2", "\xA0", "\xC2\xA9", "\xC3\xA9", "a",
+                                  "bc",       "def",  "\x80", "x"};
   for (int t = 0; t < 3000; ++t) {
     std::vector<std::string> pieces(1 + rng() % 6);
     for (std::string& p : pieces) {
