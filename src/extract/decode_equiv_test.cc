@@ -24,8 +24,8 @@ void ExpectSameResult(std::string_view coding, std::string_view raw, size_t max,
   EXPECT_EQ(fast.too_large, zlib.too_large) << what;
   EXPECT_EQ(fast.unsupported, zlib.unsupported) << what;
   EXPECT_EQ(fast.error, zlib.error) << what;
-  EXPECT_TRUE(fast.body == zlib.body) << what << ": bodies differ (sizes " << fast.body.size()
-                                      << ", " << zlib.body.size() << ")";
+  EXPECT_TRUE(fast.body == zlib.body)
+      << what << ": bodies differ (sizes " << fast.body.size() << ", " << zlib.body.size() << ")";
 }
 
 std::string Le32(uint32_t v) {
@@ -85,8 +85,7 @@ TEST(DecodeEquivalence, ValidAndCapped) {
 TEST(DecodeEquivalence, TruncatedAndCorrupt) {
   std::mt19937 rng(9);
   for (const std::string& body : Bodies()) {
-    for (const auto& [coding, raw] :
-         std::vector<std::pair<std::string, std::string>>{
+    for (const auto& [coding, raw] : std::vector<std::pair<std::string, std::string>>{
              {"gzip", testing::Gzip(body)},
              {"deflate", testing::Deflate(body, 15)},
              {"gzip", testing::Gzip("first member") + testing::Gzip(body)}}) {
@@ -99,7 +98,8 @@ TEST(DecodeEquivalence, TruncatedAndCorrupt) {
       for (int t = 0; t < 200 && !raw.empty(); ++t) {
         std::string bad = raw;
         const int flips = 1 + static_cast<int>(rng() % 3);
-        for (int f = 0; f < flips; ++f) bad[rng() % bad.size()] ^= static_cast<char>(1 + rng() % 255);
+        for (int f = 0; f < flips; ++f)
+          bad[rng() % bad.size()] ^= static_cast<char>(1 + rng() % 255);
         const size_t max = t % 4 == 0 ? body.size() / 2 : size_t{10} << 20;
         ExpectSameResult(coding, bad, max, coding + " corrupt trial " + std::to_string(t));
         if (HasFailure()) return;
