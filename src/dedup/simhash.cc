@@ -10,61 +10,144 @@ namespace harvest::dedup {
 
 namespace {
 
-bool IsWordByte(unsigned char c) {
-  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c >= 0x80;
-}
-
-// FNV-1a over the lower-cased word, finalised with Mix64 (FNV alone mixes high bits poorly).
-uint64_t WordHash(std::string_view text, size_t begin, size_t end) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (size_t i = begin; i < end; ++i) {
-    auto c = static_cast<unsigned char>(text[i]);
-    if (c >= 'A' && c <= 'Z') c = static_cast<unsigned char>(c - 'A' + 'a');
-    h = (h ^ c) * 0x100000001b3ULL;
+// The tokenisation of dedup.h as one table: kFold[c] is c lower-cased when c is a word byte
+// (ASCII letter or digit, or >= 0x80), else 0 (NUL is a separator, so 0 can mean "not a word
+// byte").
+constexpr std::array<uint8_t, 256> kFold = [] {
+  std::array<uint8_t, 256> t{};
+  for (int c = 0; c < 256; ++c) {
+    if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || c >= 0x80) {
+      t[c] = static_cast<uint8_t>(c);
+    } else if (c >= 'A' && c <= 'Z') {
+      t[c] = static_cast<uint8_t>(c - 'A' + 'a');
+    }
   }
-  return Mix64(h);
-}
+  return t;
+}();
 
-// Order-sensitive combination of the words of one shingle.
+// Order-sensitive combination of the words of one shingle. The values of this function, of
+// the word hash (FNV-1a over the lower-cased word, finalised with Mix64: FNV alone mixes high
+// bits poorly) and of the majority vote below are persisted in crawl state: never change
+// them (simhash_test.cc keeps the original, unoptimised algorithm as a reference).
 uint64_t ShingleHash(const uint64_t* words, int n) {
   uint64_t h = 0x243f6a8885a308d3ULL;
   for (int i = 0; i < n; ++i) h = Mix64(h ^ words[i]) + 0x9e3779b97f4a7c15ULL;
   return h;
 }
 
-void AddToVector(uint64_t h, std::array<int32_t, 64>* v) {
-  for (int bit = 0; bit < 64; ++bit) (*v)[bit] += ((h >> bit) & 1) ? 1 : -1;
-}
+// kSpread[b] has bit j of b at bit 8j: adding kSpread of a hash's byte k to a uint64 counts
+// the ones of bits 8k..8k+7 in its 8 byte lanes at once.
+constexpr std::array<uint64_t, 256> kSpread = [] {
+  std::array<uint64_t, 256> t{};
+  for (int b = 0; b < 256; ++b) {
+    for (int j = 0; j < 8; ++j) t[b] |= static_cast<uint64_t>((b >> j) & 1) << (8 * j);
+  }
+  return t;
+}();
+
+// Charikar's vote: per bit, +1 for a shingle hash with the bit set, -1 otherwise; the result
+// bit is set when the sum is positive, i.e. when 2 * ones > shingles (a tie gives 0). Ones
+// are counted in byte lanes (8 table adds per hash instead of 64 per-bit updates) and moved
+// to wide counters before a lane can overflow.
+class BitVote {
+ public:
+  // Adds the hashes of the shingles ending at words[kShingleWords - 1 .. n - 1] (each is the
+  // kShingleWords words up to it). Computing a batch apart from the word scan lets the
+  // independent Mix64 chains of neighbouring shingles overlap.
+  void AddShingles(const uint64_t* words, size_t n) {
+    static_assert(kShingleWords == 3, "the loop below names the words of a shingle");
+    if (in_lanes_ + n > kLaneMax) Flush();
+    uint64_t l0 = lanes_[0], l1 = lanes_[1], l2 = lanes_[2], l3 = lanes_[3];
+    uint64_t l4 = lanes_[4], l5 = lanes_[5], l6 = lanes_[6], l7 = lanes_[7];
+    for (size_t i = kShingleWords - 1; i < n; ++i) {
+      const uint64_t h = ShingleHash(words + i + 1 - kShingleWords, kShingleWords);
+      l0 += kSpread[h & 0xff];
+      l1 += kSpread[(h >> 8) & 0xff];
+      l2 += kSpread[(h >> 16) & 0xff];
+      l3 += kSpread[(h >> 24) & 0xff];
+      l4 += kSpread[(h >> 32) & 0xff];
+      l5 += kSpread[(h >> 40) & 0xff];
+      l6 += kSpread[(h >> 48) & 0xff];
+      l7 += kSpread[h >> 56];
+    }
+    lanes_[0] = l0, lanes_[1] = l1, lanes_[2] = l2, lanes_[3] = l3;
+    lanes_[4] = l4, lanes_[5] = l5, lanes_[6] = l6, lanes_[7] = l7;
+    in_lanes_ += n - (kShingleWords - 1);
+  }
+
+  // The one shingle of a text of fewer than kShingleWords words.
+  void AddShortText(const uint64_t* words, int n) {
+    const uint64_t h = ShingleHash(words, n);
+    for (int bit = 0; bit < 64; ++bit) ones_[bit] += (h >> bit) & 1;
+    ++votes_;
+  }
+
+  uint64_t Result() {
+    Flush();
+    uint64_t out = 0;
+    for (int bit = 0; bit < 64; ++bit) {
+      if (2 * ones_[bit] > votes_) out |= uint64_t{1} << bit;
+    }
+    return out;
+  }
+
+  // Hashes per batch of AddShingles (at most; a batch must fit in the lanes).
+  static constexpr size_t kMaxBatch = 128;
+
+ private:
+  static constexpr size_t kLaneMax = 255;
+  static_assert(kMaxBatch <= kLaneMax);
+
+  void Flush() {
+    for (int k = 0; k < 8; ++k) {
+      for (int j = 0; j < 8; ++j) ones_[8 * k + j] += (lanes_[k] >> (8 * j)) & 0xff;
+      lanes_[k] = 0;
+    }
+    votes_ += in_lanes_;
+    in_lanes_ = 0;
+  }
+
+  uint64_t lanes_[8] = {};
+  size_t in_lanes_ = 0;  // hashes added to lanes_ since the last flush (<= kLaneMax)
+  uint64_t votes_ = 0;   // hashes flushed into ones_
+  uint64_t ones_[64] = {};
+};
 
 }  // namespace
 
 uint64_t SimHash64(std::string_view text) {
-  std::array<int32_t, 64> v{};
-  uint64_t window[kShingleWords];
-  int words = 0;
-  size_t i = 0;
-  while (i < text.size()) {
-    while (i < text.size() && !IsWordByte(static_cast<unsigned char>(text[i]))) ++i;
-    const size_t begin = i;
-    while (i < text.size() && IsWordByte(static_cast<unsigned char>(text[i]))) ++i;
-    if (begin == i) break;
-    // Slide the window of the last kShingleWords word hashes.
-    if (words >= kShingleWords) {
-      std::copy(window + 1, window + kShingleWords, window);
-      window[kShingleWords - 1] = WordHash(text, begin, i);
-    } else {
-      window[words] = WordHash(text, begin, i);
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const unsigned char* const end = p + text.size();
+  BitVote vote;
+  // Word hashes of the current batch, after the last kShingleWords - 1 of the previous one
+  // (the words that start the batch's first shingles).
+  constexpr size_t kCarry = kShingleWords - 1;
+  uint64_t words[kCarry + BitVote::kMaxBatch];
+  size_t n = 0;        // filled entries of words
+  uint64_t total = 0;  // words in the text so far
+  while (true) {
+    while (p != end && kFold[*p] == 0) ++p;
+    if (p == end) break;
+    uint64_t h = 0xcbf29ce484222325ULL;
+    do {
+      h = (h ^ kFold[*p]) * 0x100000001b3ULL;
+      ++p;
+    } while (p != end && kFold[*p] != 0);
+    words[n++] = Mix64(h);
+    ++total;
+    if (n == kCarry + BitVote::kMaxBatch) {
+      vote.AddShingles(words, n);
+      std::copy(words + n - kCarry, words + n, words);
+      n = kCarry;
     }
-    ++words;
-    if (words >= kShingleWords) AddToVector(ShingleHash(window, kShingleWords), &v);
   }
-  if (words == 0) return 0;
-  if (words < kShingleWords) AddToVector(ShingleHash(window, words), &v);
-  uint64_t out = 0;
-  for (int bit = 0; bit < 64; ++bit) {
-    if (v[bit] > 0) out |= uint64_t{1} << bit;
+  if (total == 0) return 0;
+  if (total < kShingleWords) {
+    vote.AddShortText(words, static_cast<int>(total));
+  } else if (n >= kShingleWords) {
+    vote.AddShingles(words, n);
   }
-  return out;
+  return vote.Result();
 }
 
 int HammingDistance(uint64_t a, uint64_t b) { return std::popcount(a ^ b); }

@@ -1,10 +1,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <optional>
 #include <random>
 #include <string>
+#include <vector>
 
+#include "base/hash.h"
 #include "dedup/dedup.h"
 
 namespace harvest::dedup {
@@ -49,6 +52,147 @@ TEST(SimHash, NearDuplicatesCloseDifferentPagesFar) {
   }
   EXPECT_GE(near_ok, kTrials * 9 / 10);
   EXPECT_EQ(far_ok, kTrials);
+}
+
+// The original SimHash64, kept verbatim as the reference: fingerprints are persisted in crawl
+// state and compared across runs, so the optimised one must agree on every input.
+namespace reference {
+
+bool IsWordByte(unsigned char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c >= 0x80;
+}
+
+uint64_t WordHash(std::string_view text, size_t begin, size_t end) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (size_t i = begin; i < end; ++i) {
+    auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 'A' && c <= 'Z') c = static_cast<unsigned char>(c - 'A' + 'a');
+    h = (h ^ c) * 0x100000001b3ULL;
+  }
+  return Mix64(h);
+}
+
+uint64_t ShingleHash(const uint64_t* words, int n) {
+  uint64_t h = 0x243f6a8885a308d3ULL;
+  for (int i = 0; i < n; ++i) h = Mix64(h ^ words[i]) + 0x9e3779b97f4a7c15ULL;
+  return h;
+}
+
+void AddToVector(uint64_t h, std::array<int32_t, 64>* v) {
+  for (int bit = 0; bit < 64; ++bit) (*v)[bit] += ((h >> bit) & 1) ? 1 : -1;
+}
+
+uint64_t SimHash64(std::string_view text) {
+  std::array<int32_t, 64> v{};
+  uint64_t window[kShingleWords];
+  int words = 0;
+  size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && !IsWordByte(static_cast<unsigned char>(text[i]))) ++i;
+    const size_t begin = i;
+    while (i < text.size() && IsWordByte(static_cast<unsigned char>(text[i]))) ++i;
+    if (begin == i) break;
+    if (words >= kShingleWords) {
+      std::copy(window + 1, window + kShingleWords, window);
+      window[kShingleWords - 1] = WordHash(text, begin, i);
+    } else {
+      window[words] = WordHash(text, begin, i);
+    }
+    ++words;
+    if (words >= kShingleWords) AddToVector(ShingleHash(window, kShingleWords), &v);
+  }
+  if (words == 0) return 0;
+  if (words < kShingleWords) AddToVector(ShingleHash(window, words), &v);
+  uint64_t out = 0;
+  for (int bit = 0; bit < 64; ++bit) {
+    if (v[bit] > 0) out |= uint64_t{1} << bit;
+  }
+  return out;
+}
+
+}  // namespace reference
+
+// Bytes drawn from classes that matter to the tokeniser: lower and upper case letters,
+// digits, separators (space, punctuation, NUL, control bytes) and bytes >= 0x80.
+std::string RandomBytes(std::mt19937* rng, size_t len, int separator_percent) {
+  std::string out(len, '\0');
+  for (char& c : out) {
+    const uint32_t r = (*rng)() % 100;
+    if (r < static_cast<uint32_t>(separator_percent)) {
+      static const char kSeparators[] = " \t\n.,;:!?-_'\"()<>/\0\x01\x7f";
+      c = kSeparators[(*rng)() % (sizeof(kSeparators) - 1)];
+    } else {
+      switch ((*rng)() % 4) {
+        case 0:
+          c = static_cast<char>('a' + (*rng)() % 26);
+          break;
+        case 1:
+          c = static_cast<char>('A' + (*rng)() % 26);
+          break;
+        case 2:
+          c = static_cast<char>('0' + (*rng)() % 10);
+          break;
+        default:
+          c = static_cast<char>(0x80 + (*rng)() % 128);
+          break;
+      }
+    }
+  }
+  return out;
+}
+
+TEST(SimHash, MatchesReferenceOnEdgeCases) {
+  std::vector<std::string> cases = {"",
+                                    " ",
+                                    "\0\0\0",
+                                    "a",
+                                    "A",
+                                    "Z z",
+                                    "one two",
+                                    "one two three",
+                                    "one two three four",
+                                    "  One, TWO; three!  ",
+                                    "\x80",
+                                    "\xff\xfe \x80\x81 \xc3\xa9t\xc3\xa9",
+                                    "caf\xc3\xa9 CAF\xc3\x89 caf\xc3\xa9",
+                                    "x@y#z$w%v^u&t*s",
+                                    "[\\]^_`{|}~ AZaz09 @[`{ /:"};
+  cases.emplace_back("a\0b\0c\0d", 7);
+  // Word counts around the batch and lane-flush sizes of the implementation (and past them).
+  for (int words : {2,   3,   4,   127, 128, 129, 130, 131, 255, 256,  257, 258,
+                    259, 383, 384, 385, 386, 510, 511, 512, 513, 1000, 4096}) {
+    std::string text;
+    for (int w = 0; w < words; ++w) text += "w" + std::to_string(w % 7) + (w % 3 ? " " : ". ");
+    cases.push_back(text);
+  }
+  for (const std::string& text : cases) {
+    EXPECT_EQ(SimHash64(text), reference::SimHash64(text)) << "text: " << text;
+  }
+}
+
+TEST(SimHash, MatchesReferenceOnRandomTexts) {
+  std::mt19937 rng(20240501);
+  for (int t = 0; t < 3000; ++t) {
+    const size_t len = t < 1000 ? rng() % 40 : t < 2500 ? rng() % 4000 : rng() % 40000;
+    const int separators = 5 + static_cast<int>(rng() % 60);
+    const std::string text = RandomBytes(&rng, len, separators);
+    ASSERT_EQ(SimHash64(text), reference::SimHash64(text)) << "case " << t << " len " << len;
+  }
+  // Few distinct shingles repeated many times push single bits to large majorities and to
+  // ties (the vote of each bit over 100k+ shingles, through many lane flushes).
+  for (int t = 0; t < 20; ++t) {
+    std::string text;
+    const int vocab = 1 + static_cast<int>(rng() % 4);
+    for (int w = 0; w < 100000; ++w) text += "v" + std::to_string(rng() % vocab) + " ";
+    ASSERT_EQ(SimHash64(text), reference::SimHash64(text)) << "repeated case " << t;
+  }
+  // A period-2 text: two alternating shingles, so every bit where they differ is a tie
+  // (v == 0, bit clear) or a one-vote majority depending on the parity of the count.
+  for (int words : {4, 5, 300, 301, 1000, 1001}) {
+    std::string text;
+    for (int w = 0; w < words; ++w) text += w % 2 ? "b " : "a ";
+    EXPECT_EQ(SimHash64(text), reference::SimHash64(text)) << words << " words";
+  }
 }
 
 std::optional<uint64_t> IdNear(const SimHashIndex& index, uint64_t hash,

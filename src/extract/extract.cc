@@ -6,11 +6,13 @@
 
 #include "extract/char_ref.h"
 #include "extract/charset.h"
+#include "extract/collapse.h"
 #include "extract/tokenizer.h"
 
 namespace harvest::extract {
 namespace {
 
+using internal::AppendCollapsed;
 using internal::Tag;
 using internal::TextKind;
 
@@ -82,57 +84,6 @@ void ApplyRobotsList(std::string_view v, RobotsDirectives* d) {
     size_t start = i;
     while (i < v.size() && !IsSpace(v[i]) && v[i] != ',') ++i;
     if (i > start) ApplyRobotsDirective(v.substr(start, i - start), d);
-  }
-}
-
-// Bytes that may start collapsible whitespace: ASCII whitespace and 0xC2 (U+00A0 lead byte).
-constexpr auto kMaybeSpace = [] {
-  std::array<bool, 256> t{};
-  for (unsigned char c : {' ', '\t', '\n', '\f', '\r'}) t[c] = true;
-  t[0xC2] = true;
-  return t;
-}();
-
-// Appends text with whitespace runs (ASCII whitespace and U+00A0) collapsed to one space;
-// *pending_space carries a space across calls. Stops at max bytes on a UTF-8 boundary.
-void AppendCollapsed(std::string_view s, size_t max, bool* pending_space, std::string* out) {
-  size_t i = 0;
-  const size_t n = s.size();
-  while (i < n) {
-    // Skip a whitespace run.
-    while (i < n) {
-      if (IsSpace(s[i])) {
-        ++i;
-      } else if (s[i] == '\xC2' && i + 1 < n && s[i + 1] == '\xA0') {
-        i += 2;
-      } else {
-        break;
-      }
-      *pending_space = true;
-    }
-    if (i >= n) return;
-    // Find the end of the word: scan for a byte that may start whitespace.
-    size_t w = i;
-    while (true) {
-      while (w < n && !kMaybeSpace[static_cast<unsigned char>(s[w])]) ++w;
-      if (w >= n || IsSpace(s[w]) || (w + 1 < n && s[w + 1] == '\xA0')) break;
-      ++w;  // a 0xC2 that does not start U+00A0
-    }
-    if (*pending_space && !out->empty()) {
-      if (out->size() + 1 > max) return;
-      out->push_back(' ');
-    }
-    *pending_space = false;
-    std::string_view word = s.substr(i, w - i);
-    if (out->size() + word.size() > max) {
-      // Cut on a UTF-8 boundary: never leave a partial sequence behind.
-      size_t room = max - out->size();
-      while (room > 0 && (static_cast<unsigned char>(word[room]) & 0xC0) == 0x80) --room;
-      out->append(word.substr(0, room));
-      return;
-    }
-    out->append(word);
-    i = w;
   }
 }
 

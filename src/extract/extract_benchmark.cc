@@ -1,5 +1,6 @@
 // Micro-benchmark of ExtractHtml on a ~20 KB realistic page (and of the tokenizer path on a
-// real python3-doc page when installed).
+// real python3-doc page when installed), and of DecodeContent on the gzip-compressed page
+// (libdeflate, /0, against the zlib-only path, /1).
 // Run: extract_benchmark --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 
@@ -7,7 +8,9 @@
 #include <iterator>
 #include <string>
 
+#include "extract/decode.h"
 #include "extract/extract.h"
+#include "extract/test_util.h"
 
 namespace harvest::extract {
 namespace {
@@ -105,6 +108,21 @@ void BM_ExtractHtml_PythonDoc(benchmark::State& state) {
   BM_ExtractHtml(state, page);
 }
 BENCHMARK(BM_ExtractHtml_PythonDoc);
+
+// Items = pages. Arg 0: the libdeflate path DecodeContent takes; 1: zlib alone.
+void BM_DecodeGzip(benchmark::State& state) {
+  static const std::string page = RealisticPage();
+  static const std::string gz = testing::Gzip(page);
+  const auto inflater = state.range(0) == 0 ? internal::Inflater::kFast : internal::Inflater::kZlib;
+  for (auto _ : state) {
+    DecodeResult r = internal::DecodeContentWith("gzip", gz, 10 << 20, inflater);
+    if (!r.ok || r.body.size() != page.size()) state.SkipWithError("decode failed");
+    benchmark::DoNotOptimize(r);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * page.size()));
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
+}
+BENCHMARK(BM_DecodeGzip)->Arg(0)->Arg(1);
 
 }  // namespace
 }  // namespace harvest::extract
