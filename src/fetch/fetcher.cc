@@ -129,6 +129,7 @@ class CurlFetcher::Impl {
   std::list<std::unique_ptr<Transfer>> queued_;
   std::unordered_map<std::string, size_t> per_host_;  // running transfers per host_key()
   std::vector<Ready> ready_;                          // finished; callbacks not yet run
+  std::vector<std::pair<CURL*, CURLcode>> done_;      // CollectFinished's batch (reused)
   // One connection cache per host (a CURLSH sharing CURL_LOCK_DATA_CONNECT), instead of the
   // multi handle's cache. curl files a cached connection under its *connect* destination
   // and, for every new transfer, walks every connection filed there — checking each idle
@@ -394,11 +395,15 @@ void CurlFetcher::Impl::HandleTimers() {
 }
 
 void CurlFetcher::Impl::CollectFinished() {
+  // Every message is read before any handle is removed: curl_multi_remove_handle walks the
+  // messages still unread, looking for its handle's, so removing while reading one message
+  // at a time cost a walk per finished transfer over the rest of the batch.
+  done_.clear();
   int left = 0;
   while (CURLMsg* msg = curl_multi_info_read(multi_, &left)) {
-    if (msg->msg != CURLMSG_DONE) continue;
-    CURL* easy = msg->easy_handle;
-    const CURLcode code = msg->data.result;
+    if (msg->msg == CURLMSG_DONE) done_.emplace_back(msg->easy_handle, msg->data.result);
+  }
+  for (const auto& [easy, code] : done_) {
     auto it = running_.find(easy);
     if (it == running_.end()) continue;
     std::unique_ptr<Transfer> t = std::move(it->second);
