@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "base/hash.h"
+
 namespace harvest::frontier {
 namespace {
 
@@ -94,12 +96,14 @@ std::string_view SiteName(std::string_view host, std::string_view registrable_do
 
 // True if `set` holds `name`, compared case-insensitively (the set holds lower-case names).
 // Candidate names are lower-case already (canonical URLs): lowered only when they are not.
-template <typename Set>
-bool ContainsName(const Set& set, std::string_view name) {
+// A 64-bit key of a lower-cased name (std::hash of the name, mixed).
+uint64_t NameKey(std::string_view name) {
   const bool lower = std::none_of(name.begin(), name.end(), [](char ch) {
     return std::isupper(static_cast<unsigned char>(ch));
   });
-  return lower ? set.contains(name) : set.contains(Lower(name));
+  if (lower) return Mix64(std::hash<std::string_view>()(name));
+  const std::string lowered = Lower(name);
+  return Mix64(std::hash<std::string_view>()(lowered));
 }
 
 }  // namespace
@@ -167,8 +171,11 @@ Admission::Admission(ScopeOptions scope, TrapOptions traps, dedup::SeenSet* seen
 }
 
 void Admission::AddSeed(std::string_view host, std::string_view registrable_domain) {
-  seed_hosts_.insert(Lower(StripPort(host)));
-  seed_sites_.insert(Lower(SiteName(host, registrable_domain)));
+  // Only the active mode's set is kept (the mode is fixed for the life of the Admission).
+  if (scope_.mode == ScopeMode::kHost) seed_names_.insert(NameKey(StripPort(host)));
+  if (scope_.mode == ScopeMode::kSite) {
+    seed_names_.insert(NameKey(SiteName(host, registrable_domain)));
+  }
 }
 
 bool Admission::InModeScope(const AdmitCandidate& c) const {
@@ -176,9 +183,9 @@ bool Admission::InModeScope(const AdmitCandidate& c) const {
     case ScopeMode::kAny:
       return true;
     case ScopeMode::kHost:
-      return ContainsName(seed_hosts_, StripPort(c.host));
+      return seed_names_.contains(NameKey(StripPort(c.host)));
     case ScopeMode::kSite:
-      return ContainsName(seed_sites_, SiteName(c.host, c.registrable_domain));
+      return seed_names_.contains(NameKey(SiteName(c.host, c.registrable_domain)));
   }
   return false;
 }

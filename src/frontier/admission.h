@@ -169,23 +169,19 @@ class Admission {
   TrapOptions traps_;
   dedup::SeenSet* seen_;
   Clock* clock_;
-  // The seeds' host names (lower-case, no port) and sites (registrable domain, or the host
-  // name when there is none), for ScopeMode kHost and kSite. Looked up by string_view
-  // (transparent hash): no allocation per admitted URL.
-  struct NameHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  // The seeds' host names (lower-case, no port) for ScopeMode kHost, or their sites
+  // (registrable domain, or the host name when there is none) for kSite, as 64-bit keys of
+  // the name: about 32 bytes per seed host rather than a string node (a crawl seeded with
+  // millions of hosts keeps them all). A name of another host sharing a seed's key (odds
+  // ~1e-13 per name at a million seeds) would count as in scope; no seed is ever out.
+  struct Identity {
+    size_t operator()(uint64_t h) const { return static_cast<size_t>(h); }
   };
-  using NameSet = std::unordered_set<std::string, NameHash, std::equal_to<>>;
-  NameSet seed_hosts_;
-  NameSet seed_sites_;
+  std::unordered_set<uint64_t, Identity> seed_names_;
   HostCounters& CountersFor(std::string_view host);
   // Keyed by a 64-bit hash of the host name, not the name: ~70 bytes less per host (a crawl
   // of millions of hosts keeps one entry each). Two hosts sharing a hash (odds ~1e-8 at
   // a million hosts) would share their trap counters, nothing else.
-  struct Identity {
-    size_t operator()(uint64_t h) const { return static_cast<size_t>(h); }
-  };
   std::unordered_map<uint64_t, HostCounters, Identity> hosts_;
   // With a counter store: insertion order of hosts_, for the bounded resident set.
   CounterStore* counter_store_ = nullptr;
