@@ -53,8 +53,13 @@ TEST(CdxjJson, EscapesLikeNlohmann) {
   EXPECT_EQ(Json("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"),
             "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"");
   // Ill-formed: one U+FFFD per bad sequence; the byte that breaks one is read again.
-  EXPECT_EQ(Json("a\xff" "b"), "\"a\xef\xbf\xbd" "b\"");
-  EXPECT_EQ(Json("a\xe2\x28" "b"), "\"a\xef\xbf\xbd(b\"");
+  EXPECT_EQ(Json("a\xff"
+                 "b"),
+            "\"a\xef\xbf\xbd"
+            "b\"");
+  EXPECT_EQ(Json("a\xe2\x28"
+                 "b"),
+            "\"a\xef\xbf\xbd(b\"");
   EXPECT_EQ(Json("\xe2\x82\xe2\x82\xac"), "\"\xef\xbf\xbd\xe2\x82\xac\"");
   EXPECT_EQ(Json("a\xe2\x82"), "\"a\xef\xbf\xbd\"");
 }
@@ -87,10 +92,28 @@ TEST(CdxjJson, AllShortByteStringsMatchOracle) {
 
 // Random strings: some of any bytes, some mostly UTF-8 with a few broken sequences.
 std::string RandomValue(std::mt19937& rng) {
-  static const std::vector<std::string> kPieces = {
-      "http://example.com/", "a", "\"", "\\", "/", " ", "\x7f", "\xc3\xa9", "\xe2\x82\xac",
-      "\xf0\x9f\x98\x80", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xc0\xaf", "\xe0\x80\xaf",
-      "\x80", "\xbf", "\xfe", "\r\n", "\t", std::string(1, '\0'), "\xe2", "\xf0\x9f"};
+  static const std::vector<std::string> kPieces = {"http://example.com/",
+                                                   "a",
+                                                   "\"",
+                                                   "\\",
+                                                   "/",
+                                                   " ",
+                                                   "\x7f",
+                                                   "\xc3\xa9",
+                                                   "\xe2\x82\xac",
+                                                   "\xf0\x9f\x98\x80",
+                                                   "\xed\xa0\x80",
+                                                   "\xf4\x90\x80\x80",
+                                                   "\xc0\xaf",
+                                                   "\xe0\x80\xaf",
+                                                   "\x80",
+                                                   "\xbf",
+                                                   "\xfe",
+                                                   "\r\n",
+                                                   "\t",
+                                                   std::string(1, '\0'),
+                                                   "\xe2",
+                                                   "\xf0\x9f"};
   std::string s;
   const size_t n = rng() % 40;
   const bool any_bytes = rng() % 2 == 0;

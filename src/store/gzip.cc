@@ -1,27 +1,39 @@
-// Compression of WARC records: libdeflate (fast, one gzip member per record).
+// Compression of WARC records: libdeflate (fast, one gzip member per record); zlib for
+// records whose payload is already compressed (stored blocks, see AppendMemberStored).
 #include <libdeflate.h>
+#include <zlib.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "store/internal.h"
 
 namespace harvest::store::internal {
 
 GzipCompressor::GzipCompressor(int level)
-    : c_(libdeflate_alloc_compressor(level < 1 ? 1 : (level > 12 ? 12 : level))) {}
+    : level_(level < 1 ? 1 : (level > 12 ? 12 : level)), c_(libdeflate_alloc_compressor(level_)) {}
 
 GzipCompressor::~GzipCompressor() {
   if (c_ != nullptr) libdeflate_free_compressor(c_);
+  if (z_ != nullptr) {
+    deflateEnd(z_);
+    delete z_;
+  }
+}
+
+void GzipCompressor::Reserve(size_t size, size_t keep) {
+  if (size <= buf_size_) return;
+  // Grows to the largest record seen; not zero-filled (std::string would be).
+  size_t n = std::max(size, buf_size_ * 2);
+  std::unique_ptr<char[]> b(new char[n]);
+  if (keep > 0) std::memcpy(b.get(), buf_.get(), keep);
+  buf_ = std::move(b);
+  buf_size_ = n;
 }
 
 Status GzipCompressor::AppendMember(std::string_view data, std::string* out) {
   if (c_ == nullptr) return Status::ResourceExhausted("libdeflate_alloc_compressor failed");
-  const size_t bound = libdeflate_gzip_compress_bound(c_, data.size());
-  if (bound > buf_size_) {
-    // Grows to the largest record seen; not zero-filled (std::string would be).
-    buf_size_ = std::max(bound, buf_size_ * 2);
-    buf_.reset(new char[buf_size_]);
-  }
+  Reserve(libdeflate_gzip_compress_bound(c_, data.size()), 0);
   size_t n = libdeflate_gzip_compress(c_, data.data(), data.size(), buf_.get(), buf_size_);
   if (n == 0) return Status::Internal("libdeflate_gzip_compress: output does not fit its bound");
   out->append(buf_.get(), n);
@@ -33,6 +45,74 @@ Result<std::string> GzipCompressor::Member(std::string_view data) {
   Status s = AppendMember(data, &out);
   if (!s.ok()) return s;
   return out;
+}
+
+Status GzipCompressor::Deflate(int flush) {
+  for (;;) {
+    if (z_->avail_out == 0) {
+      const size_t used = z_->total_out;
+      Reserve(buf_size_ + 4096, used);
+      z_->next_out = reinterpret_cast<Bytef*>(buf_.get() + used);
+      z_->avail_out = static_cast<uInt>(buf_size_ - used);
+    }
+    const int rc = deflate(z_, flush);
+    if (rc == Z_STREAM_END) return Status::Ok();
+    if (rc != Z_OK && rc != Z_BUF_ERROR) {
+      return Status::Internal("zlib deflate failed: " + std::to_string(rc));
+    }
+    if (z_->avail_out == 0) continue;  // more output space, then again
+    if (flush != Z_FINISH && z_->avail_in == 0) return Status::Ok();
+    if (rc == Z_BUF_ERROR) return Status::Internal("zlib deflate made no progress");
+  }
+}
+
+Status GzipCompressor::AppendMemberStored(std::string_view head, std::string_view stored,
+                                          std::string_view tail, std::string* out) {
+  const int level = std::min(level_, 9);
+  if (z_ == nullptr) {
+    z_ = new z_stream{};
+    // gzip wrapper (31); memLevel 4: a 2^11-entry hash table, plenty for a record head of a
+    // few KB and cheaper to clear per record than the default's 2^15.
+    if (deflateInit2(z_, level, Z_DEFLATED, 31, 4, Z_DEFAULT_STRATEGY) != Z_OK) {
+      delete z_;
+      z_ = nullptr;
+      return Status::ResourceExhausted("zlib deflateInit2 failed");
+    }
+  } else if (deflateReset(z_) != Z_OK || deflateParams(z_, level, Z_DEFAULT_STRATEGY) != Z_OK) {
+    return Status::Internal("zlib deflateReset failed");
+  }
+  const size_t total = head.size() + stored.size() + tail.size();
+  Reserve(total + total / 64 + 1024, 0);
+  z_->next_out = reinterpret_cast<Bytef*>(buf_.get());
+  z_->avail_out = static_cast<uInt>(buf_size_);
+  z_->next_in = reinterpret_cast<Bytef*>(const_cast<char*>(head.data()));
+  z_->avail_in = static_cast<uInt>(head.size());
+  Status s = Deflate(Z_NO_FLUSH);
+  if (!s.ok()) return s;
+  // Level 0 from here: deflateParams ends the compressed block (Z_BLOCK) first; it needs
+  // output space for that, which the loop provides.
+  for (;;) {
+    if (z_->avail_out < 64) {
+      const size_t used = z_->total_out;
+      Reserve(buf_size_ + 4096, used);
+      z_->next_out = reinterpret_cast<Bytef*>(buf_.get() + used);
+      z_->avail_out = static_cast<uInt>(buf_size_ - used);
+    }
+    const int rc = deflateParams(z_, 0, Z_DEFAULT_STRATEGY);
+    if (rc == Z_OK) break;
+    if (rc != Z_BUF_ERROR) return Status::Internal("zlib deflateParams failed");
+    z_->avail_out = 0;  // grow and try again
+  }
+  z_->next_in = reinterpret_cast<Bytef*>(const_cast<char*>(stored.data()));
+  z_->avail_in = static_cast<uInt>(stored.size());
+  s = Deflate(Z_NO_FLUSH);
+  if (!s.ok()) return s;
+  z_->next_in = reinterpret_cast<Bytef*>(const_cast<char*>(tail.data()));
+  z_->avail_in = static_cast<uInt>(tail.size());
+  s = Deflate(Z_FINISH);
+  if (!s.ok()) return s;
+  out->append(buf_.get(), z_->total_out);
+  return Status::Ok();
 }
 
 }  // namespace harvest::store::internal

@@ -58,6 +58,34 @@ void AddSafeHeader(std::string_view name, std::string_view value, bool is_uri, s
   out->append("\r\n");
 }
 
+// Whether a response head declares a Content-Encoding other than identity (gzip, br, zstd,
+// ...): the payload, stored as received, is compressed already.
+bool HasContentEncoding(std::string_view head) {
+  static constexpr std::string_view kName = "content-encoding:";
+  head = internal::HttpHeadOf(head);
+  size_t eol = head.find('\n');  // after the status line
+  while (eol != std::string_view::npos) {
+    head.remove_prefix(eol + 1);
+    eol = head.find('\n');
+    std::string_view line = head.substr(0, eol);
+    if (line.size() <= kName.size() ||
+        !internal::EqualsIgnoreCase(line.substr(0, kName.size()), kName)) {
+      continue;
+    }
+    std::string_view v = line.substr(kName.size());
+    while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+    while (!v.empty() && (v.back() == ' ' || v.back() == '\t' || v.back() == '\r')) {
+      v.remove_suffix(1);
+    }
+    return !v.empty() && !internal::EqualsIgnoreCase(v, "identity");
+  }
+  return false;
+}
+
+// Payloads at least this long with a Content-Encoding go into stored deflate blocks
+// (GzipCompressor::AppendMemberStored); shorter ones are not worth a second code path.
+constexpr size_t kMinStoredPayload = 512;
+
 void AppendDecimal(uint64_t v, std::string* out) {
   char buf[20];
   char* p = buf + sizeof(buf);
@@ -79,9 +107,10 @@ std::string HostName(const std::string& configured) {
 // followed by `payload` (not copied together: digested and appended in two parts).
 struct MainRecord {
   std::string_view type;
-  std::string_view headers;  // lines beyond the common ones, id, type and digests
-  std::string_view head;     // the rewritten HTTP response head
-  std::string_view payload;  // "" for a revisit
+  std::string_view headers;         // lines beyond the common ones, id, type and digests
+  std::string_view head;            // the rewritten HTTP response head
+  std::string_view payload;         // "" for a revisit
+  bool payload_compressed = false;  // has a Content-Encoding: stored, not deflated again
 };
 
 }  // namespace
@@ -118,8 +147,10 @@ class WarcWriter::Impl {
     if (!c.truncated.empty()) AddSafeHeader("WARC-Truncated", c.truncated, false, &main_headers_);
     head_.clear();
     internal::AppendRewrittenResponseHead(c.response_header, &head_);
-    return WriteFetch(c, date, {"response", main_headers_, head_, c.payload}, payload_digest_,
-                      false);
+    const bool compressed =
+        c.payload.size() >= kMinStoredPayload && HasContentEncoding(c.response_header);
+    return WriteFetch(c, date, {"response", main_headers_, head_, c.payload, compressed},
+                      payload_digest_, false);
   }
 
   Result<RecordLocation> WriteRevisit(const Capture& c, const Revisit& r) {
@@ -322,7 +353,17 @@ class WarcWriter::Impl {
       BuildRecord(main.type, main_id, common_, main.headers, "application/http;msgtype=response",
                   main.head, main.payload);
       main_offset = members_.size();
-      Status s = gzip_.AppendMember(record_, &members_);
+      Status s;
+      if (main.payload_compressed) {
+        // record_ = WARC head + HTTP head, the payload, CRLF CRLF (BuildRecord).
+        const std::string_view text = record_;
+        const size_t payload_at = text.size() - main.payload.size() - 4;
+        s = gzip_.AppendMemberStored(text.substr(0, payload_at),
+                                     text.substr(payload_at, main.payload.size()),
+                                     text.substr(payload_at + main.payload.size()), &members_);
+      } else {
+        s = gzip_.AppendMember(record_, &members_);
+      }
       if (!s.ok()) return s;
       main_length = members_.size() - main_offset;
       ++records;
