@@ -67,7 +67,7 @@ TEST(GzipCompressor, StoredMemberInflatesToTheThreePartsAtEveryLevel) {
       EXPECT_EQ(InflateOneMember(std::string_view(out).substr(1)), head + payload + "\r\n\r\n")
           << "level " << level << " size " << n;
       // Stored: about the payload's size plus the compressed head, never much more.
-      EXPECT_LT(out.size(), n + n / 1000 + head.size());
+      EXPECT_LT(out.size(), n + n / 1000 + head.size() + 40);
       ASSERT_TRUE(gzip.AppendMemberStored("", payload, "", &out).ok());
       ASSERT_TRUE(gzip.AppendMember(head, &out).ok());  // libdeflate in between
     }
