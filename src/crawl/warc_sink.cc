@@ -158,15 +158,19 @@ void WarcSink::FindNearDuplicate(StoreTask& task) {
   task.detail += (task.detail.empty() ? "" : "; ") + std::string("near-duplicate of ") + rec->uri;
 }
 
-void WarcSink::IndexNearDuplicates(const StoreTask& task, const store::RecordLocation& loc) {
+std::pair<uint64_t, state::SimHashRecord> WarcSink::IndexNearDuplicates(
+    const StoreTask& task, const store::RecordLocation& loc) {
   const uint64_t seq = next_simhash_seq_++;
   const store::Capture& c = task.capture;
-  Status s = db_->PutSimHash(seq, {.hash = task.simhash,
-                                   .uri = c.target_uri,
-                                   .record_id = loc.record_id,
-                                   .date_us = c.fetch_time_us});
-  if (!s.ok()) spdlog::error("writer: {}", s.ToString());
   simhashes_.Insert(task.simhash, seq);
+  return {seq,
+          {.hash = task.simhash,
+           .uri = c.target_uri,
+           .record_id = loc.record_id,
+           .date_us = c.fetch_time_us}};
+}
+
+void WarcSink::TrimNearDuplicates(uint64_t seq) {
   // Records evicted from the RAM index leave the state in ranges of 1024.
   const size_t max = options_.near_dup.index_max;
   if (max > 0 && seq > max && seq - max >= trimmed_below_ + 1024) {
@@ -269,29 +273,34 @@ void WarcSink::Write(StoreTask& task) {
       if (outcome == "fetched") outcome = "revisit";
     } else if (!metadata_only) {
       ++responses_;
+    }
+    // The payload digest (a new payload), the near-duplicate index record (a new response)
+    // and the admin API's page record (docs/operating.md "Pages"): one state write, right
+    // after the WARC records, durable with the next flush's sync.
+    state::StoredFetchRecords records;
+    if (!revisit && !metadata_only) {
       if (!c.payload.empty()) {
-        Status s =
-            db_->PutDigest(c.payload_digest, {c.target_uri, c.fetch_time_us, loc->record_id});
-        if (!s.ok()) spdlog::error("writer: {}", s.ToString());
+        records.digest.emplace(c.payload_digest,
+                               state::DigestRecord{c.target_uri, c.fetch_time_us, loc->record_id});
       }
-      if (task.has_simhash) IndexNearDuplicates(task, *loc);
+      if (task.has_simhash) records.simhash = IndexNearDuplicates(task, *loc);
     }
     if (!metadata_only) {
-      // The admin API's page record (docs/operating.md "Pages"): written directly, durable
-      // with the next flush's sync like the payload digests.
-      Result<uint64_t> id = db_->AddPage({.url = c.target_uri,
-                                          .host = AuthorityOf(c.target_uri),
-                                          .status = c.status,
-                                          .fetched_at_us = c.fetch_time_us,
-                                          .mime = c.mime,
-                                          .title = task.title,
-                                          .digest = c.payload_digest,
-                                          .warc_file = loc->filename,
-                                          .warc_offset = loc->offset,
-                                          .warc_length = loc->length,
-                                          .revisit = revisit.has_value()});
-      if (!id.ok()) spdlog::error("writer: page record: {}", id.status().ToString());
+      records.page = state::PageEntry{.url = c.target_uri,
+                                      .host = AuthorityOf(c.target_uri),
+                                      .status = c.status,
+                                      .fetched_at_us = c.fetch_time_us,
+                                      .mime = c.mime,
+                                      .title = task.title,
+                                      .digest = c.payload_digest,
+                                      .warc_file = loc->filename,
+                                      .warc_offset = loc->offset,
+                                      .warc_length = loc->length,
+                                      .revisit = revisit.has_value()};
     }
+    Result<uint64_t> put = db_->PutStoredFetch(records);
+    if (!put.ok()) spdlog::error("writer: {}", put.status().ToString());
+    if (records.simhash) TrimNearDuplicates(records.simhash->first);
     if (task.mark_done) {
       state::SeenRecord record = DoneRecord(task, change);
       written_.push_back({std::move(task.item), std::move(record)});

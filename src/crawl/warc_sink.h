@@ -23,6 +23,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "base/clock.h"
@@ -87,8 +88,12 @@ class WarcSink {
   void Write(StoreTask& task);
   // Looks for a near-duplicate of the task's page; tags the capture and the detail.
   void FindNearDuplicate(StoreTask& task);
-  // Adds a stored response to the near-duplicate index (RAM and crawl state).
-  void IndexNearDuplicates(const StoreTask& task, const store::RecordLocation& loc);
+  // Adds a stored response to the near-duplicate index in RAM; returns the record for the
+  // crawl state (written with the fetch's other records).
+  std::pair<uint64_t, state::SimHashRecord> IndexNearDuplicates(const StoreTask& task,
+                                                                const store::RecordLocation& loc);
+  // Deletes the index records evicted from RAM from the crawl state, in ranges.
+  void TrimNearDuplicates(uint64_t seq);
   // The done record of a stored page, with its next recrawl.
   state::SeenRecord DoneRecord(StoreTask& task, Change change);
   bool FlushAll();  // false: not durable (error logged)

@@ -2,6 +2,7 @@
 // the read-only view `harvest serve` uses (docs/architecture.md §5.5).
 #include <rocksdb/db.h>
 #include <rocksdb/iterator.h>
+#include <rocksdb/write_batch.h>
 
 #include <bit>
 #include <cstring>
@@ -140,13 +141,30 @@ void StateDb::Impl::LoadLastPageId() {
 }
 
 Result<uint64_t> StateDb::Impl::AddPage(PageEntry page) {
-  const uint64_t id = last_page_id_.load() + 1;
-  Status s = FromRocks(db_->Put(rocksdb::WriteOptions(), pages_, PageKey(id), EncodePage(page)),
-                       "state: write");
+  StoredFetchRecords r;
+  r.page = std::move(page);
+  return PutStoredFetch(r);
+}
+
+Result<uint64_t> StateDb::Impl::PutStoredFetch(const StoredFetchRecords& records) {
+  rocksdb::WriteBatch batch;
+  if (records.digest) {
+    batch.Put(digests_, records.digest->first, EncodeDigest(records.digest->second));
+  }
+  if (records.simhash) {
+    std::string key;
+    PutBigEndian(&key, records.simhash->first, 8);
+    batch.Put(simhash_, key, EncodeSimHash(records.simhash->second));
+  }
+  const uint64_t id = records.page ? last_page_id_.load() + 1 : 0;
+  if (records.page) batch.Put(pages_, PageKey(id), EncodePage(*records.page));
+  if (batch.Count() == 0) return id;
+  Status s = FromRocks(db_->Write(rocksdb::WriteOptions(), &batch), "state: write");
   if (!s.ok()) {
     SetError(s);
     return s;
   }
+  if (!records.page) return id;
   last_page_id_ = id;
   // The oldest records leave in ranges of 1024 (one range tombstone each).
   const uint64_t max = std::max<uint64_t>(options_.pages_max, 1);
@@ -200,6 +218,9 @@ Status StateDb::ForEachHostOverride(
 }
 
 Result<uint64_t> StateDb::AddPage(PageEntry page) { return impl_->AddPage(std::move(page)); }
+Result<uint64_t> StateDb::PutStoredFetch(const StoredFetchRecords& records) {
+  return impl_->PutStoredFetch(records);
+}
 std::optional<PageEntry> StateDb::GetPage(uint64_t id) const { return impl_->GetPage(id); }
 PageScan StateDb::ScanPages(const PageFilter& filter) const { return impl_->ScanPages(filter); }
 uint64_t StateDb::pages_added() const { return impl_->pages_added(); }

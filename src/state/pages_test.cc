@@ -75,6 +75,38 @@ TEST_F(PagesTest, OldestRecordsAreTrimmedBeyondTheMaximum) {
   EXPECT_LT(db->ScanPages({.limit = 5000, .max_scanned = 5000}).pages.size(), 1100u);
 }
 
+// The writer thread's records of one stored fetch, in one write; each part optional.
+TEST_F(PagesTest, PutStoredFetchWritesDigestSimHashAndPage) {
+  {
+    auto db = Open();
+    StoredFetchRecords r;
+    r.digest.emplace("sha256:AAAA", DigestRecord{"http://a.test/", 5, "<urn:uuid:1>"});
+    r.simhash.emplace(7, SimHashRecord{0xabcdef, "http://a.test/", "<urn:uuid:1>", 5});
+    r.page = Page(1);
+    Result<uint64_t> id = db->PutStoredFetch(r);
+    ASSERT_TRUE(id.ok()) << id.status().ToString();
+    EXPECT_EQ(*id, 1u);
+    // A revisit: only its page record.
+    EXPECT_EQ(*db->PutStoredFetch({.page = Page(2)}), 2u);
+    // Nothing to write: no page id, no write.
+    EXPECT_EQ(*db->PutStoredFetch({}), 0u);
+    EXPECT_EQ(db->pages_added(), 2u);
+  }
+  auto db = Open();  // and all of it is there after a reopen
+  std::optional<DigestRecord> d = db->FindDigest("sha256:AAAA");
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->uri, "http://a.test/");
+  EXPECT_EQ(d->record_id, "<urn:uuid:1>");
+  std::optional<SimHashRecord> h = db->GetSimHash(7);
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->hash, 0xabcdefu);
+  EXPECT_EQ(h->date_us, 5);
+  ASSERT_TRUE(db->GetPage(1));
+  EXPECT_EQ(db->GetPage(1)->title, "t1");
+  EXPECT_EQ(db->GetPage(2)->title, "t2");
+  EXPECT_EQ(db->pages_added(), 2u);
+}
+
 TEST_F(PagesTest, OverridesPersistAndTheReaderSeesEverything) {
   {
     auto db = Open();

@@ -41,8 +41,9 @@
 // (a window at the head of each host's queue); the rest live only on disk and are read back in key
 // order when a host's window runs dry. Per host it keeps ~100 bytes of counters.
 //
-// Thread-safety: everything is for the I/O thread, except FindDigest/PutDigest/Sync, which
-// the writer thread calls (RocksDB is thread-safe; they do not touch the pending batch).
+// Thread-safety: everything is for the I/O thread, except FindDigest/PutDigest/Sync and the
+// other calls marked "writer thread" (near-duplicate and page records), which the writer
+// thread calls (RocksDB is thread-safe; they do not touch the pending batch).
 // The getters (GetSeen, GetPoliteness, GetRobots) first wait for the handed-over batches.
 #pragma once
 
@@ -53,6 +54,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -191,6 +193,17 @@ struct SimHashRecord {
   int64_t date_us = 0;
 };
 
+// What one stored fetch adds to the state on the writer thread (StateDb::PutStoredFetch),
+// each part optional.
+struct StoredFetchRecords {
+  // payload digest → its first stored location (a new response with a payload)
+  std::optional<std::pair<std::string, DigestRecord>> digest;
+  // the near-duplicate index's record: sequence → record (a new response with a SimHash)
+  std::optional<std::pair<uint64_t, SimHashRecord>> simhash;
+  // the admin API's page record; its id is assigned by PutStoredFetch
+  std::optional<PageEntry> page;
+};
+
 struct StateStats {
   uint64_t queued_on_disk = 0;  // items of queue entries (pending, leased or retrying)
   uint64_t queued_in_ram = 0;   // of those, in RAM windows
@@ -312,6 +325,11 @@ class StateDb {
   // Sync); it assigns the id and trims beyond options.pages_max. GetPage and ScanPages:
   // any thread.
   Result<uint64_t> AddPage(PageEntry page);
+  // Writer thread: PutDigest + PutSimHash + AddPage of one stored fetch as one atomic
+  // RocksDB write (one write-ahead-log append instead of three, the same moment: right
+  // after its WARC records, durable with the next Sync). Returns the page's id (0 without a
+  // page). A failure writes none of them and is sticky like theirs.
+  Result<uint64_t> PutStoredFetch(const StoredFetchRecords& records);
   std::optional<PageEntry> GetPage(uint64_t id) const;
   PageScan ScanPages(const PageFilter& filter) const;
   uint64_t pages_added() const;  // the highest id given (over all runs)

@@ -148,6 +148,7 @@ class StateDb::Impl {
 
   // ---- Writer thread: page records (pages.cc); reads from any thread ----
   Result<uint64_t> AddPage(PageEntry page);
+  Result<uint64_t> PutStoredFetch(const StoredFetchRecords& records);
   std::optional<PageEntry> GetPage(uint64_t id) const;
   PageScan ScanPages(const PageFilter& filter) const;
   uint64_t pages_added() const { return last_page_id_.load(); }

@@ -2,6 +2,7 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <random>
@@ -12,22 +13,27 @@
 namespace harvest::store {
 namespace internal {
 
-std::string Base32Encode(std::string_view bytes) {
+void AppendBase32(std::string_view bytes, std::string* out) {
   static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
-  std::string out;
-  out.reserve((bytes.size() + 4) / 5 * 8);
+  const size_t start = out->size();
+  out->reserve(start + (bytes.size() + 4) / 5 * 8);
   uint64_t buffer = 0;
   int bits = 0;
   for (unsigned char c : bytes) {
     buffer = (buffer << 8) | c;
     bits += 8;
     while (bits >= 5) {
-      out.push_back(kAlphabet[(buffer >> (bits - 5)) & 31]);
+      out->push_back(kAlphabet[(buffer >> (bits - 5)) & 31]);
       bits -= 5;
     }
   }
-  if (bits > 0) out.push_back(kAlphabet[(buffer << (5 - bits)) & 31]);
-  while (out.size() % 8 != 0) out.push_back('=');
+  if (bits > 0) out->push_back(kAlphabet[(buffer << (5 - bits)) & 31]);
+  while ((out->size() - start) % 8 != 0) out->push_back('=');
+}
+
+std::string Base32Encode(std::string_view bytes) {
+  std::string out;
+  AppendBase32(bytes, &out);
   return out;
 }
 
@@ -56,13 +62,57 @@ std::string_view DigestPrefix(DigestAlgorithm algo) {
   return algo == DigestAlgorithm::kSha1 ? "sha1" : "sha256";
 }
 
+Digester::Digester(DigestAlgorithm algo) : algo_(algo) {
+  md_ = EVP_MD_fetch(nullptr, algo == DigestAlgorithm::kSha1 ? "SHA1" : "SHA256", nullptr);
+  ctx_ = EVP_MD_CTX_new();
+}
+
+Digester::~Digester() {
+  EVP_MD_CTX_free(ctx_);
+  EVP_MD_free(md_);
+}
+
+void Digester::Start() {
+  started_ = true;
+  // EVP_* fail only on allocation failure; the digest is then empty, as RawDigest's, so
+  // that it fails verification loudly rather than silently.
+  failed_ = md_ == nullptr || ctx_ == nullptr || EVP_DigestInit_ex2(ctx_, md_, nullptr) != 1;
+}
+
+void Digester::Update(std::string_view data) {
+  if (!started_) Start();
+  if (!failed_ && EVP_DigestUpdate(ctx_, data.data(), data.size()) != 1) failed_ = true;
+}
+
+void Digester::AppendLabelAndReset(std::string* out) {
+  if (!started_) Start();
+  started_ = false;
+  out->append(DigestPrefix(algo_));
+  out->push_back(':');
+  std::array<unsigned char, EVP_MAX_MD_SIZE> raw{};
+  unsigned int len = 0;
+  if (failed_ || EVP_DigestFinal_ex(ctx_, raw.data(), &len) != 1) len = 0;
+  AppendBase32(std::string_view(reinterpret_cast<const char*>(raw.data()), len), out);
+}
+
 std::string NewRecordId() {
-  std::array<unsigned char, 16> b{};
-  if (RAND_bytes(b.data(), static_cast<int>(b.size())) != 1) {
-    // OpenSSL's CSPRNG failing is near impossible; fall back to the OS entropy source.
-    std::random_device rd;
-    for (auto& x : b) x = static_cast<unsigned char>(rd());
+  // 16 ids per RAND_bytes call: the CSPRNG's locking costs more than the bytes.
+  thread_local std::array<unsigned char, 16 * 16> pool{};
+  thread_local size_t used = pool.size();
+  if (used == pool.size()) {
+    if (RAND_bytes(pool.data(), static_cast<int>(pool.size())) != 1) {
+      // OpenSSL's CSPRNG failing is near impossible; fall back to the OS entropy source.
+      std::random_device rd;
+      for (auto& x : pool) x = static_cast<unsigned char>(rd());
+    }
+    used = 0;
   }
+  std::array<unsigned char, 16> b{};
+  std::copy(pool.begin() + static_cast<std::ptrdiff_t>(used),
+            pool.begin() + static_cast<std::ptrdiff_t>(used + 16), b.begin());
+  std::fill(pool.begin() + static_cast<std::ptrdiff_t>(used),
+            pool.begin() + static_cast<std::ptrdiff_t>(used + 16), 0);  // used once only
+  used += 16;
   b[6] = static_cast<unsigned char>((b[6] & 0x0f) | 0x40);  // version 4
   b[8] = static_cast<unsigned char>((b[8] & 0x3f) | 0x80);  // variant 10
   std::string hex = HexEncode(std::string_view(reinterpret_cast<const char*>(b.data()), 16));
@@ -73,8 +123,15 @@ std::string NewRecordId() {
 }  // namespace internal
 
 std::string PayloadDigest(std::string_view payload, DigestAlgorithm algo) {
-  return std::string(internal::DigestPrefix(algo)) + ":" +
-         internal::Base32Encode(internal::RawDigest(payload, algo));
+  // One reused context per thread and algorithm (the process threads digest every page).
+  thread_local internal::Digester sha256(DigestAlgorithm::kSha256);
+  thread_local internal::Digester sha1(DigestAlgorithm::kSha1);
+  internal::Digester& d = algo == DigestAlgorithm::kSha1 ? sha1 : sha256;
+  std::string out;
+  out.reserve(64);
+  d.Update(payload);
+  d.AppendLabelAndReset(&out);
+  return out;
 }
 
 }  // namespace harvest::store

@@ -80,14 +80,13 @@ void ParseHeaderLines(std::string_view text,
   }
 }
 
-std::string RewriteResponseHead(std::string_view head) {
+void AppendRewrittenResponseHead(std::string_view head, std::string* out) {
   static constexpr std::string_view kTe = "transfer-encoding:";
   static constexpr std::string_view kRenamed = "X-Harvest-Original-Transfer-Encoding:";
   // Drop the trailing empty line(s); they are re-added once below.
   while (!head.empty() && (head.back() == '\n' || head.back() == '\r')) head.remove_suffix(1);
-  if (head.empty()) return {};
-  std::string out;
-  out.reserve(head.size() + 64);
+  if (head.empty()) return;
+  out->reserve(out->size() + head.size() + 64);
   bool first = true;
   while (true) {
     size_t eol = head.find('\n');
@@ -95,18 +94,23 @@ std::string RewriteResponseHead(std::string_view head) {
     bool is_te =
         !first && line.size() >= kTe.size() && EqualsIgnoreCase(line.substr(0, kTe.size()), kTe);
     if (is_te) {
-      out += kRenamed;
-      out += line.substr(kTe.size());
+      out->append(kRenamed);
+      out->append(line.substr(kTe.size()));
     } else {
-      out += line;
+      out->append(line);
     }
     first = false;
     if (eol == std::string_view::npos) break;
-    out += '\n';
+    out->push_back('\n');
     head = head.substr(eol + 1);
   }
-  if (!out.empty() && out.back() != '\r') out += '\r';  // last line as received had no CR
-  out += "\n\r\n";
+  if (out->back() != '\r') out->push_back('\r');  // last line as received had no CR
+  out->append("\n\r\n");
+}
+
+std::string RewriteResponseHead(std::string_view head) {
+  std::string out;
+  AppendRewrittenResponseHead(head, &out);
   return out;
 }
 

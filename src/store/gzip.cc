@@ -1,24 +1,134 @@
-// Compression of WARC records: libdeflate (fast, one gzip member per record).
+// Compression of WARC records: libdeflate (fast, one gzip member per record); zlib for
+// records whose payload is already compressed (stored blocks, see AppendMemberStored).
 #include <libdeflate.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstring>
 
 #include "store/internal.h"
 
 namespace harvest::store::internal {
 
 GzipCompressor::GzipCompressor(int level)
-    : c_(libdeflate_alloc_compressor(level < 1 ? 1 : (level > 12 ? 12 : level))) {}
+    : level_(level < 1 ? 1 : (level > 12 ? 12 : level)), c_(libdeflate_alloc_compressor(level_)) {}
 
 GzipCompressor::~GzipCompressor() {
   if (c_ != nullptr) libdeflate_free_compressor(c_);
+  if (z_ != nullptr) {
+    deflateEnd(z_);
+    delete z_;
+  }
+}
+
+void GzipCompressor::Reserve(size_t size, size_t keep) {
+  if (size <= buf_size_) return;
+  // Grows to the largest record seen; not zero-filled (std::string would be).
+  size_t n = std::max(size, buf_size_ * 2);
+  std::unique_ptr<char[]> b(new char[n]);
+  if (keep > 0) std::memcpy(b.get(), buf_.get(), keep);
+  buf_ = std::move(b);
+  buf_size_ = n;
+}
+
+Status GzipCompressor::AppendMember(std::string_view data, std::string* out) {
+  if (c_ == nullptr) return Status::ResourceExhausted("libdeflate_alloc_compressor failed");
+  Reserve(libdeflate_gzip_compress_bound(c_, data.size()), 0);
+  size_t n = libdeflate_gzip_compress(c_, data.data(), data.size(), buf_.get(), buf_size_);
+  if (n == 0) return Status::Internal("libdeflate_gzip_compress: output does not fit its bound");
+  out->append(buf_.get(), n);
+  return Status::Ok();
 }
 
 Result<std::string> GzipCompressor::Member(std::string_view data) {
-  if (c_ == nullptr) return Status::ResourceExhausted("libdeflate_alloc_compressor failed");
-  std::string out(libdeflate_gzip_compress_bound(c_, data.size()), '\0');
-  size_t n = libdeflate_gzip_compress(c_, data.data(), data.size(), out.data(), out.size());
-  if (n == 0) return Status::Internal("libdeflate_gzip_compress: output does not fit its bound");
-  out.resize(n);
+  std::string out;
+  Status s = AppendMember(data, &out);
+  if (!s.ok()) return s;
   return out;
+}
+
+Status GzipCompressor::Deflate(int flush) {
+  for (;;) {
+    if (z_->avail_out == 0) {
+      const size_t used = z_->total_out;
+      Reserve(buf_size_ + 4096, used);
+      z_->next_out = reinterpret_cast<Bytef*>(buf_.get() + used);
+      z_->avail_out = static_cast<uInt>(buf_size_ - used);
+    }
+    const int rc = deflate(z_, flush);
+    if (rc == Z_STREAM_END) return Status::Ok();
+    if (rc != Z_OK && rc != Z_BUF_ERROR) {
+      return Status::Internal("zlib deflate failed: " + std::to_string(rc));
+    }
+    if (z_->avail_out == 0) continue;  // more output space, then again
+    if (flush != Z_FINISH && z_->avail_in == 0) return Status::Ok();  // flushed: all out
+    if (rc == Z_BUF_ERROR) return Status::Internal("zlib deflate made no progress");
+  }
+}
+
+Status GzipCompressor::AppendMemberStored(std::string_view head, std::string_view stored,
+                                          std::string_view tail, std::string* out) {
+  const int level = std::min(level_, 9);
+  if (z_ == nullptr) {
+    z_ = new z_stream{};
+    // Raw deflate (-15: the gzip framing and CRC are ours, libdeflate's CRC is several
+    // times faster than zlib's); memLevel 4: a 2^11-entry hash table, plenty for a record
+    // head of a few KB and cheaper to clear per record than the default's 2^15.
+    if (deflateInit2(z_, level, Z_DEFLATED, -15, 4, Z_DEFAULT_STRATEGY) != Z_OK) {
+      delete z_;
+      z_ = nullptr;
+      return Status::ResourceExhausted("zlib deflateInit2 failed");
+    }
+  } else if (deflateReset(z_) != Z_OK) {
+    return Status::Internal("zlib deflateReset failed");
+  }
+  // gzip header (RFC 1952 §2.3): no name, no mtime, XFL as libdeflate sets it, OS unknown.
+  const char header[10] = {
+      '\x1f', '\x8b', 8, 0, 0, 0, 0, 0, static_cast<char>(level < 2 ? 4 : (level >= 8 ? 2 : 0)),
+      '\xff'};
+  out->append(header, sizeof(header));
+  // The head: deflated, ended by a sync flush, which leaves the stream byte-aligned after
+  // an empty non-final stored block.
+  Reserve(head.size() + head.size() / 8 + 64, 0);
+  z_->next_out = reinterpret_cast<Bytef*>(buf_.get());
+  z_->avail_out = static_cast<uInt>(buf_size_);
+  z_->next_in = reinterpret_cast<Bytef*>(const_cast<char*>(head.data()));
+  z_->avail_in = static_cast<uInt>(head.size());
+  Status s = Deflate(Z_SYNC_FLUSH);
+  if (!s.ok()) return s;
+  out->append(buf_.get(), z_->total_out);
+  // Then `stored` + `tail` in stored blocks of at most 65,535 bytes, the last one final.
+  const size_t total = stored.size() + tail.size();
+  size_t done = 0;
+  do {
+    const size_t n = std::min<size_t>(total - done, 65535);
+    const bool last = done + n == total;
+    const char block[5] = {static_cast<char>(last ? 1 : 0), static_cast<char>(n & 0xff),
+                           static_cast<char>(n >> 8), static_cast<char>(~n & 0xff),
+                           static_cast<char>((~n >> 8) & 0xff)};
+    out->append(block, sizeof(block));
+    // The bytes [done, done + n) of stored + tail.
+    if (done < stored.size()) {
+      const size_t from_stored = std::min(n, stored.size() - done);
+      out->append(stored.substr(done, from_stored));
+      out->append(tail.substr(0, n - from_stored));
+    } else {
+      out->append(tail.substr(done - stored.size(), n));
+    }
+    done += n;
+  } while (done < total);
+  // Trailer: CRC-32 and size mod 2^32 of the whole text, little-endian.
+  uint32_t crc = libdeflate_crc32(0, head.data(), head.size());
+  crc = libdeflate_crc32(crc, stored.data(), stored.size());
+  crc = libdeflate_crc32(crc, tail.data(), tail.size());
+  const uint32_t size = static_cast<uint32_t>(head.size() + total);
+  char trailer[8];
+  for (int i = 0; i < 4; ++i) {
+    trailer[i] = static_cast<char>((crc >> (8 * i)) & 0xff);
+    trailer[4 + i] = static_cast<char>((size >> (8 * i)) & 0xff);
+  }
+  out->append(trailer, sizeof(trailer));
+  return Status::Ok();
 }
 
 }  // namespace harvest::store::internal

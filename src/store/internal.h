@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,6 +18,8 @@ namespace harvest::store::internal {
 
 // RFC 4648 §6 base32 (upper case, '=' padded).
 std::string Base32Encode(std::string_view bytes);
+// The same, appended to `*out`.
+void AppendBase32(std::string_view bytes, std::string* out);
 // Lower-case hex.
 std::string HexEncode(std::string_view bytes);
 
@@ -25,18 +28,62 @@ std::string RawDigest(std::string_view data, DigestAlgorithm algo);
 // "sha256" / "sha1".
 std::string_view DigestPrefix(DigestAlgorithm algo);
 
+// Incremental digests with one reused context: the algorithm is fetched once (OpenSSL 3
+// looks it up on every EVP_Digest call otherwise) and nothing is allocated per digest.
+// The writer digests three or four blocks per fetch. One thread at a time.
+class Digester {
+ public:
+  explicit Digester(DigestAlgorithm algo);
+  ~Digester();
+  Digester(const Digester&) = delete;
+  Digester& operator=(const Digester&) = delete;
+  void Update(std::string_view data);
+  // Appends "<prefix>:<BASE32>" (as PayloadDigest) of the data given since the last call
+  // and starts a new digest.
+  void AppendLabelAndReset(std::string* out);
+
+ private:
+  void Start();
+  DigestAlgorithm algo_;
+  struct evp_md_st* md_ = nullptr;  // fetched once
+  struct evp_md_ctx_st* ctx_ = nullptr;
+  bool started_ = false;
+  bool failed_ = false;
+};
+
 // Produces one gzip member per call with libdeflate at a fixed level (clamped to 1..12).
-// Keeps its compressor between calls (allocating one costs more than a small record).
+// Keeps its compressor and its output buffer between calls (allocating either costs more
+// than compressing a small record).
 class GzipCompressor {
  public:
   explicit GzipCompressor(int level);
   ~GzipCompressor();
   GzipCompressor(const GzipCompressor&) = delete;
   GzipCompressor& operator=(const GzipCompressor&) = delete;
+  // Appends the gzip member of `data` to `*out`.
+  Status AppendMember(std::string_view data, std::string* out);
   Result<std::string> Member(std::string_view data);
+  // Appends one gzip member of `head` + `stored` + `tail` to `*out`, where `stored` is
+  // already compressed (a payload with a Content-Encoding): `head` is deflated (zlib at
+  // the same level, at most 9) and `stored` and `tail` go into stored deflate blocks, which
+  // cost a memcpy and a CRC instead of a futile search for matches — about half the
+  // time of compressing the whole record, and no bigger (docs/benchmarks.md "WARC
+  // writing"). A standard member: any gzip reader inflates it to the three concatenated.
+  Status AppendMemberStored(std::string_view head, std::string_view stored, std::string_view tail,
+                            std::string* out);
 
  private:
+  // Makes buf_ hold at least `size` bytes, keeping its first `keep` bytes.
+  void Reserve(size_t size, size_t keep);
+  // Runs deflate with `flush` over the input set in z_ until it is consumed (Z_FINISH: until
+  // the end of the stream), growing buf_ as needed.
+  Status Deflate(int flush);
+
+  int level_;
   struct libdeflate_compressor* c_;
+  struct z_stream_s* z_ = nullptr;  // for AppendMemberStored, made on first use
+  std::unique_ptr<char[]> buf_;     // scratch output, buf_size_ bytes
+  size_t buf_size_ = 0;
 };
 
 // The system's message for an errno value ("No space left on device").
@@ -59,11 +106,14 @@ std::string SortedLines(std::string_view text);
 bool LinesSorted(std::string_view text, uint64_t* bad_line = nullptr);
 
 // "<urn:uuid:xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx>" from 16 random bytes (v4, RFC 9562).
+// The bytes come from a per-thread pool refilled from OpenSSL's CSPRNG 16 ids at a time.
 std::string NewRecordId();
 
 // Returns the response head with every `Transfer-Encoding:` header renamed to
 // `X-Harvest-Original-Transfer-Encoding:` and ending in exactly one empty line (CRLF CRLF).
 std::string RewriteResponseHead(std::string_view head);
+// The same, appended to `*out`.
+void AppendRewrittenResponseHead(std::string_view head, std::string* out);
 
 // Case-insensitive ASCII equality.
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);
@@ -92,6 +142,13 @@ struct CdxjEntry {
   std::string near_dup_of;  // "" = omitted
 };
 std::string FormatCdxjLine(const CdxjEntry& e);
+// Appends `s` as a JSON string (quotes included) exactly as nlohmann::json's
+// dump(-1, ' ', false, error_handler_t::replace) writes it — the CDXJ lines were written
+// that way before, and replay tools compare them byte for byte with recovered ones:
+// `"` `\` and \b \f \n \r \t as two-character escapes, other controls below 0x20 as
+// \u00xx (lower-case hex), well-formed UTF-8 (and DEL) as is, each ill-formed sequence as
+// one U+FFFD.
+void AppendJsonString(std::string_view s, std::string* out);
 
 // What the index says about one response or revisit record. WarcWriter fills it from the
 // Capture, RecoverWarc from the record read back, and both format it with CdxjLineFor(), so
@@ -114,6 +171,8 @@ struct CdxjSource {
 };
 // The CDXJ line (without the trailing newline) for `s`.
 std::string CdxjLineFor(const CdxjSource& s);
+// The same, appended to `*out`.
+void AppendCdxjLine(const CdxjSource& s, std::string* out);
 
 // Content-Type of an HTTP response head without parameters, lower case, optional
 // whitespace trimmed ("" when absent). `head` may continue with the body: only the lines up

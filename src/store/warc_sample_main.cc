@@ -1,5 +1,5 @@
 // Writes sample WARCs for the independent-reader test (tests/e2e/warcio_verify.js):
-//   OUT/good-sha256/  varied fetches (chunked head, gzip content-encoding, binary, empty,
+//   OUT/good-sha256/  varied fetches (chunked head, content-encoded (stored), binary, empty,
 //                     truncated, revisits (both profiles), metadata, near-duplicate tags
 //                     and metadata-only records, rotation) with sha256 digests
 //   OUT/good-sha1/    the same with sha1 digests
@@ -57,6 +57,11 @@ Status WriteSet(const std::filesystem::path& dir, DigestAlgorithm algo) {
         body.resize(20000);
         for (char& ch : body) ch = static_cast<char>(rng());
         head = "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n\r\n";
+        // Half with a Content-Encoding: the writer keeps such a payload in stored deflate
+        // blocks; readers must not see a difference.
+        if (i % 10 == 2) {
+          head = "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: br\r\n\r\n";
+        }
         break;
       }
       case 3:  // empty body

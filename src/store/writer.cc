@@ -25,20 +25,75 @@ constexpr std::string_view kConformsTo =
 constexpr int kMaxSerial = 99999;
 
 // Header values must stay on one line: CR, LF and other controls in a URI or field value
-// are percent-encoded so outside data cannot inject WARC headers.
-std::string SafeValue(std::string_view v, bool is_uri) {
-  std::string out;
-  out.reserve(v.size());
-  for (unsigned char c : v) {
+// are percent-encoded so outside data cannot inject WARC headers. Appends to `*out`; runs
+// without such bytes (all of them, normally) are copied at once.
+void AppendSafe(std::string_view v, bool is_uri, std::string* out) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  size_t start = 0;
+  for (size_t i = 0; i < v.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(v[i]);
     if (c < 0x20 || c == 0x7f || (is_uri && c == ' ')) {
-      char buf[4];
-      std::snprintf(buf, sizeof(buf), "%%%02X", c);
-      out += buf;
-    } else {
-      out.push_back(static_cast<char>(c));
+      out->append(v.data() + start, i - start);
+      const char esc[3] = {'%', kHex[c >> 4], kHex[c & 15]};
+      out->append(esc, sizeof(esc));
+      start = i + 1;
     }
   }
-  return out;
+  out->append(v.data() + start, v.size() - start);
+}
+
+// Appends the header line "name: value\r\n".
+void AddHeader(std::string_view name, std::string_view value, std::string* out) {
+  out->append(name);
+  out->append(": ");
+  out->append(value);
+  out->append("\r\n");
+}
+
+// The same with the value made safe (AppendSafe).
+void AddSafeHeader(std::string_view name, std::string_view value, bool is_uri, std::string* out) {
+  out->append(name);
+  out->append(": ");
+  AppendSafe(value, is_uri, out);
+  out->append("\r\n");
+}
+
+// Whether a response head declares a Content-Encoding other than identity (gzip, br, zstd,
+// ...): the payload, stored as received, is compressed already.
+bool HasContentEncoding(std::string_view head) {
+  static constexpr std::string_view kName = "content-encoding:";
+  head = internal::HttpHeadOf(head);
+  size_t eol = head.find('\n');  // after the status line
+  while (eol != std::string_view::npos) {
+    head.remove_prefix(eol + 1);
+    eol = head.find('\n');
+    std::string_view line = head.substr(0, eol);
+    if (line.size() <= kName.size() ||
+        !internal::EqualsIgnoreCase(line.substr(0, kName.size()), kName)) {
+      continue;
+    }
+    std::string_view v = line.substr(kName.size());
+    while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+    while (!v.empty() && (v.back() == ' ' || v.back() == '\t' || v.back() == '\r')) {
+      v.remove_suffix(1);
+    }
+    return !v.empty() && !internal::EqualsIgnoreCase(v, "identity");
+  }
+  return false;
+}
+
+// Payloads at least this long with a Content-Encoding go into stored deflate blocks
+// (GzipCompressor::AppendMemberStored); shorter ones are not worth a second code path.
+constexpr size_t kMinStoredPayload = 512;
+
+void AppendDecimal(uint64_t v, std::string* out) {
+  char buf[20];
+  char* p = buf + sizeof(buf);
+  do {
+    *--p = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v != 0);
+  out->append(p, static_cast<size_t>(buf + sizeof(buf) - p));
 }
 
 std::string HostName(const std::string& configured) {
@@ -48,12 +103,14 @@ std::string HostName(const std::string& configured) {
   return buf;
 }
 
-// The response or revisit record of a fetch, before serialisation.
+// The response or revisit record of a fetch, before serialisation: its block is `head`
+// followed by `payload` (not copied together: digested and appended in two parts).
 struct MainRecord {
-  std::string type;
-  std::vector<std::pair<std::string, std::string>> headers;  // beyond id, type and digests
-  std::string content_type;
-  std::string block;
+  std::string_view type;
+  std::string_view headers;         // lines beyond the common ones, id, type and digests
+  std::string_view head;            // the rewritten HTTP response head
+  std::string_view payload;         // "" for a revisit
+  bool payload_compressed = false;  // has a Content-Encoding: stored, not deflated again
 };
 
 }  // namespace
@@ -64,6 +121,7 @@ class WarcWriter::Impl {
       : opt_(std::move(o)),
         clock_(opt_.clock != nullptr ? opt_.clock : SystemClock::Default()),
         gzip_(opt_.gzip_level),
+        digester_(opt_.digest),
         hostname_(HostName(opt_.hostname)) {
     if (opt_.software.empty()) {
       opt_.software = DefaultUserAgent();
@@ -83,17 +141,16 @@ class WarcWriter::Impl {
 
   Result<RecordLocation> WriteResponse(const Capture& c) {
     std::string date = WarcDate(c.fetch_time_us != 0 ? c.fetch_time_us : clock_->WallMicros());
-    std::string payload_digest = PayloadDigestFor(c);
-    MainRecord m;
-    m.type = "response";
-    m.headers = CommonHeaders(c, date);
-    m.headers.emplace_back("WARC-Payload-Digest", payload_digest);
-    if (!c.truncated.empty())
-      m.headers.emplace_back("WARC-Truncated", SafeValue(c.truncated, false));
-    m.content_type = "application/http;msgtype=response";
-    m.block = internal::RewriteResponseHead(c.response_header);
-    m.block += c.payload;
-    return WriteFetch(c, date, m, payload_digest, false);
+    PayloadDigestFor(c, &payload_digest_);
+    main_headers_.clear();
+    AddHeader("WARC-Payload-Digest", payload_digest_, &main_headers_);
+    if (!c.truncated.empty()) AddSafeHeader("WARC-Truncated", c.truncated, false, &main_headers_);
+    head_.clear();
+    internal::AppendRewrittenResponseHead(c.response_header, &head_);
+    const bool compressed =
+        c.payload.size() >= kMinStoredPayload && HasContentEncoding(c.response_header);
+    return WriteFetch(c, date, {"response", main_headers_, head_, c.payload, compressed},
+                      payload_digest_, false);
   }
 
   Result<RecordLocation> WriteRevisit(const Capture& c, const Revisit& r) {
@@ -102,23 +159,27 @@ class WarcWriter::Impl {
     // identical-payload-digest: the capture's payload, which equals the original's.
     // server-not-modified: the 304 has no payload; the original's digest when the caller
     // knows it, else none (docs/warc.md "Revisits for 304 Not Modified").
-    std::string payload_digest =
-        not_modified ? SafeValue(r.refers_to_digest, true) : PayloadDigestFor(c);
-    MainRecord m;
-    m.type = "revisit";
-    m.headers = CommonHeaders(c, date);
-    m.headers.emplace_back(
-        "WARC-Profile",
-        std::string(not_modified ? kServerNotModifiedProfile : kIdenticalPayloadDigestProfile));
-    m.headers.emplace_back("WARC-Refers-To-Target-URI", SafeValue(r.refers_to_uri, true));
-    m.headers.emplace_back("WARC-Refers-To-Date", WarcDate(r.refers_to_date_us));
-    if (!r.refers_to_record_id.empty()) {
-      m.headers.emplace_back("WARC-Refers-To", SafeValue(r.refers_to_record_id, true));
+    payload_digest_.clear();
+    if (not_modified) {
+      AppendSafe(r.refers_to_digest, true, &payload_digest_);
+    } else {
+      PayloadDigestFor(c, &payload_digest_);
     }
-    if (!payload_digest.empty()) m.headers.emplace_back("WARC-Payload-Digest", payload_digest);
-    m.content_type = "application/http;msgtype=response";
-    m.block = internal::RewriteResponseHead(c.response_header);
-    return WriteFetch(c, date, m, payload_digest, true);
+    main_headers_.clear();
+    AddHeader("WARC-Profile",
+              not_modified ? kServerNotModifiedProfile : kIdenticalPayloadDigestProfile,
+              &main_headers_);
+    AddSafeHeader("WARC-Refers-To-Target-URI", r.refers_to_uri, true, &main_headers_);
+    AddHeader("WARC-Refers-To-Date", WarcDate(r.refers_to_date_us), &main_headers_);
+    if (!r.refers_to_record_id.empty()) {
+      AddSafeHeader("WARC-Refers-To", r.refers_to_record_id, true, &main_headers_);
+    }
+    if (!payload_digest_.empty()) {
+      AddHeader("WARC-Payload-Digest", payload_digest_, &main_headers_);
+    }
+    head_.clear();
+    internal::AppendRewrittenResponseHead(c.response_header, &head_);
+    return WriteFetch(c, date, {"revisit", main_headers_, head_, {}}, payload_digest_, true);
   }
 
   Result<RecordLocation> WriteNearDuplicateMetadata(const Capture& c) {
@@ -127,44 +188,45 @@ class WarcWriter::Impl {
       return Status::InvalidArgument("capture of " + c.target_uri + " is no near-duplicate");
     }
     std::string date = WarcDate(c.fetch_time_us != 0 ? c.fetch_time_us : clock_->WallMicros());
-    std::string payload_digest = PayloadDigestFor(c);
+    PayloadDigestFor(c, &payload_digest_);
     std::string id = internal::NewRecordId();
-    std::vector<std::pair<std::string, std::string>> h = CommonHeaders(c, date);
+    CommonHeaders(c, date);
+    main_headers_.clear();
     if (!c.near_duplicate_of->record_id.empty()) {
-      h.emplace_back("WARC-Refers-To", SafeValue(c.near_duplicate_of->record_id, true));
+      AddSafeHeader("WARC-Refers-To", c.near_duplicate_of->record_id, true, &main_headers_);
     }
-    std::string block = MetadataBlock(c);
-    block += "payloadDigest: " + payload_digest + "\r\n";
-    if (c.status > 0) block += "httpStatus: " + std::to_string(c.status) + "\r\n";
-    std::string member;
+    MetadataBlock(c, &meta_block_);
+    AddHeader("payloadDigest", payload_digest_, &meta_block_);
+    if (c.status > 0) AddHeader("httpStatus", std::to_string(c.status), &meta_block_);
     for (int attempt = 0; attempt < 2; ++attempt) {  // see WriteFetch: rotation
       std::string warcinfo_before = warcinfo_id_;
-      Result<std::string> m =
-          gzip_.Member(BuildRecord("metadata", id, h, "application/warc-fields", block));
-      if (!m.ok()) return m.status();
-      member = std::move(m).value();
-      Status s = EnsureRoom(member.size());
+      members_.clear();
+      BuildRecord("metadata", id, common_, main_headers_, "application/warc-fields", meta_block_,
+                  {});
+      Status s = gzip_.AppendMember(record_, &members_);
+      if (!s.ok()) return s;
+      s = EnsureRoom(members_.size());
       if (!s.ok()) return s;
       if (warcinfo_id_ == warcinfo_before) break;
     }
-    RecordLocation loc{filename_, file_bytes_, member.size(), id};
-    Status s = Append(member, 1);
+    RecordLocation loc{filename_, file_bytes_, members_.size(), id};
+    Status s = Append(members_, 1);
     if (!s.ok()) return s;
     if (opt_.write_cdxj) {
-      std::string uri = SafeValue(c.target_uri, true);
-      std::string near = SafeValue(c.near_duplicate_of->uri, true);
+      near_uri_.clear();
+      AppendSafe(c.near_duplicate_of->uri, true, &near_uri_);
       internal::CdxjSource src;
-      src.target_uri = uri;
+      src.target_uri = uri_;
       src.surt = c.surt;
       src.warc_date = date;
       src.metadata = true;
-      src.near_dup_of = near;
+      src.near_dup_of = near_uri_;
       src.status = c.status;
-      src.payload_digest = payload_digest;
+      src.payload_digest = payload_digest_;
       src.offset = loc.offset;
       src.length = loc.length;
       src.filename = filename_;
-      cdxj_pending_ += internal::CdxjLineFor(src);
+      internal::AppendCdxjLine(src, &cdxj_pending_);
       cdxj_pending_ += '\n';
     }
     return loc;
@@ -198,111 +260,138 @@ class WarcWriter::Impl {
   std::filesystem::path current_file() const { return fd_ >= 0 ? path_ : std::filesystem::path(); }
 
  private:
-  std::string PayloadDigestFor(const Capture& c) const {
-    std::string prefix = std::string(internal::DigestPrefix(opt_.digest)) + ":";
-    if (c.payload_digest.compare(0, prefix.size(), prefix) == 0) {
-      return SafeValue(c.payload_digest, true);
+  // The payload digest to write, into `*out` (replaced): the capture's own when it is of
+  // the configured algorithm, else computed.
+  void PayloadDigestFor(const Capture& c, std::string* out) {
+    out->clear();
+    const std::string_view prefix = internal::DigestPrefix(opt_.digest);
+    if (c.payload_digest.size() > prefix.size() && c.payload_digest.starts_with(prefix) &&
+        c.payload_digest[prefix.size()] == ':') {
+      AppendSafe(c.payload_digest, true, out);
+      return;
     }
-    return PayloadDigest(c.payload, opt_.digest);
+    digester_.Update(c.payload);
+    digester_.AppendLabelAndReset(out);
   }
 
-  std::vector<std::pair<std::string, std::string>> CommonHeaders(const Capture& c,
-                                                                 const std::string& date) {
-    std::vector<std::pair<std::string, std::string>> h;
-    h.emplace_back("WARC-Date", date);
-    h.emplace_back("WARC-Target-URI", SafeValue(c.target_uri, true));
-    if (!c.ip.empty()) h.emplace_back("WARC-IP-Address", SafeValue(c.ip, true));
-    return h;
+  // The header lines every record of a fetch starts with, into common_; also the target
+  // URI as written (uri_), which its CDXJ line repeats.
+  void CommonHeaders(const Capture& c, std::string_view date) {
+    uri_.clear();
+    AppendSafe(c.target_uri, true, &uri_);
+    common_.clear();
+    AddHeader("WARC-Date", date, &common_);
+    AddHeader("WARC-Target-URI", uri_, &common_);
+    if (!c.ip.empty()) AddSafeHeader("WARC-IP-Address", c.ip, true, &common_);
   }
 
-  // Serialises a record. `headers` must not contain the id, type, digests or lengths.
-  std::string BuildRecord(std::string_view type, const std::string& id,
-                          const std::vector<std::pair<std::string, std::string>>& headers,
-                          std::string_view content_type, std::string_view block) const {
-    std::string out;
-    out.reserve(block.size() + 512);
+  // Serialises a record into record_ (replaced): its header lines are `headers1` then
+  // `headers2` (neither holding the id, type, digests or lengths), its block `block1` then
+  // `block2`.
+  void BuildRecord(std::string_view type, std::string_view id, std::string_view headers1,
+                   std::string_view headers2, std::string_view content_type,
+                   std::string_view block1, std::string_view block2) {
+    std::string& out = record_;
+    out.clear();
+    out.reserve(headers1.size() + headers2.size() + block1.size() + block2.size() + 512);
     out += "WARC/1.1\r\nWARC-Type: ";
     out += type;
-    out += "\r\nWARC-Record-ID: " + id + "\r\n";
-    for (const auto& [k, v] : headers) out += k + ": " + v + "\r\n";
-    if (!warcinfo_id_.empty() && type != "warcinfo") {
-      out += "WARC-Warcinfo-ID: " + warcinfo_id_ + "\r\n";
-    }
+    out += "\r\nWARC-Record-ID: ";
+    out += id;
+    out += "\r\n";
+    out += headers1;
+    out += headers2;
+    if (!warcinfo_id_.empty() && type != "warcinfo")
+      AddHeader("WARC-Warcinfo-ID", warcinfo_id_, &out);
     out += "Content-Type: ";
     out += content_type;
-    out += "\r\nWARC-Block-Digest: " + PayloadDigest(block, opt_.digest);
-    out += "\r\nContent-Length: " + std::to_string(block.size()) + "\r\n\r\n";
-    out += block;
+    out += "\r\nWARC-Block-Digest: ";
+    digester_.Update(block1);
+    digester_.Update(block2);
+    digester_.AppendLabelAndReset(&out);
+    out += "\r\nContent-Length: ";
+    AppendDecimal(block1.size() + block2.size(), &out);
     out += "\r\n\r\n";
-    return out;
+    out += block1;
+    out += block2;
+    out += "\r\n\r\n";
   }
 
   // Appends request (if any) + main record + metadata (if any) as one write; the main
   // record's location is returned and indexed.
   Result<RecordLocation> WriteFetch(const Capture& c, const std::string& date,
-                                    const MainRecord& main, const std::string& payload_digest,
+                                    const MainRecord& main, std::string_view payload_digest,
                                     bool is_revisit) {
     if (closed_) return Status::Aborted("WarcWriter is closed");
-    if (main.block.empty() || c.response_header.empty()) {
+    if ((main.head.empty() && main.payload.empty()) || c.response_header.empty()) {
       // Without a head readers cannot parse the block as HTTP; this is a caller bug.
       return Status::InvalidArgument("capture of " + c.target_uri + " has no response head");
     }
     std::string main_id = internal::NewRecordId();
     std::string request_id = internal::NewRecordId();
     std::string metadata_id = internal::NewRecordId();
-    size_t main_index = 0;
-    std::vector<std::string> members;
-    uint64_t total = 0;
+    CommonHeaders(c, date);
+    concurrent_.clear();
+    AddHeader("WARC-Concurrent-To", main_id, &concurrent_);
+    const bool has_metadata = !c.outlinks.empty() || !c.via.empty() || c.near_duplicate_of;
+    if (has_metadata) MetadataBlock(c, &meta_block_);
+    size_t records = 0;
+    uint64_t main_offset = 0, main_length = 0;  // within members_
     // Records name the warcinfo of their file, which is only known once rotation has been
     // decided; a rotation therefore re-serialises the group (rare: once per file).
     for (int attempt = 0; attempt < 2; ++attempt) {
       std::string warcinfo_before = warcinfo_id_;
-      members.clear();
-      total = 0;
-      std::vector<std::string> texts;
+      members_.clear();
+      records = 0;
       if (!c.request_header.empty()) {
-        std::vector<std::pair<std::string, std::string>> h = CommonHeaders(c, date);
-        h.emplace_back("WARC-Concurrent-To", main_id);
-        texts.push_back(BuildRecord("request", request_id, h, "application/http;msgtype=request",
-                                    c.request_header));
+        BuildRecord("request", request_id, common_, concurrent_, "application/http;msgtype=request",
+                    c.request_header, {});
+        Status s = gzip_.AppendMember(record_, &members_);
+        if (!s.ok()) return s;
+        ++records;
       }
-      main_index = texts.size();
-      texts.push_back(BuildRecord(main.type, main_id, main.headers, main.content_type, main.block));
-      if (!c.outlinks.empty() || !c.via.empty() || c.near_duplicate_of) {
-        texts.push_back(MetadataRecord(c, date, metadata_id, main_id));
+      BuildRecord(main.type, main_id, common_, main.headers, "application/http;msgtype=response",
+                  main.head, main.payload);
+      main_offset = members_.size();
+      Status s;
+      if (main.payload_compressed) {
+        // record_ = WARC head + HTTP head, the payload, CRLF CRLF (BuildRecord).
+        const std::string_view text = record_;
+        const size_t payload_at = text.size() - main.payload.size() - 4;
+        s = gzip_.AppendMemberStored(text.substr(0, payload_at),
+                                     text.substr(payload_at, main.payload.size()),
+                                     text.substr(payload_at + main.payload.size()), &members_);
+      } else {
+        s = gzip_.AppendMember(record_, &members_);
       }
-      for (const std::string& t : texts) {
-        Result<std::string> m = gzip_.Member(t);
-        if (!m.ok()) return m.status();
-        total += m->size();
-        members.push_back(std::move(m).value());
+      if (!s.ok()) return s;
+      main_length = members_.size() - main_offset;
+      ++records;
+      if (has_metadata) {
+        BuildRecord("metadata", metadata_id, common_, concurrent_, "application/warc-fields",
+                    meta_block_, {});
+        s = gzip_.AppendMember(record_, &members_);
+        if (!s.ok()) return s;
+        ++records;
       }
-      Status s = EnsureRoom(total);
+      s = EnsureRoom(members_.size());
       if (!s.ok()) return s;
       if (warcinfo_id_ == warcinfo_before) break;
     }
-    RecordLocation loc;
-    std::string all;
-    all.reserve(total);
-    for (size_t i = 0; i < members.size(); ++i) {
-      if (i == main_index) {
-        loc = {filename_, file_bytes_ + all.size(), members[i].size(), main_id};
-      }
-      all += members[i];
-    }
-    Status s = Append(all, members.size());
+    RecordLocation loc{filename_, file_bytes_ + main_offset, main_length, std::move(main_id)};
+    Status s = Append(members_, records);
     if (!s.ok()) return s;
     if (opt_.write_cdxj) {
       // The URL as written in WARC-Target-URI (escaped), so that RecoverWarc, which only
       // sees the record, produces the same line.
-      std::string uri = SafeValue(c.target_uri, true);
-      std::string near = c.near_duplicate_of ? SafeValue(c.near_duplicate_of->uri, true) : "";
+      near_uri_.clear();
+      if (c.near_duplicate_of) AppendSafe(c.near_duplicate_of->uri, true, &near_uri_);
       internal::CdxjSource src;
-      src.target_uri = uri;
+      src.target_uri = uri_;
       src.surt = c.surt;
       src.warc_date = date;
       src.revisit = is_revisit;
-      src.near_dup_of = near;
+      src.near_dup_of = near_uri_;
       src.mime = c.mime;
       src.response_head = c.response_header;
       src.status = c.status;
@@ -310,37 +399,26 @@ class WarcWriter::Impl {
       src.offset = loc.offset;
       src.length = loc.length;
       src.filename = filename_;
-      cdxj_pending_ += internal::CdxjLineFor(src);
+      internal::AppendCdxjLine(src, &cdxj_pending_);
       cdxj_pending_ += '\n';
     }
     return loc;
   }
 
-  // application/warc-fields lines: via, hopsFromSeed, the near-duplicate fields, outlinks.
-  static std::string MetadataBlock(const Capture& c) {
-    std::string block;
-    if (!c.via.empty()) block += "via: " + SafeValue(c.via, true) + "\r\n";
-    if (c.hops > 0) block += "hopsFromSeed: " + std::to_string(c.hops) + "\r\n";
+  // application/warc-fields lines into `*block` (replaced): via, hopsFromSeed, the
+  // near-duplicate fields, outlinks.
+  static void MetadataBlock(const Capture& c, std::string* block) {
+    block->clear();
+    if (!c.via.empty()) AddSafeHeader("via", c.via, true, block);
+    if (c.hops > 0) AddHeader("hopsFromSeed", std::to_string(c.hops), block);
     if (c.near_duplicate_of) {
       const Capture::NearDuplicate& n = *c.near_duplicate_of;
-      block += "nearDuplicateOf: " + SafeValue(n.uri, true) + "\r\n";
-      if (!n.record_id.empty()) {
-        block += "nearDuplicateRecord: " + SafeValue(n.record_id, true) + "\r\n";
-      }
-      if (n.date_us != 0) block += "nearDuplicateDate: " + WarcDate(n.date_us) + "\r\n";
-      block += "simhashDistance: " + std::to_string(n.distance) + "\r\n";
+      AddSafeHeader("nearDuplicateOf", n.uri, true, block);
+      if (!n.record_id.empty()) AddSafeHeader("nearDuplicateRecord", n.record_id, true, block);
+      if (n.date_us != 0) AddHeader("nearDuplicateDate", WarcDate(n.date_us), block);
+      AddHeader("simhashDistance", std::to_string(n.distance), block);
     }
-    for (const std::string& link : c.outlinks)
-      block += "outlink: " + SafeValue(link, true) + "\r\n";
-    return block;
-  }
-
-  std::string MetadataRecord(const Capture& c, const std::string& date, const std::string& id,
-                             const std::string& concurrent_to) {
-    std::string block = MetadataBlock(c);
-    std::vector<std::pair<std::string, std::string>> h = CommonHeaders(c, date);
-    h.emplace_back("WARC-Concurrent-To", concurrent_to);
-    return BuildRecord("metadata", id, h, "application/warc-fields", block);
+    for (const std::string& link : c.outlinks) AddSafeHeader("outlink", link, true, block);
   }
 
   // Opens a file if none is open; rotates when `bytes` more would pass the size limit
@@ -383,26 +461,28 @@ class WarcWriter::Impl {
   }
 
   Status WriteWarcinfo() {
-    std::string block = "software: " + SafeValue(opt_.software, false) + "\r\n";
-    block += "format: WARC File Format 1.1\r\n";
-    block += "conformsTo: " + std::string(kConformsTo) + "\r\n";
-    block += "hostname: " + SafeValue(hostname_, false) + "\r\n";
+    std::string block;
+    AddSafeHeader("software", opt_.software, false, &block);
+    AddHeader("format", "WARC File Format 1.1", &block);
+    AddHeader("conformsTo", kConformsTo, &block);
+    AddSafeHeader("hostname", hostname_, false, &block);
     if (!opt_.operator_contact.empty()) {
-      block += "operator: " + SafeValue(opt_.operator_contact, false) + "\r\n";
+      AddSafeHeader("operator", opt_.operator_contact, false, &block);
     }
     if (!opt_.description.empty()) {
-      block += "description: " + SafeValue(opt_.description, false) + "\r\n";
+      AddSafeHeader("description", opt_.description, false, &block);
     }
     std::string id = internal::NewRecordId();
-    std::vector<std::pair<std::string, std::string>> h;
-    h.emplace_back("WARC-Date", WarcDate(clock_->WallMicros()));
-    h.emplace_back("WARC-Filename", filename_);
+    std::string headers;
+    AddHeader("WARC-Date", WarcDate(clock_->WallMicros()), &headers);
+    AddHeader("WARC-Filename", filename_, &headers);
     warcinfo_id_.clear();
-    std::string text = BuildRecord("warcinfo", id, h, "application/warc-fields", block);
+    BuildRecord("warcinfo", id, headers, {}, "application/warc-fields", block, {});
     warcinfo_id_ = id;
-    Result<std::string> m = gzip_.Member(text);
-    if (!m.ok()) return m.status();
-    return Append(*m, 1);
+    std::string member;
+    Status s = gzip_.AppendMember(record_, &member);
+    if (!s.ok()) return s;
+    return Append(member, 1);
   }
 
   // One write(2) for the whole buffer; on failure the file is cut back to its old size so
@@ -446,7 +526,18 @@ class WarcWriter::Impl {
   WarcOptions opt_;
   const Clock* clock_;
   internal::GzipCompressor gzip_;
+  internal::Digester digester_;
   std::string hostname_;
+  // Reused per fetch, so that writing allocates little (docs/benchmarks.md "WARC writing").
+  std::string record_;          // the text of the record being built
+  std::string members_;         // the gzip members of the fetch, appended with one write
+  std::string common_;          // header lines of every record of the fetch
+  std::string main_headers_;    // further header lines of the main record
+  std::string concurrent_;      // "WARC-Concurrent-To: <main id>" line
+  std::string head_;            // the rewritten HTTP response head
+  std::string meta_block_;      // the metadata record's block
+  std::string payload_digest_;  // as written in WARC-Payload-Digest
+  std::string uri_, near_uri_;  // target URI and near-duplicate URI as written
   int fd_ = -1;
   int cdxj_fd_ = -1;
   std::filesystem::path path_;
