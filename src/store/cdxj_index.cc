@@ -76,11 +76,16 @@ class LineSource {
 
 namespace internal {
 
-std::string SortedLines(std::string_view text) {
+std::vector<std::string_view> SortedLineViews(std::string_view text) {
   std::vector<std::string_view> lines = SplitLines(text);
   // std::string_view compares like memcmp (char_traits<char>::lt is unsigned), which is the
   // byte order of `LC_ALL=C sort`; a prefix sorts first, as there.
   std::sort(lines.begin(), lines.end());
+  return lines;
+}
+
+std::string SortedLines(std::string_view text) {
+  const std::vector<std::string_view> lines = SortedLineViews(text);
   std::string out;
   out.reserve(text.size() + 1);
   for (std::string_view l : lines) {
@@ -108,12 +113,20 @@ Status SortCdxjFile(const std::filesystem::path& cdxj, bool sync) {
   if (!std::filesystem::exists(cdxj, ec)) {
     return Status::NotFound(cdxj.string() + ": no such file");
   }
+  // Read at its size (no doubling growth), sorted as views into it, written back through a
+  // bounded buffer: about the file's size in memory, once (docs/warc.md, "CDXJ").
+  const uintmax_t size = std::filesystem::file_size(cdxj, ec);
+  if (ec) return Status::IOError(cdxj.string() + ": " + ec.message());
   std::ifstream in(cdxj, std::ios::binary);
   if (!in) return Status::IOError(cdxj.string() + ": cannot open");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return Status::IOError(cdxj.string() + ": read failed");
+  std::string text(static_cast<size_t>(size), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (in.bad() || static_cast<uintmax_t>(in.gcount()) != size) {
+    return Status::IOError(cdxj.string() + ": read failed");
+  }
   if (internal::LinesSorted(text) && (text.empty() || text.back() == '\n')) return Status::Ok();
-  return internal::ReplaceFile(cdxj, internal::SortedLines(text), sync);
+  return internal::ReplaceFileWithLines(cdxj, internal::SortedLineViews(text), sync,
+                                        /*newlines=*/true);
 }
 
 Result<std::vector<std::filesystem::path>> ListCdxjFiles(const std::filesystem::path& path) {

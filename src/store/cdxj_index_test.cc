@@ -83,6 +83,28 @@ TEST(SortCdxjFile, SortsAtomicallyAndAgreesWithSort) {
   EXPECT_EQ(SortCdxjFile(dir.path() / "none.cdxj").code(), Status::Code::kNotFound);
 }
 
+// A file larger than the writer's 1 MiB buffer, with a line longer than it: written back
+// through the buffer, byte for byte what SortedLines builds.
+TEST(SortCdxjFile, FileLargerThanTheWriteBuffer) {
+  TempDir dir;
+  std::filesystem::path p = dir.path() / "big.cdxj";
+  std::string text;
+  uint64_t x = 12345;
+  for (int i = 0; i < 30000; ++i) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    text += "com,h" + std::to_string(x >> 40) + ")/ 2026 {\"url\": \"" +
+            std::string(40 + (x >> 58), 'a') + "\"}\n";
+  }
+  text += "com,z)/ 1 {\"u\": \"" + std::string(size_t{3} << 20, 'b') + "\"}\n";
+  text += "com,a)/ 0 {}\n";
+  WriteText(p, text);
+  ASSERT_TRUE(SortCdxjFile(p, /*sync=*/false).ok());
+  const std::string sorted = ReadFile(p);
+  EXPECT_EQ(sorted.size(), text.size());
+  EXPECT_TRUE(sorted == internal::SortedLines(text));
+  EXPECT_EQ(SortCheck(p), 0);
+}
+
 std::unique_ptr<WarcWriter> OpenWriter(const std::filesystem::path& dir, FakeClock* clock,
                                        uint64_t max_bytes) {
   WarcOptions o;

@@ -38,11 +38,35 @@ Status WriteAll(int fd, std::string_view data, const std::filesystem::path& path
 }
 
 Status ReplaceFile(const std::filesystem::path& path, std::string_view text, bool sync) {
+  return ReplaceFileWithLines(path, {text}, sync, /*newlines=*/false);
+}
+
+Status ReplaceFileWithLines(const std::filesystem::path& path,
+                            const std::vector<std::string_view>& pieces, bool sync, bool newlines) {
   std::filesystem::path tmp = path;
   tmp += ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return Status::IOError(tmp.string() + ": open: " + ErrnoText(errno));
-  Status s = WriteAll(fd, text, tmp);
+  // Through a bounded buffer: the pieces are views into text the caller holds, so the file
+  // is never built a second time in memory (a CDXJ file can be ~100 MB).
+  constexpr size_t kBuffer = size_t{1} << 20;
+  std::string buffer;
+  Status s;
+  for (std::string_view piece : pieces) {
+    if (buffer.size() + piece.size() + 1 > kBuffer && !buffer.empty()) {
+      s = WriteAll(fd, buffer, tmp);
+      buffer.clear();
+      if (!s.ok()) break;
+    }
+    if (piece.size() >= kBuffer) {
+      s = WriteAll(fd, piece, tmp);
+      if (!s.ok()) break;
+    } else {
+      buffer += piece;
+    }
+    if (newlines) buffer += '\n';
+  }
+  if (s.ok() && !buffer.empty()) s = WriteAll(fd, buffer, tmp);
   if (s.ok() && sync && ::fsync(fd) != 0) {
     s = Status::IOError(tmp.string() + ": fsync: " + ErrnoText(errno));
   }

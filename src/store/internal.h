@@ -96,11 +96,16 @@ Status WriteAll(int fd, std::string_view data, const std::filesystem::path& path
 // temporary file `<path>.tmp`, fsync, rename, fsync of the directory (the fsyncs only when
 // `sync`).
 Status ReplaceFile(const std::filesystem::path& path, std::string_view text, bool sync = true);
+// ReplaceFile with the concatenation of `pieces`, each followed by '\n' when `newlines`.
+Status ReplaceFileWithLines(const std::filesystem::path& path,
+                            const std::vector<std::string_view>& pieces, bool sync, bool newlines);
 
 // CDXJ text (lines ending in '\n'; a missing last '\n' is added) sorted by whole line in
 // byte order, as `LC_ALL=C sort` orders it. Equal keys keep a deterministic order: the rest
 // of the line (timestamp, then the JSON) decides.
 std::string SortedLines(std::string_view text);
+// The lines of `text` (views into it, without their '\n'), sorted like SortedLines.
+std::vector<std::string_view> SortedLineViews(std::string_view text);
 // Whether `text` is in that order (what `LC_ALL=C sort -c` accepts). On false, `*bad_line`
 // (if given) is the 1-based number of the first line that sorts before its predecessor.
 bool LinesSorted(std::string_view text, uint64_t* bad_line = nullptr);
