@@ -62,8 +62,9 @@ struct FetchOptions {
   bool http2 = true;
   // Verify the server certificate and host name. Default true.
   bool verify_tls = true;
-  // Transfers running at once; further Start() calls wait inside the fetcher, FIFO.
-  // Also caps the multi handle's total connections. 0 = unlimited. Default 2000.
+  // Transfers running at once; further Start() calls wait inside the fetcher, FIFO. Open
+  // connections: one per running transfer and per idle host kept (a redirect followed
+  // inside a transfer may add one). 0 = unlimited. Default 2000.
   size_t max_concurrent = 2000;
   // Hosts whose connection is kept open, idle, for their next request (each host has its
   // own connection cache, so a lookup never walks other hosts' connections); beyond it the
