@@ -33,15 +33,6 @@ std::string SurtKey(std::string_view uri) {
 
 namespace internal {
 
-namespace {
-
-// The JSON object of a CDXJ line: fields in this order, empty optional ones left out.
-struct CdxjJson {
-  std::string_view url, mime, status, digest;
-  uint64_t length = 0, offset = 0;
-  std::string_view filename, near_dup_of;
-};
-
 void AppendDecimal(uint64_t v, std::string* out) {
   char buf[20];
   char* p = buf + sizeof(buf);
@@ -51,6 +42,15 @@ void AppendDecimal(uint64_t v, std::string* out) {
   } while (v != 0);
   out->append(p, static_cast<size_t>(buf + sizeof(buf) - p));
 }
+
+namespace {
+
+// The JSON object of a CDXJ line: fields in this order, empty optional ones left out.
+struct CdxjJson {
+  std::string_view url, mime, status, digest;
+  uint64_t length = 0, offset = 0;
+  std::string_view filename, near_dup_of;
+};
 
 void AppendField(std::string_view key, std::string_view value, std::string* out) {
   out->push_back('"');

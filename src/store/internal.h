@@ -154,6 +154,8 @@ std::string FormatCdxjLine(const CdxjEntry& e);
 // \u00xx (lower-case hex), well-formed UTF-8 (and DEL) as is, each ill-formed sequence as
 // one U+FFFD.
 void AppendJsonString(std::string_view s, std::string* out);
+// Appends the decimal digits of `v` (no allocation).
+void AppendDecimal(uint64_t v, std::string* out);
 
 // What the index says about one response or revisit record. WarcWriter fills it from the
 // Capture, RecoverWarc from the record read back, and both format it with CdxjLineFor(), so

@@ -15,6 +15,7 @@
 namespace harvest::store {
 namespace {
 
+using internal::AppendDecimal;
 using internal::ErrnoText;
 using internal::WriteAll;
 
@@ -85,16 +86,6 @@ bool HasContentEncoding(std::string_view head) {
 // Payloads at least this long with a Content-Encoding go into stored deflate blocks
 // (GzipCompressor::AppendMemberStored); shorter ones are not worth a second code path.
 constexpr size_t kMinStoredPayload = 512;
-
-void AppendDecimal(uint64_t v, std::string* out) {
-  char buf[20];
-  char* p = buf + sizeof(buf);
-  do {
-    *--p = static_cast<char>('0' + v % 10);
-    v /= 10;
-  } while (v != 0);
-  out->append(p, static_cast<size_t>(buf + sizeof(buf) - p));
-}
 
 std::string HostName(const std::string& configured) {
   if (!configured.empty()) return configured;
