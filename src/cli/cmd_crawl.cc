@@ -1,7 +1,9 @@
 // harvest crawl: crawl from seed URLs into a WARC directory.
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -85,6 +87,33 @@ void WriteSummaryJson(const std::string& path, const crawl::CrawlStats& stats) {
       << ",\"still_queued\":" << stats.still_queued << "}\n";
 }
 
+// A crawl holds a socket per transfer in flight and per idle host connection kept, plus
+// the crawl state's files; Debian's default soft limit (1,024) is below that. Raises the
+// soft open-file limit to what the configuration needs (at most the hard limit), and warns
+// when the hard limit is too low: the crawl then runs, but connects fail with EMFILE.
+void RaiseOpenFileLimit(const crawl::CrawlOptions& o) {
+  constexpr uint64_t kStateAndOutputFiles = 1000 + 128;  // RocksDB max_open_files, WARC, logs
+  const uint64_t want =
+      o.fetch.max_concurrent == 0
+          ? RLIM_INFINITY
+          : o.fetch.max_concurrent + o.fetch.max_idle_connections + kStateAndOutputFiles;
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur >= want) return;
+  const rlim_t raised = lim.rlim_max == RLIM_INFINITY ? want : std::min<rlim_t>(lim.rlim_max, want);
+  if (raised > lim.rlim_cur) {
+    rlimit next = lim;
+    next.rlim_cur = raised;
+    if (setrlimit(RLIMIT_NOFILE, &next) == 0) lim = next;
+  }
+  if (lim.rlim_cur < want && want != RLIM_INFINITY) {
+    spdlog::warn(
+        "open-file limit {} is below the {} this configuration may use (fetch.max_concurrent + "
+        "fetch.max_idle_connections + {} for the crawl state and outputs): raise `ulimit -n` "
+        "or lower them",
+        static_cast<uint64_t>(lim.rlim_cur), want, kStateAndOutputFiles);
+  }
+}
+
 int RunCrawl(const CrawlFlags& f) {
   crawl::CrawlOptions options;
   if (!f.config.empty()) {
@@ -118,6 +147,7 @@ int RunCrawl(const CrawlFlags& f) {
     return kExitUsage;
   }
 
+  RaiseOpenFileLimit(options);
   crawl::Crawler crawler(std::move(options));
   std::unique_ptr<admin::Server> admin_server;
   if (!f.admin.listen.empty()) {

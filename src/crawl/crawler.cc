@@ -373,11 +373,11 @@ void Crawler::Impl::StartFetch(frontier::Lease lease, bool robots, std::string u
   req.id = next_fetch_id_++;
   req.url = std::move(url);
   const uint64_t id = req.id;
-  // Keep the connection only when the host has more to fetch: robots.txt is followed by
-  // its pages, a page by the host's queued URLs. Otherwise close it after the response
-  // (fetch.h FetchRequest::reuse_connection: idle connections are scanned on every reuse
-  // lookup, and a crawl of many hosts would accumulate them).
-  req.reuse_connection = robots || frontier_->QueuedFor(lease.item.host) > 0;
+  // Every response leaves its connection open for the host's next request, even when
+  // nothing is queued yet: a page's links are admitted only after it has been processed.
+  // The fetcher bounds what stays open (fetch.max_idle_connections hosts, 30 s each) and
+  // keeps one connection cache per host, so idle connections cost no lookups.
+  req.reuse_connection = true;
   InFlight flight{.lease = std::move(lease), .robots = robots};
   if (!robots && flight.lease.item.recrawl) {
     // A recrawl: the last stored version decides change and interval; its validators make

@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -216,6 +217,15 @@ size_t Transfer::OnBody(char* data, size_t size, size_t n, void* self) {
   auto* t = static_cast<Transfer*>(self);
   const size_t len = size * n;
   std::string& body = t->result_.body;
+  if (body.empty()) {
+    // Size the body once from Content-Length instead of growing it by doubling (each
+    // growth copies everything received so far).
+    curl_off_t expected = -1;
+    if (curl_easy_getinfo(t->easy_, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &expected) == CURLE_OK &&
+        expected > 0) {
+      body.reserve(std::min(static_cast<size_t>(expected), t->max_body_bytes_));
+    }
+  }
   if (body.size() + len > t->max_body_bytes_) {
     body.append(data, t->max_body_bytes_ - body.size());
     t->body_over_cap_ = true;
