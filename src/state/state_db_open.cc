@@ -85,8 +85,11 @@ rocksdb::BlockBasedTableOptions TableOptions(Tuning tuning,
     table.metadata_block_size = 4096;
     table.pin_top_level_index_and_filter = true;
     table.enable_index_compression = false;
-    table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
   }
+  // Bloom filters in every family: most point lookups are of absent keys (a payload digest
+  // not stored before, a host or URL never seen), and without a filter each such Get reads
+  // and decompresses an index and a data block per level that may hold it.
+  table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
   if (tuning == Tuning::kQueues) table.whole_key_filtering = false;
   return table;
 }
