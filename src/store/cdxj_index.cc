@@ -1,6 +1,11 @@
 // The sorted CDXJ index: sorting one file (when its WARC is closed, after recovery),
 // checking the order, and the k-way merge behind `harvest warc index`.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <queue>
@@ -72,6 +77,195 @@ class LineSource {
   Status status_;
 };
 
+// Reads a file in pieces of whole lines of about `budget` bytes: each piece ends with a
+// '\n' (the last one may end at the end of the file without one). A line longer than the
+// budget makes a piece of its own, as long as the line.
+class LinePieces {
+ public:
+  LinePieces(std::filesystem::path path, size_t budget)
+      : path_(std::move(path)), budget_(std::max<size_t>(budget, 1)) {}
+  ~LinePieces() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  LinePieces(const LinePieces&) = delete;
+  LinePieces& operator=(const LinePieces&) = delete;
+
+  Status Open() {
+    fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) return Status::IOError(path_.string() + ": open: " + internal::ErrnoText(errno));
+    buf_.resize(budget_);
+    return Status::Ok();
+  }
+
+  // Sets `*piece` to the next piece (valid until the next call); false at the end.
+  Result<bool> Next(std::string_view* piece) {
+    // Keep the unfinished line after the previous piece.
+    std::memmove(buf_.data(), buf_.data() + start_, end_ - start_);
+    end_ -= start_;
+    start_ = 0;
+    if (buf_.size() > budget_ && end_ <= budget_) {  // back to the budget after a long line
+      buf_.resize(budget_);
+      buf_.shrink_to_fit();
+    }
+    for (;;) {
+      while (!eof_ && end_ < buf_.size()) {
+        ssize_t n = ::read(fd_, buf_.data() + end_, buf_.size() - end_);
+        if (n < 0) {
+          if (errno == EINTR) continue;
+          return Status::IOError(path_.string() + ": read: " + internal::ErrnoText(errno));
+        }
+        if (n == 0) eof_ = true;
+        end_ += static_cast<size_t>(n);
+      }
+      std::string_view data(buf_.data(), end_);
+      size_t nl = data.rfind('\n');
+      if (nl != std::string_view::npos) {
+        *piece = data.substr(0, nl + 1);
+        start_ = nl + 1;
+        return true;
+      }
+      if (eof_) {
+        if (end_ == 0) return false;
+        *piece = data;
+        start_ = end_;
+        return true;
+      }
+      buf_.resize(buf_.size() * 2);  // one line fills the budget: read on to its end
+    }
+  }
+
+ private:
+  std::filesystem::path path_;
+  size_t budget_;
+  int fd_ = -1;
+  std::string buf_;
+  size_t start_ = 0;  // [start_, end_) of buf_ is read but not yet returned
+  size_t end_ = 0;
+  bool eof_ = false;
+};
+
+// Whether `cdxj` is already as SortCdxjFile leaves it (internal::LinesSorted, ending in
+// '\n'), read in pieces of about `budget` bytes; stops at the first line out of order.
+Result<bool> SortedOnDisk(const std::filesystem::path& cdxj, size_t budget) {
+  LinePieces in(cdxj, budget);
+  Status s = in.Open();
+  if (!s.ok()) return s;
+  std::string last;  // the last line of the previous piece
+  std::string_view piece;
+  for (;;) {
+    Result<bool> more = in.Next(&piece);
+    if (!more.ok()) return more.status();
+    if (!*more) return true;
+    if (piece.back() != '\n') return false;
+    if (piece.substr(0, piece.find('\n')) < last || !internal::LinesSorted(piece)) return false;
+    std::string_view body = piece.substr(0, piece.size() - 1);
+    size_t prev_nl = body.rfind('\n');
+    last.assign(prev_nl == std::string_view::npos ? body : body.substr(prev_nl + 1));
+  }
+}
+
+std::filesystem::path RunPath(const std::filesystem::path& cdxj, size_t n) {
+  std::filesystem::path p = cdxj;
+  p += ".run" + std::to_string(n);
+  return p;
+}
+
+// The run files of one sort; removed when it ends, also on an error.
+class RunFiles {
+ public:
+  explicit RunFiles(std::filesystem::path cdxj) : cdxj_(std::move(cdxj)) {}
+  ~RunFiles() {
+    std::error_code ec;
+    for (const auto& p : made_) std::filesystem::remove(p, ec);
+  }
+  RunFiles(const RunFiles&) = delete;
+  RunFiles& operator=(const RunFiles&) = delete;
+  std::filesystem::path New() {
+    made_.push_back(RunPath(cdxj_, made_.size()));
+    return made_.back();
+  }
+
+ private:
+  std::filesystem::path cdxj_;
+  std::vector<std::filesystem::path> made_;
+};
+
+Status AppendLine(internal::BufferedFileWriter* out, std::string_view line) {
+  Status s = out->Append(line);
+  return s.ok() ? out->Append("\n") : s;
+}
+
+// Merges the sorted run files `inputs` into `out`.
+Status MergeRuns(const std::vector<std::filesystem::path>& inputs,
+                 internal::BufferedFileWriter* out) {
+  return MergeCdxjFiles(inputs, [out](std::string_view line) { return AppendLine(out, line); });
+}
+
+// The external merge sort: sorted runs of about `run_bytes` (their empty lines counted,
+// not written: they sort first), merged in rounds of at most kCdxjSortMaxFanIn runs, the
+// last round into the file's replacement.
+Status SortInRuns(const std::filesystem::path& cdxj, bool sync, size_t run_bytes) {
+  internal::RemoveCdxjSortRuns(cdxj);  // of an earlier sort cut short by a crash
+  RunFiles files(cdxj);
+  std::vector<std::filesystem::path> runs;
+  uint64_t empty_lines = 0;
+  {
+    LinePieces in(cdxj, run_bytes);
+    Status s = in.Open();
+    if (!s.ok()) return s;
+    std::string_view piece;
+    for (;;) {
+      Result<bool> more = in.Next(&piece);
+      if (!more.ok()) return more.status();
+      if (!*more) break;
+      internal::BufferedFileWriter out(files.New());
+      s = out.Open();
+      for (std::string_view line : internal::SortedLineViews(piece)) {
+        if (!s.ok()) break;
+        if (line.empty()) {
+          ++empty_lines;
+        } else {
+          s = AppendLine(&out, line);
+        }
+      }
+      Status closed = out.Close(/*sync=*/false);  // a run outlives no crash: never synced
+      if (!s.ok()) return s;
+      if (!closed.ok()) return closed;
+      runs.push_back(out.path());
+    }
+  }
+  while (runs.size() > internal::kCdxjSortMaxFanIn) {
+    std::vector<std::filesystem::path> merged;
+    for (size_t i = 0; i < runs.size(); i += internal::kCdxjSortMaxFanIn) {
+      std::vector<std::filesystem::path> group(
+          runs.begin() + static_cast<ptrdiff_t>(i),
+          runs.begin() +
+              static_cast<ptrdiff_t>(std::min(runs.size(), i + internal::kCdxjSortMaxFanIn)));
+      if (group.size() == 1) {
+        merged.push_back(group[0]);
+        continue;
+      }
+      internal::BufferedFileWriter out(files.New());
+      Status s = out.Open();
+      if (s.ok()) s = MergeRuns(group, &out);
+      Status closed = out.Close(/*sync=*/false);
+      if (!s.ok()) return s;
+      if (!closed.ok()) return closed;
+      std::error_code ec;
+      for (const auto& p : group) std::filesystem::remove(p, ec);
+      merged.push_back(out.path());
+    }
+    runs = std::move(merged);
+  }
+  return internal::ReplaceFileFrom(cdxj, sync, [&](internal::BufferedFileWriter* out) {
+    for (uint64_t i = 0; i < empty_lines; ++i) {
+      Status s = out->Append("\n");
+      if (!s.ok()) return s;
+    }
+    return MergeRuns(runs, out);
+  });
+}
+
 }  // namespace
 
 namespace internal {
@@ -108,15 +302,42 @@ bool LinesSorted(std::string_view text, uint64_t* bad_line) {
 
 }  // namespace internal
 
-Status SortCdxjFile(const std::filesystem::path& cdxj, bool sync) {
+namespace internal {
+
+void RemoveCdxjSortRuns(const std::filesystem::path& cdxj) {
+  const std::string prefix = cdxj.filename().string() + ".run";
+  const std::filesystem::path dir =
+      cdxj.parent_path().empty() ? std::filesystem::path(".") : cdxj.parent_path();
+  std::error_code ec;
+  std::vector<std::filesystem::path> stale;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.size() > prefix.size() && name.starts_with(prefix) &&
+        std::all_of(name.begin() + static_cast<ptrdiff_t>(prefix.size()), name.end(),
+                    [](char c) { return c >= '0' && c <= '9'; })) {
+      stale.push_back(e.path());
+    }
+  }
+  for (const auto& p : stale) std::filesystem::remove(p, ec);
+}
+
+Status SortCdxjFileWithBudget(const std::filesystem::path& cdxj, bool sync, size_t run_bytes) {
   std::error_code ec;
   if (!std::filesystem::exists(cdxj, ec)) {
     return Status::NotFound(cdxj.string() + ": no such file");
   }
-  // Read at its size (no doubling growth), sorted as views into it, written back through a
-  // bounded buffer: about the file's size in memory, once (docs/warc.md, "CDXJ").
   const uintmax_t size = std::filesystem::file_size(cdxj, ec);
   if (ec) return Status::IOError(cdxj.string() + ": " + ec.message());
+  if (size > run_bytes) {
+    // Bounded memory (docs/warc.md, "CDXJ"): a piece of about `run_bytes` at a time, and
+    // in the merge one line per run.
+    Result<bool> sorted = SortedOnDisk(cdxj, run_bytes);
+    if (!sorted.ok()) return sorted.status();
+    if (*sorted) return Status::Ok();
+    return SortInRuns(cdxj, sync, run_bytes);
+  }
+  // Small: read at its size (no doubling growth), sorted as views into it, written back
+  // through a bounded buffer.
   std::ifstream in(cdxj, std::ios::binary);
   if (!in) return Status::IOError(cdxj.string() + ": cannot open");
   std::string text(static_cast<size_t>(size), '\0');
@@ -124,9 +345,14 @@ Status SortCdxjFile(const std::filesystem::path& cdxj, bool sync) {
   if (in.bad() || static_cast<uintmax_t>(in.gcount()) != size) {
     return Status::IOError(cdxj.string() + ": read failed");
   }
-  if (internal::LinesSorted(text) && (text.empty() || text.back() == '\n')) return Status::Ok();
-  return internal::ReplaceFileWithLines(cdxj, internal::SortedLineViews(text), sync,
-                                        /*newlines=*/true);
+  if (LinesSorted(text) && (text.empty() || text.back() == '\n')) return Status::Ok();
+  return ReplaceFileWithLines(cdxj, SortedLineViews(text), sync, /*newlines=*/true);
+}
+
+}  // namespace internal
+
+Status SortCdxjFile(const std::filesystem::path& cdxj, bool sync) {
+  return internal::SortCdxjFileWithBudget(cdxj, sync, internal::kCdxjSortRunBytes);
 }
 
 Result<std::vector<std::filesystem::path>> ListCdxjFiles(const std::filesystem::path& path) {

@@ -105,6 +105,157 @@ TEST(SortCdxjFile, FileLargerThanTheWriteBuffer) {
   EXPECT_EQ(SortCheck(p), 0);
 }
 
+// The names of the files in `dir`, sorted.
+std::vector<std::string> DirNames(const std::filesystem::path& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    out.push_back(e.path().filename().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// What `LC_ALL=C sort` makes of `in` (the judge, independent of our code).
+std::string CoreutilsSort(const std::filesystem::path& in, const std::filesystem::path& out) {
+  std::string cmd = "LC_ALL=C sort '" + in.string() + "' > '" + out.string() + "'";
+  EXPECT_EQ(std::system(cmd.c_str()), 0);
+  return ReadFile(out);
+}
+
+// A budget of 1 KiB forces the external merge sort: runs written beside the file and merged.
+// The result is byte for byte the in-memory sort's and coreutils': duplicates, equal keys,
+// empty lines (first, as `sort` puts them), bytes >= 0x80, lines longer than the budget (also
+// the last one, without its newline).
+TEST(SortCdxjFile, InRunsEqualsTheSortInMemory) {
+  std::mt19937 rng(2026);
+  for (int variant = 0; variant < 3; ++variant) {
+    SCOPED_TRACE(variant);
+    TempDir dir;
+    TempDir judge;
+    std::filesystem::path p = dir.path() / "a.cdxj";
+    std::string text;
+    if (variant == 1) text += "\n\n";  // empty lines first: sorted, but the rest is not
+    for (int i = 0; i < 300; ++i) {
+      std::string line = "com,h" + std::to_string(rng() % 20) + ")/p" + std::to_string(rng() % 7) +
+                         " 2026112603200" + std::to_string(rng() % 3) +
+                         " {\"i\":" + std::to_string(rng() % 4) + "}";
+      if (i % 37 == 5) line += "\xc3\xa9";
+      text += line + "\n";
+      if (i % 50 == 7) text += line + "\n";  // a duplicate
+      if (i % 90 == 11) text += "\n";        // an empty line
+      if (i == 150) text += "com,long)/ 1 {\"u\":\"" + std::string(3000, 'x') + "\"}\n";
+    }
+    if (variant == 2) {
+      text += "com,last)/ 1 {\"u\":\"" + std::string(2500, 'y') + "\"}";  // longer than 1 KiB
+    } else {
+      text += "com,a)/ 0 {}";  // no final newline
+    }
+    WriteText(judge.path() / "in", text);
+    const std::string expected = internal::SortedLines(text);
+    ASSERT_EQ(CoreutilsSort(judge.path() / "in", judge.path() / "out"), expected);
+    WriteText(p, text);
+    Status s = internal::SortCdxjFileWithBudget(p, /*sync=*/variant == 0, 1024);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_TRUE(ReadFile(p) == expected);
+    EXPECT_EQ(SortCheck(p), 0);
+    EXPECT_EQ(DirNames(dir.path()), std::vector<std::string>{"a.cdxj"});  // no runs, no .tmp
+  }
+}
+
+// 20,000 lines in runs of 4 KiB: a few hundred runs, more than one merge takes at once
+// (internal::kCdxjSortMaxFanIn), so runs are merged in rounds.
+TEST(SortCdxjFile, ManyRunsMergedInRounds) {
+  TempDir dir;
+  std::filesystem::path p = dir.path() / "many.cdxj";
+  std::mt19937_64 rng(99);
+  std::string text;
+  for (int i = 0; i < 20000; ++i) {
+    text += "com,host" + std::to_string(rng() % 500) + ")/" + std::to_string(rng() % 100) + " " +
+            std::to_string(20260000000000 + rng() % 1000000) + " {\"n\":" + std::to_string(i % 7) +
+            "}\n";
+  }
+  ASSERT_GT(text.size() / 4096, 2 * internal::kCdxjSortMaxFanIn);
+  WriteText(p, text);
+  Status s = internal::SortCdxjFileWithBudget(p, /*sync=*/false, 4096);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_TRUE(ReadFile(p) == internal::SortedLines(text));
+  EXPECT_EQ(SortCheck(p), 0);
+  EXPECT_EQ(DirNames(dir.path()), std::vector<std::string>{"many.cdxj"});
+}
+
+// Sorted already (checked in pieces, without reading the file whole): nothing is written.
+// A line out of order only at the end, an empty line inside or a missing last newline are
+// found there and rewritten.
+TEST(SortCdxjFile, SortedFileLargerThanTheBudgetIsNotRewritten) {
+  TempDir dir;
+  std::filesystem::path p = dir.path() / "s.cdxj";
+  std::vector<std::string> lines;
+  for (int i = 0; i < 1000; ++i) {
+    lines.push_back("com,h" + std::to_string(1000 + i) + ")/ 20260101000000 {}");
+  }
+  std::string sorted;
+  for (const auto& l : lines) sorted += l + "\n";
+  WriteText(p, "\n" + sorted);  // empty lines first are in order
+  ino_t before = Inode(p);
+  ASSERT_TRUE(internal::SortCdxjFileWithBudget(p, true, 1024).ok());
+  EXPECT_EQ(Inode(p), before);
+  EXPECT_EQ(ReadFile(p), "\n" + sorted);
+  EXPECT_EQ(DirNames(dir.path()), std::vector<std::string>{"s.cdxj"});
+
+  std::string last_swapped = sorted.substr(0, sorted.size() - 2 * (lines.back().size() + 1)) +
+                             lines.back() + "\n" + lines[lines.size() - 2] + "\n";
+  std::string empty_inside = sorted;
+  empty_inside.insert(sorted.size() / 2 + 1 + sorted.substr(sorted.size() / 2).find('\n'), "\n");
+  for (const std::string& text :
+       {last_swapped, empty_inside, sorted.substr(0, sorted.size() - 1)}) {
+    WriteText(p, text);
+    before = Inode(p);
+    ASSERT_TRUE(internal::SortCdxjFileWithBudget(p, false, 1024).ok());
+    EXPECT_NE(Inode(p), before);
+    EXPECT_TRUE(ReadFile(p) == internal::SortedLines(text));
+    EXPECT_EQ(DirNames(dir.path()), std::vector<std::string>{"s.cdxj"});
+  }
+}
+
+// A sort cut short by a crash leaves runs and a .tmp: the next sort overwrites or removes
+// them (only this file's: another index's runs stay).
+TEST(SortCdxjFile, LeftoversOfACrashedSortDoNotMatter) {
+  TempDir dir;
+  std::filesystem::path p = dir.path() / "c.cdxj";
+  std::string text;
+  for (int i = 0; i < 400; ++i) text += "com,h" + std::to_string((i * 7919) % 400) + ")/ 1 {}\n";
+  WriteText(p, text);
+  for (const char* junk : {"c.cdxj.run0", "c.cdxj.run1", "c.cdxj.run977", "c.cdxj.tmp"}) {
+    WriteText(dir.path() / junk, "zzz junk\na junk\n");
+  }
+  WriteText(dir.path() / "d.cdxj.run0", "another sort's run\n");
+  WriteText(dir.path() / "c.cdxj.runx", "not a run\n");
+  Status s = internal::SortCdxjFileWithBudget(p, false, 1024);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_TRUE(ReadFile(p) == internal::SortedLines(text));
+  EXPECT_EQ(DirNames(dir.path()),
+            (std::vector<std::string>{"c.cdxj", "c.cdxj.runx", "d.cdxj.run0"}));
+}
+
+// An error names the file and leaves the index as it was and no run behind: here a
+// directory stands where the second run or the temporary file would go.
+TEST(SortCdxjFile, ErrorsLeaveTheFileAsItWas) {
+  std::string text;
+  for (int i = 0; i < 400; ++i) text += "com,h" + std::to_string((i * 7919) % 400) + ")/ 1 {}\n";
+  for (const char* blocked : {"e.cdxj.run1", "e.cdxj.tmp"}) {
+    SCOPED_TRACE(blocked);
+    TempDir dir;
+    std::filesystem::path p = dir.path() / "e.cdxj";
+    WriteText(p, text);
+    std::filesystem::create_directories(dir.path() / blocked / "x");
+    Status s = internal::SortCdxjFileWithBudget(p, false, 1024);
+    EXPECT_EQ(s.code(), Status::Code::kIOError);
+    EXPECT_NE(s.message().find((dir.path() / blocked).string()), std::string::npos) << s.message();
+    EXPECT_EQ(ReadFile(p), text);
+    EXPECT_EQ(DirNames(dir.path()), (std::vector<std::string>{"e.cdxj", blocked}));
+  }
+}
+
 std::unique_ptr<WarcWriter> OpenWriter(const std::filesystem::path& dir, FakeClock* clock,
                                        uint64_t max_bytes) {
   WarcOptions o;
@@ -201,8 +352,13 @@ TEST(WarcWriterCdxj, RecoverySortsTheIndexOfACrashedWriter) {
   ASSERT_TRUE(w->Close().ok());
   std::filesystem::path cdxj = crash / (stem + ".cdxj");
   EXPECT_NE(SortCheck(cdxj), 0);
+  // A sort cut short by the crash left a run: recovery removes it.
+  std::filesystem::path run = cdxj;
+  run += ".run3";
+  WriteText(run, "com,zzz)/ 1 {}\n");
   auto report = RecoverWarc(crash / warc.filename());
   ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_FALSE(std::filesystem::exists(run));
   EXPECT_EQ(report->cdxj_lines_added, 1u);
   EXPECT_EQ(SortCheck(cdxj), 0);
   // The same index as the writer's own after Close.
@@ -223,6 +379,7 @@ TEST(ListCdxjFiles, FindsTheCrawlsIndexes) {
   WriteText(dir.path() / "b.cdxj", "");
   WriteText(dir.path() / "a.cdxj", "");
   WriteText(dir.path() / "a.cdxj.tmp", "");
+  WriteText(dir.path() / "a.cdxj.run0", "");  // a sort's run (SortCdxjFile) is no index
   WriteText(dir.path() / "x.warc.gz", "");
   std::filesystem::create_directories(dir.path() / "state.cdxj");
   auto found = ListCdxjFiles(dir.path());

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -92,6 +93,38 @@ std::string ErrnoText(int err);
 // and the cause; bytes written before an error stay written.
 Status WriteAll(int fd, std::string_view data, const std::filesystem::path& path);
 
+// Writes a new file (created or truncated, mode 0644) through a buffer of `buffer_bytes`:
+// one write(2) per buffer, not per piece. One thread at a time.
+class BufferedFileWriter {
+ public:
+  explicit BufferedFileWriter(std::filesystem::path path, size_t buffer_bytes = size_t{1} << 20);
+  ~BufferedFileWriter();  // closes the file if Close() was not called (no flush)
+  BufferedFileWriter(const BufferedFileWriter&) = delete;
+  BufferedFileWriter& operator=(const BufferedFileWriter&) = delete;
+  Status Open();
+  // A piece at least as large as the buffer is written directly, without a copy.
+  Status Append(std::string_view data);
+  // Writes the buffer, fsyncs when `sync`, closes. Call once, after a successful Open().
+  Status Close(bool sync);
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+  size_t capacity_;
+  std::string buffer_;
+  int fd_ = -1;
+};
+
+// Fsyncs the directory holding `file` (after a rename into it).
+Status SyncParentDir(const std::filesystem::path& file);
+
+// Replaces `path` by what `fill` writes so that a crash leaves either the old or the new
+// content: `fill` writes `<path>.tmp` (1 MiB buffer), which is fsynced and renamed over
+// `path`, then the directory is fsynced (the fsyncs only when `sync`). On an error (also
+// one returned by `fill`) the temporary file is removed and `path` is left as it was.
+Status ReplaceFileFrom(const std::filesystem::path& path, bool sync,
+                       const std::function<Status(BufferedFileWriter* out)>& fill);
+
 // Replaces `path` by `text` so that a crash leaves either the old or the new content:
 // temporary file `<path>.tmp`, fsync, rename, fsync of the directory (the fsyncs only when
 // `sync`).
@@ -109,6 +142,18 @@ std::vector<std::string_view> SortedLineViews(std::string_view text);
 // Whether `text` is in that order (what `LC_ALL=C sort -c` accepts). On false, `*bad_line`
 // (if given) is the 1-based number of the first line that sorts before its predecessor.
 bool LinesSorted(std::string_view text, uint64_t* bad_line = nullptr);
+
+// SortCdxjFile's memory budget: a file up to this size is sorted in memory; a larger one in
+// sorted runs of about this size, written to `<cdxj>.run<N>` and merged (an 80 MB index
+// of a 1 GiB WARC would otherwise cost ~80 MB of RSS at every rotation).
+inline constexpr size_t kCdxjSortRunBytes = size_t{8} << 20;
+// At most this many runs are merged at once (one open file each); more are merged in
+// rounds into larger runs first.
+inline constexpr size_t kCdxjSortMaxFanIn = 64;
+// SortCdxjFile with runs of about `run_bytes` (tests use a small budget to force many runs).
+Status SortCdxjFileWithBudget(const std::filesystem::path& cdxj, bool sync, size_t run_bytes);
+// Removes the run files `<cdxj>.run<N>` a sort interrupted by a crash left beside `cdxj`.
+void RemoveCdxjSortRuns(const std::filesystem::path& cdxj);
 
 // "<urn:uuid:xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx>" from 16 random bytes (v4, RFC 9562).
 // The bytes come from a per-thread pool refilled from OpenSSL's CSPRNG 16 ids at a time.

@@ -312,11 +312,13 @@ Result<RecoveryReport> RecoverWarc(const std::filesystem::path& warc,
     return Status::InvalidArgument(warc.string() +
                                    ": not a WARC file name (expected *.warc.gz or *.warc)");
   }
-  // A crash inside ReplaceFile can leave its temporary file; it holds nothing we need.
+  // A crash inside ReplaceFile or SortCdxjFile can leave its temporary file and sorted runs;
+  // they hold nothing we need.
   std::filesystem::path tmp = cdxj_path;
   tmp += ".tmp";
   std::error_code ec;
   std::filesystem::remove(tmp, ec);
+  internal::RemoveCdxjSortRuns(cdxj_path);
   std::string name = warc.filename().string();
   Result<uint64_t> size = FileSize(warc);
   if (!size.ok()) return size.status();

@@ -347,8 +347,12 @@ Result<StoredPage> GetLatestCapture(const std::filesystem::path& dir, std::strin
 // lines of equal key keep a deterministic order. Atomic: the sorted text goes to
 // `<cdxj>.tmp`, which is fsynced and renamed over the file, then the directory is fsynced
 // (the fsyncs only when `sync`). Nothing is written when the file is already sorted. A
-// missing final newline is added. Reads the whole file into memory (a CDXJ line is ~300
-// bytes per record). NotFound when the file does not exist; IOError.
+// missing final newline is added. Memory is bounded: a file up to 8 MiB is sorted in
+// memory; a larger one (~80 MB for a 1 GiB WARC) by an external merge sort — sorted runs
+// of about 8 MiB written to `<cdxj>.run<N>` beside it, then merged (one line per run in
+// memory) into `<cdxj>.tmp`; the runs are removed, also on an error, and a crash's
+// leftovers are overwritten or removed by the next sort (and by RecoverWarc). NotFound
+// when the file does not exist; IOError naming the file.
 // REQUIRES: no writer appends to the file.
 Status SortCdxjFile(const std::filesystem::path& cdxj, bool sync = true);
 
