@@ -47,7 +47,7 @@ TEST(LoadConfigStringTest, DnsKeysAndPerIpDefault) {
   CrawlOptions o;
   EXPECT_EQ(o.frontier.per_ip_limit, 10u) << "per-IP politeness is on by default";
   EXPECT_EQ(o.host_cache, 20'000u);
-  EXPECT_EQ(o.fetch.max_idle_connections, 256u);
+  EXPECT_EQ(o.fetch.max_idle_connections, 2048u);
   Status s = LoadConfigString(
       "[dns]\nresolve_file = \"pins.txt\"\nservers = \"127.0.0.1:5353\"\nmin_ttl = \"30s\"\n"
       "max_ttl = \"2h\"\nnegative_ttl = \"5s\"\ntimeout = \"2s\"\ntries = 3\n"
