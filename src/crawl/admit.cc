@@ -102,7 +102,11 @@ frontier::AdmitVerdict Crawler::Impl::Admit(const FoundLink& link, const frontie
   c.fp = link.fp;
   c.depth = depth;
   frontier::AdmitVerdict v = admission_->Admit(c);
-  if (v == frontier::AdmitVerdict::kSeen && (link.lastmod_us > 0 || link.changefreq_s > 0)) {
+  // A hint can only bring forward a schedule that grew past one refresh window, i.e. one
+  // set by a recrawl. In a fresh one-shot crawl every seen record comes from this run's first
+  // fetches (next due = fetch + window, the earliest a hint may set): skip the state read.
+  if (v == frontier::AdmitVerdict::kSeen && (link.lastmod_us > 0 || link.changefreq_s > 0) &&
+      (resumed_ || opts_.freshness.recrawl)) {
     ApplySitemapHint(link);
   }
   if (v != frontier::AdmitVerdict::kAccept) {
@@ -150,6 +154,11 @@ void Crawler::Impl::ActivateParked() {
   // Taken by groups of one host and class: a few more hosts than the room may come in.
   const size_t room = cap == 0 ? SIZE_MAX : (hosts_.size() < cap ? cap - hosts_.size() : 0);
   if (room == 0) return;
+  // By batches of a sixteenth of the cache (the room EvictHosts makes while URLs are
+  // parked): each take first waits for the state's pending writes, which should not stall
+  // every loop turn for the few hosts one turn evicts. Less room is taken only when nothing
+  // else is queued.
+  if (room < std::max<size_t>(cap / 16, 1) && frontier_->queued() > 0) return;
   stats_.unparked += db_->TakeParked(room, [this](frontier::UrlItem item) {
     EnsureHost(item.host);
     frontier_->Add(std::move(item));

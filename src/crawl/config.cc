@@ -261,6 +261,7 @@ const std::map<std::string, Setter>& Keys() {
       {"traps.max_discovery_ratio", Double("traps.max_discovery_ratio", 1, 1e9, [](auto* o, double v) { o->traps.max_discovery_ratio = v; })},
       // [dedup]
       {"dedup.expected_urls", Int("dedup.expected_urls", 1000, kMaxExpectedUrls, [](auto* o, int64_t v) { o->seen.expected_urls = v; })},
+      {"dedup.seen_cache", Int("dedup.seen_cache", 0, int64_t{1} << 32, [](auto* o, int64_t v) { o->seen.recent_cache = v; })},
       {"dedup.false_positive_rate", Double("dedup.false_positive_rate", 1e-9, 0.5, [](auto* o, double v) { o->seen.false_positive_rate = v; })},
       // [canon] (docs/canonicalization.md)
       {"canon.sort_query", Bool("canon.sort_query", [](auto* o, bool v) { o->canon.sort_query = v; })},

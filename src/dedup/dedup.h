@@ -111,6 +111,10 @@ struct SeenSetOptions {
   double false_positive_rate = 0.01;
   // Initial capacity hint for the exact set (0: grow from small). Default: 0.
   size_t exact_reserve = 0;
+  // With a backend: fingerprints of recent answers kept in RAM (a direct-mapped table, 8
+  // bytes an entry, rounded down to a power of two; 0: none), so a URL linked again soon is
+  // known seen without a backend read. Default: 1,048,576 (8 MiB).
+  size_t recent_cache = size_t{1} << 20;
 };
 
 // Where a SeenSet keeps its exact answers when they must survive restarts or outgrow RAM
@@ -133,21 +137,34 @@ class SeenSet {
   }
   // Records `fp`. Returns true when it was not seen before.
   bool InsertIfNew(uint64_t fp);
-  // True iff `fp` was inserted. Never a false positive or negative. Does not touch counters.
+  // True iff `fp` was inserted. Never a false positive or negative. Does not touch counters
+  // (but remembers a backend's "yes" in the recent-answer cache).
   bool Contains(uint64_t fp) const;
   // Fingerprints inserted (with a backend: since start, plus those preloaded).
   size_t size() const { return backend_ != nullptr ? inserted_ + preloaded_ : exact_.size(); }
-  size_t memory_bytes() const { return bloom_.memory_bytes() + exact_.memory_bytes(); }
+  size_t memory_bytes() const {
+    return bloom_.memory_bytes() + exact_.memory_bytes() + cache_.size() * sizeof(uint64_t);
+  }
 
   // Counters (InsertIfNew only): Bloom said "maybe", exact lookups done, and Bloom hits
   // that the exact set proved new (false positives caught).
   uint64_t bloom_hits() const { return bloom_hits_; }
   uint64_t exact_checks() const { return exact_checks_; }
   uint64_t false_positives() const { return false_positives_; }
+  // Exact checks answered by the recent-answer cache (a subset of exact_checks()).
+  uint64_t cache_hits() const { return cache_hits_; }
   const BloomFilter& bloom() const { return bloom_; }
 
  private:
   bool ExactContains(uint64_t fp) const;
+  // The recent-answer cache: slot of `fp`, and whether `fp` is in it.
+  size_t CacheSlot(uint64_t fp) const { return static_cast<size_t>(fp ^ (fp >> 29)) & cache_mask_; }
+  bool CacheHas(uint64_t fp) const {
+    return !cache_.empty() && fp != 0 && cache_[CacheSlot(fp)] == fp;
+  }
+  void CachePut(uint64_t fp) const {
+    if (!cache_.empty()) cache_[CacheSlot(fp)] = fp;
+  }
 
   BloomFilter bloom_;
   FingerprintSet exact_;  // unused with a backend
@@ -157,6 +174,11 @@ class SeenSet {
   uint64_t bloom_hits_ = 0;
   uint64_t exact_checks_ = 0;
   uint64_t false_positives_ = 0;
+  uint64_t cache_hits_ = 0;
+  // Recent fingerprints known to be in the backend (0 = empty). Mutable: Contains() keeps
+  // what it learnt from the backend.
+  mutable std::vector<uint64_t> cache_;
+  size_t cache_mask_ = 0;
 };
 
 // ---------------------------------------------------------------------------------------

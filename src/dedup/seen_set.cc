@@ -78,7 +78,12 @@ void FingerprintSet::Grow() {
 SeenSet::SeenSet(SeenSetOptions options, SeenBackend* backend)
     : bloom_(options.expected_urls, options.false_positive_rate),
       exact_(backend != nullptr ? 0 : options.exact_reserve),
-      backend_(backend) {}
+      backend_(backend) {
+  if (backend_ != nullptr && options.recent_cache > 0) {
+    cache_.assign(std::bit_floor(options.recent_cache), 0);
+    cache_mask_ = cache_.size() - 1;
+  }
+}
 
 bool SeenSet::ExactContains(uint64_t fp) const {
   return backend_ != nullptr ? backend_->Contains(fp) : exact_.Contains(fp);
@@ -88,13 +93,21 @@ bool SeenSet::InsertIfNew(uint64_t fp) {
   if (bloom_.MayContain(fp)) {
     ++bloom_hits_;
     ++exact_checks_;
-    if (ExactContains(fp)) return false;
+    if (CacheHas(fp)) {
+      ++cache_hits_;
+      return false;
+    }
+    if (ExactContains(fp)) {
+      CachePut(fp);
+      return false;
+    }
     ++false_positives_;
   } else {
     bloom_.Insert(fp);
   }
   if (backend_ != nullptr) {
     backend_->Insert(fp);
+    CachePut(fp);
   } else {
     exact_.Insert(fp);
   }
@@ -102,6 +115,12 @@ bool SeenSet::InsertIfNew(uint64_t fp) {
   return true;
 }
 
-bool SeenSet::Contains(uint64_t fp) const { return bloom_.MayContain(fp) && ExactContains(fp); }
+bool SeenSet::Contains(uint64_t fp) const {
+  if (!bloom_.MayContain(fp)) return false;
+  if (CacheHas(fp)) return true;
+  if (!ExactContains(fp)) return false;
+  CachePut(fp);
+  return true;
+}
 
 }  // namespace harvest::dedup

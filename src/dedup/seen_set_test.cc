@@ -95,6 +95,18 @@ class MapBackend final : public harvest::dedup::SeenBackend {
   void Insert(uint64_t fp) override { set.insert(fp); }
   std::set<uint64_t> set;
 };
+
+// Counts the backend's exact lookups.
+class CountingBackend final : public harvest::dedup::SeenBackend {
+ public:
+  bool Contains(uint64_t fp) const override {
+    ++lookups;
+    return set.count(fp) > 0;
+  }
+  void Insert(uint64_t fp) override { set.insert(fp); }
+  std::set<uint64_t> set;
+  mutable uint64_t lookups = 0;
+};
 }  // namespace
 
 TEST(SeenSetBackend, ExactAnswersComeFromTheBackend) {
@@ -121,3 +133,54 @@ TEST(SeenSetBackend, PreloadRestoresTheBloomFilterOfARestart) {
   harvest::dedup::SeenSet cold({.expected_urls = 1000, .false_positive_rate = 0.01}, &backend);
   EXPECT_FALSE(cold.Contains(5));
 }
+
+namespace harvest::dedup {
+namespace {
+
+TEST(SeenSetBackend, RecentAnswersSkipTheBackend) {
+  CountingBackend backend;
+  SeenSet seen({.expected_urls = 100'000, .false_positive_rate = 0.01, .recent_cache = 1024},
+               &backend);
+  const SeenSet uncached({.expected_urls = 100'000, .recent_cache = 0}, &backend);
+  EXPECT_EQ(seen.memory_bytes(), uncached.memory_bytes() + 1024 * sizeof(uint64_t));
+  for (uint64_t fp = 1; fp <= 100; ++fp) EXPECT_TRUE(seen.InsertIfNew(fp * 0x9e3779b97f4a7c15ULL));
+  // Linked again soon: known seen from the cache, without a backend read.
+  const uint64_t before = backend.lookups;
+  for (uint64_t fp = 1; fp <= 100; ++fp) {
+    EXPECT_FALSE(seen.InsertIfNew(fp * 0x9e3779b97f4a7c15ULL));
+    EXPECT_TRUE(seen.Contains(fp * 0x9e3779b97f4a7c15ULL));
+  }
+  EXPECT_LE(backend.lookups - before, 10u);  // only fingerprints that share a slot
+  EXPECT_GE(seen.cache_hits(), 90u);
+  // The cache only shortens "seen" answers: every fresh fingerprint is still new, and an
+  // evicted entry is answered by the backend.
+  for (uint64_t fp = 101; fp <= 20'000; ++fp) {
+    EXPECT_TRUE(seen.InsertIfNew(fp * 0x9e3779b97f4a7c15ULL));
+  }
+  for (uint64_t fp = 1; fp <= 20'000; ++fp) {
+    EXPECT_FALSE(seen.InsertIfNew(fp * 0x9e3779b97f4a7c15ULL)) << fp;
+  }
+  EXPECT_EQ(backend.set.size(), 20'000u);
+  EXPECT_TRUE(seen.InsertIfNew(0x1234567));
+  // Contains() remembers what the backend confirmed: asked twice, the backend reads once.
+  SeenSet fresh({.expected_urls = 100'000, .false_positive_rate = 0.01, .recent_cache = 1024},
+                &backend);
+  fresh.Preload(0x42);
+  backend.set.insert(0x42);
+  const uint64_t reads = backend.lookups;
+  EXPECT_TRUE(fresh.Contains(0x42));
+  EXPECT_TRUE(fresh.Contains(0x42));
+  EXPECT_EQ(backend.lookups - reads, 1u);
+}
+
+TEST(SeenSetBackend, NoCacheWhenSizedZero) {
+  CountingBackend backend;
+  SeenSet seen({.expected_urls = 1000, .false_positive_rate = 0.01, .recent_cache = 0}, &backend);
+  for (uint64_t fp = 1; fp <= 50; ++fp) EXPECT_TRUE(seen.InsertIfNew(fp));
+  for (uint64_t fp = 1; fp <= 50; ++fp) EXPECT_FALSE(seen.InsertIfNew(fp));
+  EXPECT_EQ(backend.lookups, 50u);
+  EXPECT_EQ(seen.cache_hits(), 0u);
+}
+
+}  // namespace
+}  // namespace harvest::dedup
