@@ -286,11 +286,10 @@ std::chrono::milliseconds Crawler::Impl::PollTimeout() const {
   }
   const std::chrono::milliseconds cap = idle ? std::chrono::milliseconds(1000) : kMax;
   if (!wake) return cap;
-  auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(*wake - clock_->Now());
-  // Round up so we do not spin for the sub-millisecond rest.
-  if (*wake > clock_->Now() && wait < std::chrono::milliseconds(1)) {
-    wait = std::chrono::milliseconds(1);
-  }
+  // Rounded up: rounded down, the poll would end before the wake-up and cost a whole loop
+  // turn and then a 1 ms poll for the sub-millisecond rest (a host's next request late by
+  // up to a turn plus 1 ms instead of under 1 ms).
+  auto wait = std::chrono::ceil<std::chrono::milliseconds>(*wake - clock_->Now());
   return std::clamp(wait, std::chrono::milliseconds(0), cap);
 }
 
