@@ -231,14 +231,6 @@ void CurlFetcher::Impl::Start(FetchRequest request, FetchCallback done) {
   }
   queued_.push_back(std::move(t));
   LaunchQueued();
-  // Per-host turnaround: curl takes a new transfer's first step (on a kept connection,
-  // writing the request) when its zero timer is handled. Handling it here sends the request
-  // now instead of at the next Poll, which comes only after the caller's loop turn has done
-  // the rest of its work (admitting links, committing state: ~1 ms a turn in a busy crawl).
-  // Transfers that finish here (an immediate error) are collected so the next Poll does not
-  // wait for them; callbacks still run only inside Poll.
-  HandleTimers();
-  CollectFinished();
 }
 
 CURLSH* CurlFetcher::Impl::AcquirePool(const std::string& key) {

@@ -38,28 +38,6 @@ TEST_F(FetcherTest, KeepAliveReusesOneConnection) {
   EXPECT_EQ(server_->requests().size(), 5u);
 }
 
-// Per-host turnaround: on a kept connection the request leaves inside Start(), not at the
-// next Poll() (which a crawl calls only after the rest of its loop turn).
-TEST_F(FetcherTest, StartSendsOnAKeptConnectionBeforePoll) {
-  Serve([](const RawRequest&) { return RawReply{.bytes = MakeResponse(200, "OK", {}, "t")}; });
-  CurlFetcher f(TestOptions());
-  ASSERT_EQ(FetchOne(f, {.url = Url("/first")}).outcome, FetchOutcome::kOk);
-  bool called = false;
-  f.Start({.url = Url("/second")}, [&](FetchResult&&) { called = true; });
-  // No Poll() until the server has seen the request (bounded wait on the server's thread).
-  const auto deadline = Clock::now() + 5s;
-  while (server_->requests().size() < 2 && Clock::now() < deadline) {
-    std::this_thread::sleep_for(1ms);
-  }
-  ASSERT_EQ(server_->requests().size(), 2u) << "the request waited for Poll()";
-  EXPECT_EQ(server_->requests()[1].target, "/second");
-  EXPECT_FALSE(called);  // callbacks still run inside Poll() only
-  const auto poll_deadline = Clock::now() + 5s;
-  while (!called && Clock::now() < poll_deadline) f.Poll(50ms);
-  EXPECT_TRUE(called);
-  EXPECT_EQ(server_->connections(), 1);
-}
-
 TEST_F(FetcherTest, ServerClosingEachConnectionStillWorks) {
   // Each reply closes its connection, so curl opens a new socket every time and descriptor
   // numbers get reused: exercises the epoll ADD/MOD/DEL bookkeeping.
