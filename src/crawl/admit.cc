@@ -154,11 +154,6 @@ void Crawler::Impl::ActivateParked() {
   // Taken by groups of one host and class: a few more hosts than the room may come in.
   const size_t room = cap == 0 ? SIZE_MAX : (hosts_.size() < cap ? cap - hosts_.size() : 0);
   if (room == 0) return;
-  // By batches of a sixteenth of the cache (the room EvictHosts makes while URLs are
-  // parked): each take first waits for the state's pending writes, which should not stall
-  // every loop turn for the few hosts one turn evicts. Less room is taken only when nothing
-  // else is queued.
-  if (room < std::max<size_t>(cap / 16, 1) && frontier_->queued() > 0) return;
   stats_.unparked += db_->TakeParked(room, [this](frontier::UrlItem item) {
     EnsureHost(item.host);
     frontier_->Add(std::move(item));
