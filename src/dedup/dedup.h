@@ -151,11 +151,13 @@ class SeenSet {
   uint64_t bloom_hits() const { return bloom_hits_; }
   uint64_t exact_checks() const { return exact_checks_; }
   uint64_t false_positives() const { return false_positives_; }
-  // Exact checks answered by the recent-answer cache (a subset of exact_checks()).
+  // Exact lookups (of InsertIfNew and Contains) answered by the recent-answer cache.
   uint64_t cache_hits() const { return cache_hits_; }
   const BloomFilter& bloom() const { return bloom_; }
 
  private:
+  // The exact answer: the in-memory set, or the recent-answer cache and then the backend
+  // (a backend's "yes" is kept in the cache).
   bool ExactContains(uint64_t fp) const;
   // The recent-answer cache: slot of `fp`, and whether `fp` is in it.
   size_t CacheSlot(uint64_t fp) const { return static_cast<size_t>(fp ^ (fp >> 29)) & cache_mask_; }
@@ -174,7 +176,7 @@ class SeenSet {
   uint64_t bloom_hits_ = 0;
   uint64_t exact_checks_ = 0;
   uint64_t false_positives_ = 0;
-  uint64_t cache_hits_ = 0;
+  mutable uint64_t cache_hits_ = 0;
   // Recent fingerprints known to be in the backend (0 = empty). Mutable: Contains() keeps
   // what it learnt from the backend.
   mutable std::vector<uint64_t> cache_;

@@ -86,21 +86,21 @@ SeenSet::SeenSet(SeenSetOptions options, SeenBackend* backend)
 }
 
 bool SeenSet::ExactContains(uint64_t fp) const {
-  return backend_ != nullptr ? backend_->Contains(fp) : exact_.Contains(fp);
+  if (backend_ == nullptr) return exact_.Contains(fp);
+  if (CacheHas(fp)) {
+    ++cache_hits_;
+    return true;
+  }
+  if (!backend_->Contains(fp)) return false;
+  CachePut(fp);
+  return true;
 }
 
 bool SeenSet::InsertIfNew(uint64_t fp) {
   if (bloom_.MayContain(fp)) {
     ++bloom_hits_;
     ++exact_checks_;
-    if (CacheHas(fp)) {
-      ++cache_hits_;
-      return false;
-    }
-    if (ExactContains(fp)) {
-      CachePut(fp);
-      return false;
-    }
+    if (ExactContains(fp)) return false;
     ++false_positives_;
   } else {
     bloom_.Insert(fp);
@@ -115,12 +115,6 @@ bool SeenSet::InsertIfNew(uint64_t fp) {
   return true;
 }
 
-bool SeenSet::Contains(uint64_t fp) const {
-  if (!bloom_.MayContain(fp)) return false;
-  if (CacheHas(fp)) return true;
-  if (!ExactContains(fp)) return false;
-  CachePut(fp);
-  return true;
-}
+bool SeenSet::Contains(uint64_t fp) const { return bloom_.MayContain(fp) && ExactContains(fp); }
 
 }  // namespace harvest::dedup
