@@ -84,7 +84,8 @@ void WriteSummaryJson(const std::string& path, const crawl::CrawlStats& stats) {
       << ",\"warc_bytes\":" << stats.warc_bytes << ",\"outcomes\":" << stats.outcomes
       << ",\"hosts_resident_peak\":" << stats.hosts_resident_peak
       << ",\"hosts_evicted\":" << stats.hosts_evicted << ",\"unparked\":" << stats.unparked
-      << ",\"still_queued\":" << stats.still_queued << "}\n";
+      << ",\"depth_lowered\":" << stats.depth_lowered << ",\"still_queued\":" << stats.still_queued
+      << "}\n";
 }
 
 // A crawl holds a socket per transfer in flight and per idle host connection kept, plus

@@ -109,6 +109,18 @@ frontier::AdmitVerdict Crawler::Impl::Admit(const FoundLink& link, const frontie
       (resumed_ || opts_.freshness.recrawl)) {
     ApplySitemapHint(link);
   }
+  // A URL admitted before, reached now by a path short enough to follow its links: the
+  // shortest such path counts when the URL is fetched (ConsumeInbox), so a page first found
+  // through a long chain of other hosts is not cut off at the chain's depth.
+  // A resumed crawl's URLs admitted before this run are not in admitted_depth_: always noted.
+  uint8_t& admitted_depth = admitted_depth_[link.fp & (admitted_depth_.size() - 1)];
+  if (v == frontier::AdmitVerdict::kSeen && depth < opts_.scope.max_depth &&
+      (resumed_ || depth < admitted_depth || admitted_depth == 255)) {
+    db_->NoteDepth(link.fp, depth);
+  }
+  if (v == frontier::AdmitVerdict::kAccept) {
+    admitted_depth = static_cast<uint8_t>(std::max<int>(admitted_depth, std::min(depth, 255)));
+  }
   if (v != frontier::AdmitVerdict::kAccept) {
     ++stats_.rejected;
     switch (v) {
@@ -151,10 +163,18 @@ void Crawler::Impl::AddOrPark(frontier::UrlItem item) {
 void Crawler::Impl::ActivateParked() {
   const size_t cap = opts_.host_cache;
   if (db_->parked() == 0) return;
-  // Taken by groups of one host and class: a few more hosts than the room may come in.
+  // A host comes in with all its parked URLs (every class): once done it is not brought
+  // back for the rest.
   const size_t room = cap == 0 ? SIZE_MAX : (hosts_.size() < cap ? cap - hosts_.size() : 0);
   if (room == 0) return;
-  stats_.unparked += db_->TakeParked(room, [this](frontier::UrlItem item) {
+  // By batches of a sixteenth of the cache (the room EvictHosts makes while URLs are
+  // parked): each take first waits for the state's pending writes, which should not stall
+  // every loop turn for the few hosts one turn evicts. Less room is taken only when nothing
+  // else is queued. (The order hosts come in changes which path first reaches a page; the
+  // shortest path noted before its fetch counts, see Admit.)
+  if (room < std::max<size_t>(cap / 16, 1) && frontier_->queued() > 0) return;
+  const int classes = opts_.frontier.priority_classes;
+  stats_.unparked += db_->TakeParked(room, classes, [this](frontier::UrlItem item) {
     EnsureHost(item.host);
     frontier_->Add(std::move(item));
   });

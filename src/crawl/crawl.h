@@ -250,6 +250,8 @@ struct CrawlStats {
   uint64_t hosts_evicted = 0;        // evictions from RAM in this run
   uint64_t hosts_reloaded = 0;       // evicted hosts met again and reloaded from the state
   uint64_t unparked = 0;             // URLs that waited on disk for room in the host table (parked)
+  uint64_t depth_lowered = 0;        // pages whose links were followed from a shorter path than
+                                     // the one they were admitted by (docs/architecture.md §1.5)
   uint64_t bytes_downloaded = 0;
   uint64_t warc_bytes = 0;
   uint64_t outcomes = 0;  // lines in outcomes.jsonl

@@ -4,7 +4,9 @@
 // the thread that called Run().
 #pragma once
 
+#include <algorithm>
 #include <atomic>
+#include <bit>
 #include <deque>
 #include <functional>
 #include <list>
@@ -229,6 +231,12 @@ class Crawler::Impl {
           : nullptr;
   HostWeights host_weights_{opts_.priority.hosts};
   bool resumed_ = false;
+  // Shallower paths (admit.cc): per fingerprint hash, the greatest depth admitted in this
+  // run (255: that or more) — a link at no greater depth cannot be shorter than the path its
+  // URL was admitted by, and notes nothing. One byte per dedup.seen_cache entry (rounded up
+  // to a power of two).
+  std::vector<uint8_t> admitted_depth_ =
+      std::vector<uint8_t>(std::bit_ceil(std::max<size_t>(opts_.seen.recent_cache, 1)));
   std::unordered_map<std::string, HostState> hosts_;
   // hosts_' keys, least recently active first (EnsureHost moves a host to the back).
   std::list<const std::string*> lru_;

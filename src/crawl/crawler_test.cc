@@ -290,6 +290,29 @@ TEST_F(CrawlerTest, EachTrapHasItsOutcome) {
   ExpectOutcomesExplained();
 }
 
+TEST_F(CrawlerTest, LinksAreFollowedFromTheShortestPathFoundBeforeTheFetch) {
+  // b.test/x is first reached through a.test at depth 2 (the limit), then from b.test's own
+  // seed at depth 1 while it still waits (Crawl-delay 5 s): its link /y is at depth 2 and
+  // must be fetched, not refused as too deep along the first, longer path.
+  CrawlOptions o = Options();
+  o.scope.max_depth = 2;
+  fetcher_->Script("http://b.test/robots.txt",
+                   FakeResponse::Text("User-agent: *\nCrawl-delay: 5\n"));
+  fetcher_->Script("http://a.test/", FakeResponse::Html(Links({"/1"})));
+  fetcher_->Script("http://a.test/1", FakeResponse::Html(Links({"http://b.test/x"})));
+  fetcher_->Script("http://b.test/", FakeResponse::Html(Links({"/x"})));
+  fetcher_->Script("http://b.test/x", FakeResponse::Html(Links({"/y"})));
+  fetcher_->Script("http://b.test/y", FakeResponse::Html(Links({"/z"})));
+  CrawlStats s = Crawl(o, {"http://a.test/", "http://b.test/"});
+  EXPECT_TRUE(s.complete);
+  EXPECT_EQ(fetcher_->RequestsFor("http://b.test/x"), 1u);
+  EXPECT_EQ(fetcher_->RequestsFor("http://b.test/y"), 1u);
+  EXPECT_EQ(OutcomesOf("http://b.test/y"), std::vector<std::string>{"fetched"});
+  EXPECT_EQ(fetcher_->RequestsFor("http://b.test/z"), 0u);  // depth 3 by either path
+  EXPECT_EQ(s.depth_lowered, 1u);
+  ExpectPolite(1s);
+}
+
 TEST_F(CrawlerTest, HostQuotaTrap) {
   CrawlOptions o = Options();
   o.traps.host_daily_quota = 3;

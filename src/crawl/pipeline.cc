@@ -38,6 +38,14 @@ void Crawler::Impl::ConsumeInbox() {
   CountInlinks(batch);
   for (PageLinks& page : batch) {
     ++consumed_;
+    // Links are followed from the shortest path known to the page (Admit notes shorter
+    // paths found while it waited).
+    if (page.source.depth > 0 && !page.links.empty()) {
+      if (std::optional<int> d = db_->NotedDepth(page.source.fp); d && *d < page.source.depth) {
+        page.source.depth = *d;
+        ++stats_.depth_lowered;
+      }
+    }
     for (const FoundLink& link : page.links) Admit(link, &page.source);
   }
   for (const DurablePage& page : durable) db_->MarkDone(page.item, page.record);

@@ -3,6 +3,8 @@
 // (EncodeItem: the fingerprint first, so loading readmits like a queue entry).
 #include <spdlog/spdlog.h>
 
+#include <unordered_set>
+
 #include "state/rocks_queue_store.h"
 #include "state/state_db_impl.h"
 
@@ -45,21 +47,49 @@ void StateDb::Impl::Park(const frontier::UrlItem& item) {
   MaybeCommit();
 }
 
-size_t StateDb::Impl::TakeParked(size_t max_groups,
+size_t StateDb::Impl::TakeParked(size_t max_hosts, int classes,
                                  const std::function<void(frontier::UrlItem)>& fn) {
-  if (parked_ == 0 || max_groups == 0) return 0;
-  // Entries parked in the pending batch must be visible to the iterator.
+  if (parked_ == 0 || max_hosts == 0) return 0;
+  // Entries parked in the pending batch must be visible to the iterators.
   if (!HandOver().ok() || !WaitWritten().ok()) return 0;
   struct Taken {
     std::string key;
     frontier::UrlItem item;
   };
   std::vector<Taken> taken;
-  size_t groups = 0;
+  // Collects the entry under `it` (false: malformed or undecodable, deleted).
+  auto collect = [&](rocksdb::Iterator* it, std::string_view host) {
+    Taken t;
+    t.key.assign(it->key().ToStringView());
+    t.item.host.assign(host);
+    if (!DecodeItem(it->value().ToStringView(), &t.item)) {
+      spdlog::error("state: undecodable parked entry for {} dropped", host);
+      batch_.Delete(parked_cf_, it->key());
+      if (parked_ > 0) --parked_;
+      return;
+    }
+    taken.push_back(std::move(t));
+  };
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), parked_cf_));
+  std::unique_ptr<rocksdb::Iterator> other(db_->NewIterator(rocksdb::ReadOptions(), parked_cf_));
+  // Every other class of a host met at the cursor comes with it: a host that came in for
+  // its seed would otherwise be evicted once done and reloaded for each later class.
+  auto take_other_classes = [&](int cls, std::string_view host) {
+    for (int c = 0; c < classes; ++c) {
+      if (c == cls) continue;
+      const std::string prefix = ParkedKey(c, host, 0).substr(0, 1 + host.size() + 1);
+      for (other->Seek(prefix); other->Valid() && other->key().starts_with(prefix); other->Next()) {
+        collect(other.get(), host);
+      }
+    }
+    if (!other->status().ok()) SetError(FromRocks(other->status(), "state: read parked URLs"));
+  };
+  std::unordered_set<std::string> hosts_taken;  // in this call
+  size_t hosts = 0;
   std::string last_group;
+  bool skipping = false;  // the cursor's group is of a host taken with an earlier group
   const std::string start = parked_cursor_;
   bool wrapped = start.empty();  // from the start: no wrapping
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), parked_cf_));
   it->Seek(parked_cursor_);
   while (true) {
     if (!it->Valid()) {
@@ -82,32 +112,29 @@ size_t StateDb::Impl::TakeParked(size_t max_groups,
       continue;
     }
     if (group != last_group) {
-      if (groups == max_groups) {
-        parked_cursor_.assign(key);
-        break;
-      }
       // Wrapped around to where this call began (what it took is deleted only in the batch).
       if (!start.empty() && wrapped && key >= std::string_view(start)) {
         parked_cursor_ = start;
         break;
       }
-      ++groups;
       last_group.assign(group);
+      skipping = hosts_taken.contains(std::string(host));
+      if (!skipping) {
+        if (hosts == max_hosts) {
+          parked_cursor_.assign(key);
+          break;
+        }
+        ++hosts;
+        hosts_taken.emplace(host);
+        take_other_classes(static_cast<uint8_t>(group[0]), host);
+      }
     }
-    Taken t;
-    t.key.assign(key);
-    t.item.host.assign(host);
-    if (!DecodeItem(it->value().ToStringView(), &t.item)) {
-      spdlog::error("state: undecodable parked entry for {} dropped", host);
-      batch_.Delete(parked_cf_, it->key());
-      if (parked_ > 0) --parked_;
-    } else {
-      taken.push_back(std::move(t));
-    }
+    if (!skipping) collect(it.get(), host);
     it->Next();
   }
   if (!it->status().ok()) SetError(FromRocks(it->status(), "state: read parked URLs"));
   it.reset();
+  other.reset();
   for (Taken& t : taken) {
     // Delete first: fn's queue push lands in the same batch (a hand-over happens only
     // after a queue push), so a crash keeps exactly one of the two.

@@ -1,8 +1,9 @@
-// Parked URLs of StateDb (state.h): taken by (class, host) groups, best class first, going
-// on where the last call stopped and wrapping once; durable across a restart.
+// Parked URLs of StateDb (state.h): taken by whole hosts (every class), hosts met best class
+// first, going on where the last call stopped and wrapping once; durable across a restart.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -37,13 +38,17 @@ frontier::UrlItem Item(const std::string& host, int i, int cls) {
   return item;
 }
 
-std::vector<std::string> Take(StateDb& db, size_t groups) {
+constexpr int kClasses = 4;
+
+// The URLs taken, sorted (a host's classes come in any order).
+std::vector<std::string> Take(StateDb& db, size_t hosts) {
   std::vector<std::string> urls;
-  db.TakeParked(groups, [&](frontier::UrlItem item) { urls.push_back(item.url); });
+  db.TakeParked(hosts, kClasses, [&](frontier::UrlItem item) { urls.push_back(item.url); });
+  std::sort(urls.begin(), urls.end());
   return urls;
 }
 
-TEST(Parked, TakesWholeGroupsBestClassFirstAndWrapsOnce) {
+TEST(Parked, TakesHostsBestClassFirstAndWrapsOnce) {
   ParkedDir dir;
   Result<std::unique_ptr<StateDb>> db = StateDb::Open({.dir = dir.path()});
   ASSERT_TRUE(db.ok()) << db.status().ToString();
@@ -53,13 +58,13 @@ TEST(Parked, TakesWholeGroupsBestClassFirstAndWrapsOnce) {
   (*db)->Park(Item("b.test", 2, 2));
   (*db)->Park(Item("c.test", 1, 0));
   EXPECT_EQ((*db)->parked(), 4u);
-  // Class 0 first, then hosts by name; a group is every URL of one host and class.
+  // Class 0 first, then hosts by name.
   EXPECT_EQ(Take(**db, 1), std::vector<std::string>{"http://c.test/p/1"});
   EXPECT_EQ(Take(**db, 1), std::vector<std::string>{"http://a.test/p/1"});
   // Parked meanwhile before the cursor: found after wrapping, the rest of this call first.
   (*db)->Park(Item("a.test", 3, 1));
-  EXPECT_EQ(Take(**db, 5), (std::vector<std::string>{"http://b.test/p/1", "http://b.test/p/2",
-                                                     "http://a.test/p/3"}));
+  EXPECT_EQ(Take(**db, 5), (std::vector<std::string>{"http://a.test/p/3", "http://b.test/p/1",
+                                                     "http://b.test/p/2"}));
   EXPECT_EQ((*db)->parked(), 0u);
   EXPECT_TRUE(Take(**db, 5).empty());
   // A lone group met again after wrapping is not taken twice in one call.
@@ -67,6 +72,30 @@ TEST(Parked, TakesWholeGroupsBestClassFirstAndWrapsOnce) {
   (*db)->Park(Item("d.test", 2, 3));
   EXPECT_EQ(Take(**db, 5), (std::vector<std::string>{"http://d.test/p/1", "http://d.test/p/2"}));
   EXPECT_EQ((*db)->parked(), 0u);
+}
+
+TEST(Parked, AHostComesWithEveryClassAndIsNotMetAgain) {
+  ParkedDir dir;
+  Result<std::unique_ptr<StateDb>> db = StateDb::Open({.dir = dir.path()});
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  auto store = (*db)->NewQueueStore(kClasses);
+  (*db)->Park(Item("e.test", 1, 0));
+  (*db)->Park(Item("f.test", 1, 0));
+  (*db)->Park(Item("e.test", 2, 2));
+  (*db)->Park(Item("e.test", 3, 3));
+  (*db)->Park(Item("f.test", 2, 1));
+  EXPECT_EQ(Take(**db, 1), (std::vector<std::string>{"http://e.test/p/1", "http://e.test/p/2",
+                                                     "http://e.test/p/3"}));
+  EXPECT_EQ(Take(**db, 1), (std::vector<std::string>{"http://f.test/p/1", "http://f.test/p/2"}));
+  EXPECT_EQ((*db)->parked(), 0u);
+  // In one call, the cursor passes over the later classes of a host it took already.
+  (*db)->Park(Item("g.test", 1, 1));
+  (*db)->Park(Item("g.test", 2, 2));
+  (*db)->Park(Item("h.test", 1, 2));
+  EXPECT_EQ(Take(**db, 2), (std::vector<std::string>{"http://g.test/p/1", "http://g.test/p/2",
+                                                     "http://h.test/p/1"}));
+  EXPECT_EQ((*db)->parked(), 0u);
+  EXPECT_TRUE(Take(**db, 5).empty());
 }
 
 TEST(Parked, SurviveARestartAndStayAdmitted) {

@@ -24,6 +24,9 @@
 //            pages, the newest near_dup_index_max of them (the index is rebuilt from it).
 //   pages    stored fetches for the admin API: id (8, big-endian, increasing) -> page record
 //            (URL, status, time, mime, title, digest, WARC location), the newest pages_max.
+//   depths   URL fingerprint -> the least depth (links from a seed) of a path that reached
+//            the URL after it was admitted, when shorter than the path it was admitted by
+//            (merged by minimum). Read when the URL's links are followed.
 //   meta     format version, id counters.
 //
 // The hosts column family also holds the operator's overrides of a host (admin API:
@@ -260,13 +263,24 @@ class StateDb {
   // Parked URLs: admitted URLs of hosts that are not in RAM while the crawl's host table is
   // full (docs/architecture.md §1.5). Park writes the item to the `parked` column family in
   // the pending batch (durable like a queue entry: it carries the fingerprint and a queue
-  // sequence, so a crash readmits it the same way). TakeParked hands over up to
-  // `max_groups` groups of one host and class — in class order, then host name, going on
-  // from where the last call stopped and wrapping once — deleting each entry in the batch
-  // that fn's queue push lands in. REQUIRES: a queue store (NewQueueStore) exists.
+  // sequence, so a crash readmits it the same way). TakeParked hands over the parked URLs
+  // of up to `max_hosts` hosts: hosts are met in class order, then host name, going on from
+  // where the last call stopped and wrapping once, and each comes with its URLs of every
+  // class below `classes` (a host taken for its seed does not come back later, evicted and
+  // reloaded, for URLs of a worse class). Each entry is deleted in the batch that fn's queue
+  // push lands in. REQUIRES: a queue store (NewQueueStore) exists.
   void Park(const frontier::UrlItem& item);
-  size_t TakeParked(size_t max_groups, const std::function<void(frontier::UrlItem)>& fn);
+  size_t TakeParked(size_t max_hosts, int classes,
+                    const std::function<void(frontier::UrlItem)>& fn);
   uint64_t parked() const;
+  // Shallower paths (docs/architecture.md §1.5): depth is counted along the path a URL was
+  // admitted by, and a URL may be reached by a shorter path after that — typically a page
+  // of a host still waiting for room in the host table, first linked through a chain of
+  // other hosts. NoteDepth records such a path's depth (the least one is kept; a RAM table
+  // of recent notes skips repeats without a write); NotedDepth returns the least depth
+  // noted for `fp`, or nullopt, so the crawl follows the URL's links from there.
+  void NoteDepth(uint64_t fp, int depth);
+  std::optional<int> NotedDepth(uint64_t fp) const;
   // A leased item changed (a retry counted an attempt): its queue entry is rewritten.
   void UpdateQueued(const frontier::UrlItem& item);
 

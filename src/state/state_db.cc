@@ -265,10 +265,13 @@ Result<std::unique_ptr<StateDb>> StateDb::Open(StateOptions options) {
 bool StateDb::created() const { return impl_->created(); }
 
 void StateDb::Park(const frontier::UrlItem& item) { impl_->Park(item); }
-size_t StateDb::TakeParked(size_t max_groups, const std::function<void(frontier::UrlItem)>& fn) {
-  return impl_->TakeParked(max_groups, fn);
+size_t StateDb::TakeParked(size_t max_hosts, int classes,
+                           const std::function<void(frontier::UrlItem)>& fn) {
+  return impl_->TakeParked(max_hosts, classes, fn);
 }
 uint64_t StateDb::parked() const { return impl_->parked(); }
+void StateDb::NoteDepth(uint64_t fp, int depth) { impl_->NoteDepth(fp, depth); }
+std::optional<int> StateDb::NotedDepth(uint64_t fp) const { return impl_->NotedDepth(fp); }
 
 std::unique_ptr<frontier::QueueStore> StateDb::NewQueueStore(int priority_classes) {
   auto store = std::make_unique<RocksQueueStore>(impl_.get(), priority_classes);

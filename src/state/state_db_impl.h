@@ -35,6 +35,9 @@ namespace harvest::state {
 
 class RocksQueueStore;
 
+// The `depths` column family's merge operator: the minimum of the depths (depths.cc).
+std::shared_ptr<rocksdb::MergeOperator> NewMinDepthOperator();
+
 // The exact seen store behind dedup::SeenSet (I/O thread): a fingerprint is in it when its
 // URL was admitted (in `recent`, or ingested into the admitted set) or is done.
 class SeenStore final : public dedup::SeenBackend {
@@ -131,8 +134,12 @@ class StateDb::Impl {
   uint64_t scheduled() const { return scheduled_; }
   // Parked URLs (parked.cc): admitted URLs of hosts not in RAM, waiting for room.
   void Park(const frontier::UrlItem& item);
-  size_t TakeParked(size_t max_groups, const std::function<void(frontier::UrlItem)>& fn);
+  size_t TakeParked(size_t max_hosts, int classes,
+                    const std::function<void(frontier::UrlItem)>& fn);
   uint64_t parked() const { return parked_; }
+  // Shallower paths (depths.cc).
+  void NoteDepth(uint64_t fp, int depth);
+  std::optional<int> NotedDepth(uint64_t fp) const;
   // Loading: counts the parked entries, raises the queue sequence past theirs and readmits
   // the fingerprints not yet ingested (like queue entries). Returns the highest sequence.
   Status LoadParked(uint64_t* max_seq);
@@ -224,6 +231,15 @@ class StateDb::Impl {
   std::string parked_cursor_;  // where TakeParked goes on (wraps to the start)
   rocksdb::ColumnFamilyHandle* simhash_ = nullptr;
   rocksdb::ColumnFamilyHandle* pages_ = nullptr;
+  rocksdb::ColumnFamilyHandle* depths_ = nullptr;
+  // Recent NoteDepth calls, direct-mapped by fingerprint: a repeat at no smaller depth
+  // writes nothing, and a note not yet written is found here (depths.cc).
+  struct NotedSlot {
+    uint64_t fp = 0;
+    int depth = 0;
+  };
+  static constexpr size_t kNotedSlots = 1u << 16;
+  std::vector<NotedSlot> noted_ = std::vector<NotedSlot>(kNotedSlots);
   rocksdb::Options admitted_options_;  // for the table file writer of Ingest()
 
   // ---- I/O thread ----

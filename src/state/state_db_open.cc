@@ -38,11 +38,12 @@ constexpr char kSchedule[] = "schedule";
 constexpr char kSimHash[] = "simhash";
 constexpr char kParked[] = "parked";
 constexpr char kPages[] = "pages";
+constexpr char kDepths[] = "depths";
 constexpr ColumnFamilySpec kColumnFamilies[] = {
     {kQueues, Tuning::kQueues},  {kSeen, Tuning::kPlain},    {kHosts, Tuning::kPlain},
     {kDigests, Tuning::kPlain},  {kMeta, Tuning::kPlain},    {kAdmitted, Tuning::kAdmitted},
     {kSchedule, Tuning::kPlain}, {kSimHash, Tuning::kPlain}, {kParked, Tuning::kPlain},
-    {kPages, Tuning::kPlain},
+    {kPages, Tuning::kPlain},    {kDepths, Tuning::kPlain},
 };
 
 rocksdb::CompressionType BestCompression() {
@@ -159,6 +160,9 @@ std::vector<rocksdb::ColumnFamilyDescriptor> Descriptors(const StateOptions& opt
   for (const ColumnFamilySpec& spec : kColumnFamilies) {
     descriptors.emplace_back(
         spec.name, FamilyOptions(spec.tuning, WriteBufferFor(spec.tuning, options), cache));
+    if (std::string_view(spec.name) == kDepths) {
+      descriptors.back().options.merge_operator = NewMinDepthOperator();
+    }
   }
   return descriptors;
 }
@@ -221,7 +225,7 @@ Status StateDb::Impl::FindColumnFamilies() {
       {kQueues, &queues_},     {kSeen, &seen_},       {kHosts, &hosts_},
       {kDigests, &digests_},   {kMeta, &meta_},       {kAdmitted, &admitted_},
       {kSchedule, &schedule_}, {kSimHash, &simhash_}, {kParked, &parked_cf_},
-      {kPages, &pages_},
+      {kPages, &pages_},       {kDepths, &depths_},
   };
   for (const auto& [name, handle] : wanted) {
     *handle = ColumnFamily(name);
