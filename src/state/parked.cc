@@ -1,8 +1,10 @@
 // Parked URLs (state.h): admitted URLs of hosts not in RAM, in the `parked` column family,
 // keyed class (1) | host | '\0' | queue sequence (8, big-endian), valued as queue entries
 // (EncodeItem: the fingerprint first, so loading readmits like a queue entry).
+#include <rocksdb/slice_transform.h>
 #include <spdlog/spdlog.h>
 
+#include <cstring>
 #include <unordered_set>
 
 #include "state/rocks_queue_store.h"
@@ -33,7 +35,31 @@ bool ParseParkedKey(std::string_view key, std::string_view* group, std::string_v
   return !host->empty();
 }
 
+// The prefix of a parked key: its (class, host) group, class byte to the NUL after the host.
+class ParkedGroupPrefix final : public rocksdb::SliceTransform {
+ public:
+  const char* Name() const override { return "harvest.ParkedGroup"; }
+  rocksdb::Slice Transform(const rocksdb::Slice& key) const override {
+    const void* nul = std::memchr(key.data() + 1, '\0', key.size() - 1);
+    return rocksdb::Slice(key.data(), static_cast<const char*>(nul) - key.data() + 1);
+  }
+  bool InDomain(const rocksdb::Slice& key) const override {
+    return key.size() >= 2 && std::memchr(key.data() + 1, '\0', key.size() - 1) != nullptr;
+  }
+};
+
+// Reads across groups (the cursor's walk, loading).
+rocksdb::ReadOptions TotalOrder() {
+  rocksdb::ReadOptions ro;
+  ro.total_order_seek = true;
+  return ro;
+}
+
 }  // namespace
+
+std::shared_ptr<const rocksdb::SliceTransform> NewParkedGroupPrefix() {
+  return std::make_shared<ParkedGroupPrefix>();
+}
 
 void StateDb::Impl::Park(const frontier::UrlItem& item) {
   assert(queue_store_ != nullptr);
@@ -70,8 +96,12 @@ size_t StateDb::Impl::TakeParked(size_t max_hosts, int classes,
     }
     taken.push_back(std::move(t));
   };
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), parked_cf_));
-  std::unique_ptr<rocksdb::Iterator> other(db_->NewIterator(rocksdb::ReadOptions(), parked_cf_));
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(TotalOrder(), parked_cf_));
+  // Within one group: a seek does not walk the deleted entries of the groups after it (a
+  // class whose earlier hosts were all taken is a long run of them until compacted).
+  rocksdb::ReadOptions group_only;
+  group_only.prefix_same_as_start = true;
+  std::unique_ptr<rocksdb::Iterator> other(db_->NewIterator(group_only, parked_cf_));
   // Every other class of a host met at the cursor comes with it: a host that came in for
   // its seed would otherwise be evicted once done and reloaded for each later class.
   auto take_other_classes = [&](int cls, std::string_view host) {
@@ -149,7 +179,7 @@ Status StateDb::Impl::LoadParked(uint64_t* max_seq) {
   *max_seq = 0;
   parked_ = 0;
   uint64_t readmitted = 0;
-  rocksdb::ReadOptions ro;
+  rocksdb::ReadOptions ro = TotalOrder();
   ro.fill_cache = false;
   ro.readahead_size = 2u << 20;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, parked_cf_));

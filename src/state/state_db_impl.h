@@ -37,6 +37,8 @@ class RocksQueueStore;
 
 // The `depths` column family's merge operator: the minimum of the depths (depths.cc).
 std::shared_ptr<rocksdb::MergeOperator> NewMinDepthOperator();
+// The `parked` column family's prefix extractor: a key's (class, host) group (parked.cc).
+std::shared_ptr<const rocksdb::SliceTransform> NewParkedGroupPrefix();
 
 // The exact seen store behind dedup::SeenSet (I/O thread): a fingerprint is in it when its
 // URL was admitted (in `recent`, or ingested into the admitted set) or is done.

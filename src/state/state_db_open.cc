@@ -163,6 +163,9 @@ std::vector<rocksdb::ColumnFamilyDescriptor> Descriptors(const StateOptions& opt
     if (std::string_view(spec.name) == kDepths) {
       descriptors.back().options.merge_operator = NewMinDepthOperator();
     }
+    if (std::string_view(spec.name) == kParked) {
+      descriptors.back().options.prefix_extractor = NewParkedGroupPrefix();
+    }
   }
   return descriptors;
 }
