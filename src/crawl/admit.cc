@@ -150,7 +150,11 @@ frontier::AdmitVerdict Crawler::Impl::Admit(const FoundLink& link, const frontie
 
 void Crawler::Impl::AddOrPark(frontier::UrlItem item) {
   const size_t cap = opts_.host_cache;
-  if (cap > 0 && hosts_.size() >= cap && !hosts_.contains(item.host)) {
+  // A host not in RAM waits its turn while anything is parked, even if there is room: it
+  // may have parked URLs itself (its seed), which must come in with it — a host let in by
+  // a link alone would be done and evicted before its seed's turn, and the pages it fetched
+  // first, reached through other hosts, may have had their links cut at that path's depth.
+  if (cap > 0 && !hosts_.contains(item.host) && (hosts_.size() >= cap || db_->parked() > 0)) {
     db_->Park(item);
     return;
   }
