@@ -40,7 +40,9 @@ class ParkedGroupPrefix final : public rocksdb::SliceTransform {
  public:
   const char* Name() const override { return "harvest.ParkedGroup"; }
   rocksdb::Slice Transform(const rocksdb::Slice& key) const override {
+    if (key.size() < 2) return key;  // not in the domain: RocksDB does not ask
     const void* nul = std::memchr(key.data() + 1, '\0', key.size() - 1);
+    if (nul == nullptr) return key;
     return rocksdb::Slice(key.data(), static_cast<const char*>(nul) - key.data() + 1);
   }
   bool InDomain(const rocksdb::Slice& key) const override {
