@@ -161,6 +161,37 @@ TEST_F(CrawlerMemoryTest, SeededHostsBeyondTheCacheWaitOnDisk) {
   ExpectOutcomesExplained();
 }
 
+// While URLs are parked, a host not in RAM waits its turn even when the table has room
+// (parked hosts come in by batches of a sixteenth of the table): a link alone never lets a
+// host in ahead of its parked seed, which would leave the pages it fetched first at the
+// depth of the path through other hosts. Every host's root is fetched before the page
+// other hosts link to.
+TEST_F(CrawlerMemoryTest, AHostNotInRamComesInWithItsParkedSeed) {
+  constexpr int kHosts = 120;
+  std::vector<std::string> seeds;
+  for (int i = 0; i < kHosts; ++i) {
+    const std::string h = "http://w" + std::to_string(i) + ".test";
+    const std::string other = "http://w" + std::to_string((i * 37 + 11) % kHosts) + ".test/x";
+    fetcher_->Script(h + "/", FakeResponse::Html(Links({"/a", other})));
+    seeds.push_back(h + "/");
+  }
+  fetcher_->SetDefault(FakeResponse::Html("page"));
+  CrawlOptions o = Options();
+  o.host_cache = 32;
+  CrawlStats s = Crawl(o, seeds);
+  EXPECT_TRUE(s.complete);
+  EXPECT_GT(s.unparked, 0u);
+  for (int i = 0; i < kHosts; ++i) {
+    const std::string h = "http://w" + std::to_string(i) + ".test";
+    const std::vector<FakeRequestLog> root = RequestsOf(h + "/");
+    const std::vector<FakeRequestLog> x = RequestsOf(h + "/x");
+    ASSERT_EQ(root.size(), 1u) << h;
+    ASSERT_EQ(x.size(), 1u) << h;
+    EXPECT_LT(root[0].start, x[0].start) << h;
+  }
+  ExpectPolite(1s);
+}
+
 // Parked URLs are durable: a kill -9 while most hosts wait on disk loses none, and the
 // restarted crawl fetches every page.
 TEST_F(CrawlerMemoryTest, ParkedUrlsSurviveAKill) {
