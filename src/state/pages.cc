@@ -257,8 +257,15 @@ Result<std::unique_ptr<StateReader>> StateReader::Open(const std::filesystem::pa
   rocksdb::Status rs = rocksdb::DB::ListColumnFamilies(options, dir.string(), &names);
   if (!rs.ok()) return FromRocks(rs, "state: open " + dir.string());
   std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
-  for (const std::string& name : names)
-    descriptors.emplace_back(name, rocksdb::ColumnFamilyOptions());
+  for (const std::string& name : names) {
+    rocksdb::ColumnFamilyOptions cf;
+    // Replaying the write-ahead log needs the families' merge operators: without one, the
+    // first merge record ends the replay silently and everything written after it is lost
+    // to this reader.
+    if (name == "depths") cf.merge_operator = NewMinDepthOperator();
+    if (name == "parked") cf.prefix_extractor = NewParkedGroupPrefix();
+    descriptors.emplace_back(name, cf);
+  }
   auto impl = std::make_unique<Impl>();
   rocksdb::DB* raw = nullptr;
   rs = rocksdb::DB::OpenForReadOnly(options, dir.string(), descriptors, &impl->handles, &raw);

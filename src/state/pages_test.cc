@@ -139,5 +139,24 @@ TEST_F(PagesTest, OverridesPersistAndTheReaderSeesEverything) {
   EXPECT_EQ(StateReader::Open(dir_ / "nothing").status().code(), Status::Code::kNotFound);
 }
 
+// The write-ahead log of a crawl that ended holds depth notes (merge records) before later
+// page records: the reader replays past them.
+TEST_F(PagesTest, TheReaderReplaysPastDepthNotes) {
+  {
+    auto db = Open();
+    db->NoteDepth(7, 3);
+    ASSERT_TRUE(db->Commit().ok());
+    ASSERT_TRUE(db->Sync().ok());
+    ASSERT_TRUE(db->AddPage(Page(1)).ok());
+    ASSERT_TRUE(db->Commit().ok());
+    ASSERT_TRUE(db->Sync().ok());
+  }
+  Result<std::unique_ptr<StateReader>> reader = StateReader::Open(dir_);
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  EXPECT_EQ((*reader)->pages_added(), 1u);
+  ASSERT_TRUE((*reader)->GetPage(1));
+  EXPECT_EQ((*reader)->GetPage(1)->title, "t1");
+}
+
 }  // namespace
 }  // namespace harvest::state
