@@ -13,6 +13,7 @@
 #include "base/duration.h"
 #include "base/log.h"
 #include "cli/admin_server.h"
+#include "cli/cluster_flags.h"
 #include "cli/command.h"
 #include "crawl/crawl.h"
 
@@ -42,6 +43,7 @@ struct CrawlFlags {
   std::string seeds, out, config, user_agent, summary_json, resolve_file;
   std::vector<std::string> connect_to;
   AdminFlags admin;
+  ClusterFlags cluster;
   std::optional<int64_t> delay_ms, max_depth, max_pages, workers, per_ip_limit;
   std::optional<std::string> scope;  // "any", "host" or "site" (checked when parsed)
   // Durations (checked when parsed).
@@ -62,7 +64,8 @@ CLI::Validator ScopeModeCheck() {
       "any|host|site", "ScopeMode");
 }
 
-void WriteSummaryJson(const std::string& path, const crawl::CrawlStats& stats) {
+void WriteSummaryJson(const std::string& path, const crawl::CrawlStats& stats,
+                      const std::string& extra) {
   std::ofstream out(path);
   out << "{\"complete\":" << (stats.complete ? "true" : "false")
       << ",\"interrupted\":" << (stats.interrupted ? "true" : "false")
@@ -85,7 +88,7 @@ void WriteSummaryJson(const std::string& path, const crawl::CrawlStats& stats) {
       << ",\"hosts_resident_peak\":" << stats.hosts_resident_peak
       << ",\"hosts_evicted\":" << stats.hosts_evicted << ",\"unparked\":" << stats.unparked
       << ",\"depth_lowered\":" << stats.depth_lowered << ",\"still_queued\":" << stats.still_queued
-      << "}\n";
+      << extra << "}\n";
 }
 
 // A crawl holds a socket per transfer in flight and per idle host connection kept, plus
@@ -148,6 +151,23 @@ int RunCrawl(const CrawlFlags& f) {
     return kExitUsage;
   }
 
+  std::unique_ptr<cluster::RedisCrawl> worker;
+  if (!f.cluster.redis.empty()) {
+    if (f.cluster.worker_id.empty()) {
+      return UsageError("crawl", "--redis needs --worker-id (this worker's name)");
+    }
+    Result<std::unique_ptr<cluster::RedisCrawl>> w = MakeWorker(f.cluster, options);
+    if (!w.ok()) {
+      std::fprintf(stderr, "harvest crawl: %s\n", w.status().message().c_str());
+      return w.status().code() == Status::Code::kInvalidArgument ? kExitUsage : kExitFailure;
+    }
+    worker = std::move(*w);
+    options.shared = worker.get();
+    options.warc.prefix = "harvest-" + f.cluster.worker_id;
+  } else if (!f.cluster.worker_id.empty()) {
+    return UsageError("crawl", "--worker-id is for a shared crawl: give --redis too");
+  }
+
   RaiseOpenFileLimit(options);
   crawl::Crawler crawler(std::move(options));
   std::unique_ptr<admin::Server> admin_server;
@@ -180,8 +200,33 @@ int RunCrawl(const CrawlFlags& f) {
     return s.code() == Status::Code::kInvalidArgument ? kExitUsage : kExitFailure;
   }
   std::fputs(crawl::FormatSummary(stats).c_str(), stdout);
+  std::string extra;
+  if (worker) {
+    const cluster::WorkerStats w = worker->stats();
+    std::printf(
+        "shared crawl: worker %s: %llu URLs sent for admission (%llu new), %llu taken, %llu "
+        "done; partitions taken %llu (%llu from dead workers, %llu URLs served again), given "
+        "up %llu; Redis %llu requests in %llu round trips, %llu bytes out, %llu bytes in\n",
+        f.cluster.worker_id.c_str(), static_cast<unsigned long long>(w.admitted_sent),
+        static_cast<unsigned long long>(w.admitted_new), static_cast<unsigned long long>(w.taken),
+        static_cast<unsigned long long>(w.done),
+        static_cast<unsigned long long>(w.partitions_owned),
+        static_cast<unsigned long long>(w.partitions_taken_over),
+        static_cast<unsigned long long>(w.requeued),
+        static_cast<unsigned long long>(w.partitions_given_up),
+        static_cast<unsigned long long>(w.redis.requests),
+        static_cast<unsigned long long>(w.redis.round_trips),
+        static_cast<unsigned long long>(w.redis.bytes_out),
+        static_cast<unsigned long long>(w.redis.bytes_in));
+    extra = ",\"worker\":\"" + f.cluster.worker_id + "\",\"redis_requests\":" +
+            std::to_string(w.redis.requests) + ",\"redis_round_trips\":" +
+            std::to_string(w.redis.round_trips) + ",\"redis_bytes_out\":" +
+            std::to_string(w.redis.bytes_out) + ",\"redis_bytes_in\":" +
+            std::to_string(w.redis.bytes_in) + ",\"shared_taken\":" + std::to_string(w.taken) +
+            ",\"shared_done\":" + std::to_string(w.done);
+  }
   std::fflush(stdout);
-  if (!f.summary_json.empty()) WriteSummaryJson(f.summary_json, stats);
+  if (!f.summary_json.empty()) WriteSummaryJson(f.summary_json, stats, extra);
   if (!s.ok()) {
     std::fprintf(stderr, "harvest crawl: crawl failed: %s\n", s.ToString().c_str());
     return s.code() == Status::Code::kInvalidArgument ? kExitUsage : kExitFailure;
@@ -244,6 +289,8 @@ CommandRegistration reg(
                       "Require 'Authorization: Bearer TOKEN' (TOKEN read from FILE); needed "
                       "for a non-loopback --admin address");
       app->add_option("--summary-json", f->summary_json, "Also write the summary as JSON here");
+      AddRedisFlags(app, &f->cluster);
+      AddWorkerFlags(app, &f->cluster);
       app->footer(
           "Running the same command again after any stop (SIGTERM, kill -9, crash) resumes the "
           "crawl in --out.\nExit status: 0 crawl complete (or page limit reached, or "

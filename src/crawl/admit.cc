@@ -144,7 +144,11 @@ frontier::AdmitVerdict Crawler::Impl::Admit(const FoundLink& link, const frontie
   item.via = source != nullptr ? source->url : "";
   item.hops = hops;
   item.sitemap = link.sitemap;
-  AddOrPark(std::move(item));
+  if (opts_.shared != nullptr) {
+    opts_.shared->Admit(std::move(item));  // its owner's frontier takes it (ConsumeShared)
+  } else {
+    AddOrPark(std::move(item));
+  }
   return v;
 }
 
@@ -162,6 +166,21 @@ void Crawler::Impl::AddOrPark(frontier::UrlItem item) {
   // restore its delay, next-allowed time, robots rules and breaker (and mark it active).
   EnsureHost(item.host);
   frontier_->Add(std::move(item));
+}
+
+// URLs of this worker's partitions of a shared crawl (docs/distributed.md): admitted by some
+// worker, taken for this one; they enter the frontier without the local seen test.
+void Crawler::Impl::ConsumeShared() {
+  if (opts_.shared == nullptr) return;
+  if (Status s = opts_.shared->status(); !s.ok() && !stop_.load()) {
+    spdlog::error("shared crawl: {}; stopping this worker", s.ToString());
+    RequestStop();
+    return;
+  }
+  shared_ready_.clear();
+  opts_.shared->TakeReady(&shared_ready_);
+  for (frontier::UrlItem& item : shared_ready_) AddOrPark(std::move(item));
+  shared_ready_.clear();
 }
 
 void Crawler::Impl::ActivateParked() {

@@ -35,6 +35,7 @@
 
 #include "base/clock.h"
 #include "base/status.h"
+#include "crawl/shared_crawl.h"
 #include "dedup/dedup.h"
 #include "fetch/fetch.h"
 #include "fetch/resolver.h"
@@ -188,6 +189,10 @@ struct CrawlOptions {
   // unless `fetcher` is set (tests): then names are left to that fetcher unless a resolver
   // is given too (src/fetch/testing/fake_resolver.h). Not owned.
   fetch::Resolver* resolver = nullptr;
+  // A worker of a crawl shared with other processes (src/cluster: `harvest crawl --redis`;
+  // docs/distributed.md). nullptr (default): a single-process crawl. Not owned; it must
+  // outlive the Crawler. Needs a new output directory and no --recrawl.
+  SharedCrawl* shared = nullptr;
   frontier::FrontierOptions
       frontier;  // politeness scheduler: delays, per-IP limit, retries, breaker
   frontier::ScopeOptions scope;

@@ -57,6 +57,7 @@ CrawlStats Crawler::Impl::stats() const {
 
 Status Crawler::Impl::Setup() {
   if (Status s = CheckOutDir(); !s.ok()) return s;
+  if (Status s = CheckShared(); !s.ok()) return s;
   std::error_code ec;
   std::filesystem::create_directories(opts_.out_dir, ec);
   if (ec) {
@@ -90,7 +91,8 @@ Status Crawler::Impl::Setup() {
                         .retry_interval = opts_.output_retry_interval,
                         .queue_capacity = opts_.max_pending_pages,
                         .near_dup = opts_.near_dup,
-                        .near_duplicate_is_unchanged = opts_.freshness.near_duplicate_is_unchanged},
+                        .near_duplicate_is_unchanged = opts_.freshness.near_duplicate_is_unchanged,
+                        .shared = opts_.shared},
       [this] {
         if (fetcher_) fetcher_->Wakeup();
       });
@@ -103,6 +105,9 @@ Status Crawler::Impl::Setup() {
   if (Status s = fetcher_->status(); !s.ok()) return s;
   if (Status s = SetupAddresses(); !s.ok()) return s;
   sink_->RestoreNearDuplicates();
+  if (opts_.shared != nullptr) {
+    if (Status st = opts_.shared->Start([f = fetcher_] { f->Wakeup(); }); !st.ok()) return st;
+  }
   sink_->Start();
   int n = opts_.workers > 0 ? opts_.workers : DefaultWorkers();
   for (int i = 0; i < n; ++i) workers_.emplace_back([this] { WorkerLoop(); });
@@ -149,6 +154,7 @@ Status Crawler::Impl::Run(const std::vector<std::string>& seeds) {
     RunCommands();
     ConsumeResolved();
     ConsumeInbox();
+    ConsumeShared();
     CheckStopAfter();
     // Paused while the output cannot be written (disk full, I/O error) or by the operator
     // (admin API): nothing new starts.
@@ -192,6 +198,13 @@ Status Crawler::Impl::Finish() {
   Status c = db_->Commit();
   if (c.ok()) c = db_->Sync();
   if (s.ok() && !c.ok()) s = c;
+  if (opts_.shared != nullptr) {
+    // What the shared crawl knows of this worker's work must be written before it exits;
+    // a shared crawl that failed is this run's error.
+    Status st = opts_.shared->Stop();
+    if (st.ok()) st = opts_.shared->status();
+    if (s.ok() && !st.ok()) s = st;
+  }
   Progress(true);
   PublishFinal();
   return s;
@@ -222,6 +235,10 @@ bool Crawler::Impl::Finished() const {
   if (stop_.load() || page_limit_reached_) return true;
   if (admin_paused_) return false;            // paused by the operator: not complete
   if (opts_.freshness.recrawl) return false;  // runs until stopped
+  if (opts_.shared != nullptr) {
+    // A worker of a shared crawl ends with the whole crawl, not when its own queues run dry.
+    return frontier_->Idle() && db_->parked() == 0 && opts_.shared->Complete();
+  }
   return frontier_->Idle() && db_->parked() == 0 && !DueNow();
 }
 
@@ -312,6 +329,17 @@ void Crawler::Impl::HandleLease(frontier::Lease lease) {
     // Blocked by the operator after a DNS answer released the host: held again, no loss.
     frontier_->Complete(lease, {.kind = frontier::CompletionKind::kPutBack});
     frontier_->SetHeld(lease.item.host, true);
+    return;
+  }
+  if (opts_.shared != nullptr && !opts_.shared->MayFetch(lease.item.host)) {
+    // This worker lost the host's partition (lease expired or given away): nothing more is
+    // fetched from it here; the shared crawl serves its URLs to the new owner.
+    frontier_->Complete(lease, {.kind = frontier::CompletionKind::kPutBack});
+    frontier_->SetHeld(lease.item.host, true);
+    if (!stop_.load()) {
+      spdlog::error("lost the partition lease of {}: stopping this worker", lease.item.host);
+      RequestStop();
+    }
     return;
   }
   const HostState& host = EnsureHost(lease.item.host);

@@ -133,6 +133,9 @@ class Crawler::Impl {
   void AddOrPark(frontier::UrlItem item);
   void ActivateParked();
   void MarkDone(const frontier::UrlItem& item, int status);
+  void SharedDone(const frontier::UrlItem& item);
+  Status CheckShared() const;
+  void ConsumeShared();
   Clock::TimePoint SteadyFromWall(int64_t wall_us) const;
 
   // Admission (admit.cc).
@@ -231,6 +234,7 @@ class Crawler::Impl {
           : nullptr;
   HostWeights host_weights_{opts_.priority.hosts};
   bool resumed_ = false;
+  std::vector<frontier::UrlItem> shared_ready_;  // ConsumeShared's batch
   // Shallower paths (admit.cc): per fingerprint hash, the greatest depth admitted in this
   // run (255: that or more) — a link at no greater depth cannot be shorter than the path its
   // URL was admitted by, and notes nothing. One byte per dedup.seen_cache entry (rounded up

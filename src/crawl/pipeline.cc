@@ -48,7 +48,10 @@ void Crawler::Impl::ConsumeInbox() {
     }
     for (const FoundLink& link : page.links) Admit(link, &page.source);
   }
-  for (const DurablePage& page : durable) db_->MarkDone(page.item, page.record);
+  for (const DurablePage& page : durable) {
+    db_->MarkDone(page.item, page.record);
+    SharedDone(page.item);
+  }
 }
 
 }  // namespace harvest::crawl

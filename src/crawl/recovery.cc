@@ -258,6 +258,32 @@ void Crawler::Impl::MarkDone(const frontier::UrlItem& item, int status) {
   ScheduleNext(PolicyFor(opts_.freshness, item.host), nullptr, Change::kFirst, record.fetch_time_us,
                &record);
   db_->MarkDone(item, record);
+  SharedDone(item);
+}
+
+void Crawler::Impl::SharedDone(const frontier::UrlItem& item) {
+  if (opts_.shared == nullptr) return;
+  opts_.shared->Done(item,
+                     std::chrono::ceil<std::chrono::milliseconds>(frontier_->HostDelay(item.host)));
+}
+
+// A worker of a shared crawl keeps its working state for one run: what it must not lose is in
+// the shared store.
+Status Crawler::Impl::CheckShared() const {
+  if (opts_.shared == nullptr) return Status::Ok();
+  if (opts_.freshness.recrawl) {
+    return Status::InvalidArgument(
+        "--recrawl is not supported with a shared crawl (--redis) yet: the recrawl schedule "
+        "is kept per process");
+  }
+  std::error_code ec;
+  if (std::filesystem::exists(opts_.out_dir / "state" / "CURRENT", ec)) {
+    return Status::InvalidArgument(opts_.out_dir.string() +
+                                   " holds a crawl state: a worker of a shared crawl (--redis) "
+                                   "starts in a new or empty --out directory (its work is kept "
+                                   "in the shared store)");
+  }
+  return Status::Ok();
 }
 
 }  // namespace harvest::crawl

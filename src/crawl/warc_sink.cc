@@ -203,6 +203,13 @@ state::SeenRecord WarcSink::DoneRecord(StoreTask& task, Change change) {
   return r;
 }
 
+// The local index first (this worker's own payloads), then the shared one.
+std::optional<state::DigestRecord> WarcSink::FindDigest(const std::string& digest) {
+  if (std::optional<state::DigestRecord> d = db_->FindDigest(digest)) return d;
+  if (options_.shared != nullptr) return options_.shared->FindDigest(digest);
+  return std::nullopt;
+}
+
 void WarcSink::Write(StoreTask& task) {
   store::Capture& c = task.capture;
   std::string outcome = task.outcome;
@@ -218,7 +225,7 @@ void WarcSink::Write(StoreTask& task) {
     r.refers_to_date_us = prev->fetch_time_us;
     r.refers_to_digest = prev->payload_digest;
     if (!prev->payload_digest.empty()) {
-      if (std::optional<state::DigestRecord> d = db_->FindDigest(prev->payload_digest)) {
+      if (std::optional<state::DigestRecord> d = FindDigest(prev->payload_digest)) {
         r.refers_to_uri = d->uri;
         r.refers_to_date_us = d->date_us;
         r.refers_to_record_id = d->record_id;
@@ -233,7 +240,7 @@ void WarcSink::Write(StoreTask& task) {
   } else {
     if (!c.payload.empty()) {
       if (c.payload_digest.empty()) c.payload_digest = store::PayloadDigest(c.payload);
-      if (std::optional<state::DigestRecord> original = db_->FindDigest(c.payload_digest)) {
+      if (std::optional<state::DigestRecord> original = FindDigest(c.payload_digest)) {
         store::Revisit r;
         r.refers_to_uri = original->uri;
         r.refers_to_date_us = original->date_us;
@@ -297,6 +304,11 @@ void WarcSink::Write(StoreTask& task) {
                                       .warc_offset = loc->offset,
                                       .warc_length = loc->length,
                                       .revisit = revisit.has_value()};
+    }
+    // Shared with the other workers right after the record's write(2): a worker that takes
+    // this host over after a kill stores a refetch of this page as a revisit.
+    if (options_.shared != nullptr && records.digest) {
+      options_.shared->PutDigest(records.digest->first, records.digest->second);
     }
     Result<uint64_t> put = db_->PutStoredFetch(records);
     if (!put.ok()) spdlog::error("writer: {}", put.status().ToString());

@@ -29,6 +29,7 @@
 #include "base/clock.h"
 #include "crawl/outcome_log.h"
 #include "crawl/page_processor.h"
+#include "crawl/shared_crawl.h"
 #include "crawl/work_queue.h"
 #include "dedup/dedup.h"
 #include "state/state.h"
@@ -51,6 +52,9 @@ class WarcSink {
     NearDupOptions near_dup;
     // A new version within near_dup.max_distance of the last counts as unchanged.
     bool near_duplicate_is_unchanged = false;
+    // A crawl shared by workers: its payload-digest index is asked first and told of every
+    // new payload (revisits across workers). nullptr: the local state only.
+    SharedCrawl* shared = nullptr;
   };
   // `db` must outlive the sink; `wake` is called (writer thread) when pages became durable
   // or the writer paused/resumed.
@@ -86,6 +90,7 @@ class WarcSink {
  private:
   void Loop();
   void Write(StoreTask& task);
+  std::optional<state::DigestRecord> FindDigest(const std::string& digest);
   // Looks for a near-duplicate of the task's page; tags the capture and the detail.
   void FindNearDuplicate(StoreTask& task);
   // Adds a stored response to the near-duplicate index in RAM; returns the record for the

@@ -1,0 +1,35 @@
+// Private to src/cluster: key names, the URL item codec and the Lua scripts.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "frontier/url_item.h"
+#include "redis/redis.h"
+
+namespace harvest::cluster::internal {
+
+// "<prefix>:{p<N>}:" — every key of partition N starts with it (one hash slot).
+std::string PartitionTag(const std::string& prefix, int partition);
+// "<prefix>:{g}:" — the crawl-wide keys (workers, config).
+std::string GlobalTag(const std::string& prefix);
+std::string DigestKey(const std::string& prefix, std::string_view digest);
+
+// The 16 lower-case hex digits of a fingerprint (the `taken` hash's field, an item's head).
+std::string FpHex(uint64_t fp);
+// fp hex \t host \t depth \t priority \t hops \t sitemap \t attempts \t url \t via. Canonical
+// URLs hold no tab (the URL parser removes them).
+std::string EncodeItem(const frontier::UrlItem& item);
+std::optional<frontier::UrlItem> DecodeItem(std::string_view s);
+
+// The host name of a host key: "http://H:8080" → "h".
+std::string HostName(std::string_view host);
+
+struct Scripts {
+  redis::Script admit, take, done, acquire, renew, release, heartbeat, config;
+  Scripts();
+};
+const Scripts& LuaScripts();
+
+}  // namespace harvest::cluster::internal

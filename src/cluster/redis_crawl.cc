@@ -1,0 +1,654 @@
+// RedisCrawl: a worker's side of a crawl shared over a Redis Cluster (cluster.h,
+// docs/distributed.md). The crawl's I/O thread exchanges batches with it under a mutex; its
+// own thread does every round trip: admissions, done marks, taking URLs, leases, balance.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cstdlib>
+#include <condition_variable>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "cluster/cluster.h"
+#include "cluster/internal.h"
+
+namespace harvest::cluster {
+
+using internal::LuaScripts;
+using internal::PartitionTag;
+
+namespace {
+
+int64_t Ms(Clock::TimePoint t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+
+std::string RandomNonce() {
+  std::random_device rd;
+  std::mt19937_64 gen((static_cast<uint64_t>(rd()) << 32) ^ rd());
+  return internal::FpHex(gen()).substr(0, 8);
+}
+
+std::string ConfigString(const PartitionOptions& p) {
+  std::string s = "partitions=" + std::to_string(p.partitions) +
+                  ";by=" + (p.by_domain ? "domain" : "host") + ";hot=";
+  for (size_t i = 0; i < p.hot_hosts.size(); ++i) {
+    if (i > 0) s += ',';
+    s += p.hot_hosts[i];
+  }
+  return s;
+}
+
+}  // namespace
+
+class RedisCrawl::Impl {
+ public:
+  Impl(WorkerOptions o, std::unique_ptr<redis::Cluster> r)
+      : o_(std::move(o)),
+        clock_(o_.clock != nullptr ? o_.clock : SystemClock::Default()),
+        redis_(std::move(r)),
+        count_(PartitionCount(o_.partitions)),
+        member_(o_.worker_id + "#" + RandomNonce()),
+        parts_(static_cast<size_t>(count_)),
+        valid_until_(new std::atomic<int64_t>[static_cast<size_t>(count_)]) {
+    for (int i = 0; i < count_; ++i) valid_until_[i].store(0);
+  }
+
+  ~Impl() { (void)Stop(); }
+
+  Status CheckConfig() {
+    const std::string mine = ConfigString(o_.partitions);
+    Result<redis::Reply> r = redis_->Run(redis_->Eval(
+        LuaScripts().config, {internal::GlobalTag(o_.prefix) + "config"}, {mine}));
+    if (!r.ok()) return r.status();
+    if (r->is_error()) return Status::Unavailable("redis: " + r->str);
+    if (r->str != mine) {
+      return Status::InvalidArgument("the crawl '" + o_.prefix + "' in this cluster is partitioned as '" +
+                                     r->str + "', this worker as '" + mine +
+                                     "': give every worker the same --partitions, "
+                                     "--partition-by and --hot-host options");
+    }
+    return Status::Ok();
+  }
+
+  Status Start(std::function<void()> wake) {
+    wake_ = std::move(wake);
+    Result<std::unique_ptr<redis::Cluster>> d = redis::Cluster::Connect(o_.redis);
+    if (!d.ok()) return d.status();
+    digest_redis_ = std::move(*d);
+    started_ = true;
+    thread_ = std::thread([this] { Loop(); });
+    return Status::Ok();
+  }
+
+  Status Stop() {
+    {
+      std::lock_guard lock(mu_);
+      if (!started_ || stopping_) return status_;
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+    std::lock_guard lock(mu_);
+    return status_;
+  }
+
+  // A kill -9: the thread ends at once; nothing buffered is written, no lease given up.
+  void AbandonForTesting() {
+    {
+      std::lock_guard lock(mu_);
+      if (!started_ || stopping_) return;
+      abandon_ = true;
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  void Admit(frontier::UrlItem item) {
+    complete_.store(false);
+    bool full;
+    {
+      std::lock_guard lock(mu_);
+      admit_buf_.push_back(std::move(item));
+      full = admit_buf_.size() >= 4096;
+    }
+    if (full) cv_.notify_all();
+  }
+
+  void TakeReady(std::vector<frontier::UrlItem>* out) {
+    std::lock_guard lock(mu_);
+    for (frontier::UrlItem& item : ready_) out->push_back(std::move(item));
+    ready_.clear();
+  }
+
+  void Done(const frontier::UrlItem& item, std::chrono::milliseconds delay) {
+    std::lock_guard lock(mu_);
+    done_buf_.push_back({PartitionOf(item.host, o_.partitions), item.fp, delay.count()});
+  }
+
+  bool MayFetch(std::string_view host) {
+    const int p = PartitionOf(host, o_.partitions);
+    return Ms(clock_->Now()) < valid_until_[p].load(std::memory_order_relaxed);
+  }
+
+  bool Complete() { return complete_.load(); }
+
+  Status status() {
+    std::lock_guard lock(mu_);
+    return status_;
+  }
+
+  std::optional<state::DigestRecord> FindDigest(const std::string& digest) {
+    std::lock_guard lock(digest_mu_);
+    if (!digest_redis_) return std::nullopt;
+    Result<redis::Reply> r = digest_redis_->Run({{"GET", internal::DigestKey(o_.prefix, digest)}});
+    if (!r.ok() || r->type != redis::Reply::Type::kString) return std::nullopt;
+    // uri \t date_us \t record id
+    const std::string& v = r->str;
+    size_t a = v.find('\t');
+    size_t b = a == std::string::npos ? a : v.find('\t', a + 1);
+    if (b == std::string::npos) return std::nullopt;
+    state::DigestRecord rec;
+    rec.uri = v.substr(0, a);
+    rec.date_us = std::strtoll(v.c_str() + a + 1, nullptr, 10);
+    rec.record_id = v.substr(b + 1);
+    return rec;
+  }
+
+  void PutDigest(const std::string& digest, const state::DigestRecord& rec) {
+    std::lock_guard lock(digest_mu_);
+    if (!digest_redis_) return;
+    std::string v = rec.uri + "\t" + std::to_string(rec.date_us) + "\t" + rec.record_id;
+    Result<redis::Reply> r =
+        digest_redis_->Run({{"SET", internal::DigestKey(o_.prefix, digest), std::move(v), "NX"}});
+    if (!r.ok()) spdlog::warn("shared digest index: {}", r.status().ToString());
+  }
+
+  WorkerStats stats() const {
+    std::lock_guard lock(mu_);
+    WorkerStats s = stats_;
+    s.redis = redis_stats_;
+    return s;
+  }
+
+ private:
+  struct Part {
+    bool owned = false;
+    bool draining = false;
+    std::string token;
+    std::string epoch;
+    int64_t hold_until_wall = 0;  // no URL handed out before (ms)
+    size_t taken = 0;             // handed out, not yet done
+    int64_t next_take = 0;        // steady ms
+    int64_t delay_ms = 0;         // the largest host delay Done reported
+  };
+  struct DoneMark {
+    int partition;
+    uint64_t fp;
+    int64_t delay_ms;
+  };
+
+  int64_t WallMs() const { return clock_->WallMicros() / 1000; }
+  int64_t SteadyMs() const { return Ms(clock_->Now()); }
+
+  void Fail(Status s) {
+    spdlog::error("shared crawl: {}", s.ToString());
+    {
+      std::lock_guard lock(mu_);
+      if (status_.ok()) status_ = std::move(s);
+    }
+    for (int i = 0; i < count_; ++i) valid_until_[i].store(0);
+    if (wake_) wake_();
+  }
+
+  bool failed() {
+    std::lock_guard lock(mu_);
+    return !status_.ok();
+  }
+
+  // The round trips, in an order that keeps the rules: a page's links are admitted before
+  // its done mark is sent (both come in one swap), leases are renewed before URLs are taken.
+  void Loop() {
+    int64_t next_heartbeat = 0, next_renew = 0, next_check = 0;
+    // Workers started together see each other before the first shares are taken.
+    const int64_t first_balance = SteadyMs() + 1500;
+    for (;;) {
+      std::vector<frontier::UrlItem> admits;
+      std::vector<DoneMark> dones;
+      bool stopping;
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait_for(lock, std::chrono::milliseconds(20),
+                     [this] { return stopping_ || admit_buf_.size() >= 4096; });
+        admits.swap(admit_buf_);
+        dones.swap(done_buf_);
+        stopping = stopping_;
+        if (abandon_) return;
+      }
+      if (failed()) {
+        if (stopping) return;
+        continue;
+      }
+      const int64_t now = SteadyMs();
+      if (!FlushAdmits(std::move(admits)) || !FlushDones(dones)) continue;
+      if (stopping) {
+        GiveUpAll();
+        Heartbeat(/*leave=*/true);
+        PublishStats();
+        return;
+      }
+      if (now >= next_heartbeat) {
+        next_heartbeat = now + 1000;
+        if (!Heartbeat(false)) continue;
+        if (now >= first_balance) Balance();
+      }
+      if (now >= next_renew) {
+        next_renew = now + o_.lease_ttl.count() / 5;
+        Renew();
+      }
+      FinishDrains();
+      Take();
+      if (now >= next_check) {
+        next_check = now + 250;
+        CheckComplete();
+      }
+      PublishStats();
+    }
+  }
+
+  void PublishStats() {
+    std::lock_guard lock(mu_);
+    redis_stats_ = redis_->stats();
+  }
+
+  Result<std::vector<redis::Reply>> RunAll(const std::vector<redis::Request>& reqs) {
+    if (reqs.empty()) return std::vector<redis::Reply>{};
+    Result<std::vector<redis::Reply>> r = redis_->RunAll(reqs);
+    if (!r.ok()) Fail(r.status());
+    return r;
+  }
+
+  bool FlushAdmits(std::vector<frontier::UrlItem> items) {
+    if (items.empty()) return true;
+    std::map<int, std::vector<const frontier::UrlItem*>> by_part;
+    for (const frontier::UrlItem& item : items) {
+      by_part[PartitionOf(item.host, o_.partitions)].push_back(&item);
+    }
+    std::vector<redis::Request> reqs;
+    std::vector<int> req_part;
+    for (const auto& [p, list] : by_part) {
+      const std::string tag = PartitionTag(o_.prefix, p);
+      for (size_t start = 0; start < list.size(); start += 256) {
+        std::vector<std::string> keys = {tag + "seen", tag + "pending", tag + "ready"};
+        std::vector<std::string> args;
+        for (size_t i = start; i < std::min(list.size(), start + 256); ++i) {
+          keys.push_back(tag + "q:" + list[i]->host);
+          args.push_back(internal::FpHex(list[i]->fp));
+          args.push_back(list[i]->host);
+          args.push_back(internal::EncodeItem(*list[i]));
+        }
+        reqs.push_back(redis_->Eval(LuaScripts().admit, keys, args));
+        req_part.push_back(p);
+      }
+    }
+    Result<std::vector<redis::Reply>> r = RunAll(reqs);
+    if (!r.ok()) return false;
+    uint64_t added = 0;
+    for (size_t i = 0; i < r->size(); ++i) {
+      const redis::Reply& rep = (*r)[i];
+      if (rep.is_error()) {
+        Fail(Status::Unavailable("redis admission: " + rep.str));
+        return false;
+      }
+      added += static_cast<uint64_t>(rep.integer);
+      if (rep.integer > 0) parts_[static_cast<size_t>(req_part[i])].next_take = 0;
+    }
+    std::lock_guard lock(mu_);
+    stats_.admitted_sent += items.size();
+    stats_.admitted_new += added;
+    return true;
+  }
+
+  bool FlushDones(const std::vector<DoneMark>& dones) {
+    if (dones.empty()) return true;
+    std::map<int, std::vector<std::string>> by_part;
+    for (const DoneMark& d : dones) {
+      Part& part = parts_[static_cast<size_t>(d.partition)];
+      if (part.taken > 0) --part.taken;
+      part.delay_ms = std::max(part.delay_ms, d.delay_ms);
+      by_part[d.partition].push_back(internal::FpHex(d.fp));
+    }
+    std::vector<redis::Request> reqs;
+    for (auto& [p, fps] : by_part) {
+      const std::string tag = PartitionTag(o_.prefix, p);
+      reqs.push_back(
+          redis_->Eval(LuaScripts().done, {tag + "taken", tag + "pending", tag + "done"}, fps));
+    }
+    Result<std::vector<redis::Reply>> r = RunAll(reqs);
+    if (!r.ok()) return false;
+    for (const redis::Reply& rep : *r) {
+      if (rep.is_error()) {
+        Fail(Status::Unavailable("redis done mark: " + rep.str));
+        return false;
+      }
+    }
+    std::lock_guard lock(mu_);
+    stats_.done += dones.size();
+    return true;
+  }
+
+  bool Heartbeat(bool leave) {
+    Result<redis::Reply> r = redis_->Run(redis_->Eval(
+        LuaScripts().heartbeat, {internal::GlobalTag(o_.prefix) + "workers"},
+        {member_, std::to_string(o_.lease_ttl.count()), leave ? "1" : "0"}));
+    if (!r.ok()) {
+      Fail(r.status());
+      return false;
+    }
+    if (r->is_error()) {
+      Fail(Status::Unavailable("redis heartbeat: " + r->str));
+      return false;
+    }
+    live_workers_ = std::max<size_t>(r->elements.size() / 2, 1);
+    return true;
+  }
+
+  size_t Owned() const {
+    size_t n = 0;
+    for (const Part& p : parts_) n += p.owned && !p.draining;
+    return n;
+  }
+
+  // Sticky shares: take free partitions up to ceil(partitions / live workers); give some up
+  // (after their work here is done) only above that.
+  void Balance() {
+    const size_t share = (static_cast<size_t>(count_) + live_workers_ - 1) / live_workers_;
+    size_t owned = Owned();
+    if (owned > share) {
+      std::vector<int> mine;
+      for (int i = 0; i < count_; ++i) {
+        const Part& p = parts_[static_cast<size_t>(i)];
+        if (p.owned && !p.draining) mine.push_back(i);
+      }
+      std::sort(mine.begin(), mine.end(), [this](int a, int b) {
+        return parts_[static_cast<size_t>(a)].taken < parts_[static_cast<size_t>(b)].taken;
+      });
+      for (size_t i = 0; i < owned - share; ++i) {
+        parts_[static_cast<size_t>(mine[i])].draining = true;  // no more URLs taken
+      }
+      return;
+    }
+    if (owned >= share) return;
+    // Which partitions are free: one EXISTS each, pipelined.
+    std::vector<redis::Request> reqs;
+    std::vector<int> candidates;
+    const int start = static_cast<int>(std::hash<std::string>{}(o_.worker_id) % count_);
+    for (int k = 0; k < count_; ++k) {
+      const int i = (start + k) % count_;
+      if (parts_[static_cast<size_t>(i)].owned) continue;
+      candidates.push_back(i);
+      reqs.push_back({{"EXISTS", PartitionTag(o_.prefix, i) + "lease"}});
+    }
+    Result<std::vector<redis::Reply>> r = RunAll(reqs);
+    if (!r.ok()) return;
+    std::vector<redis::Request> acquire;
+    std::vector<int> acquiring;
+    for (size_t k = 0; k < candidates.size() && owned + acquiring.size() < share; ++k) {
+      if ((*r)[k].integer != 0) continue;
+      const std::string tag = PartitionTag(o_.prefix, candidates[k]);
+      acquire.push_back(redis_->Eval(
+          LuaScripts().acquire,
+          {tag + "lease", tag + "epoch", tag + "taken", tag + "ready", tag + "released",
+           tag + "quiet"},
+          {member_, std::to_string(o_.lease_ttl.count()), tag + "q:"}));
+      acquiring.push_back(candidates[k]);
+    }
+    const int64_t sent = SteadyMs();
+    Result<std::vector<redis::Reply>> a = RunAll(acquire);
+    if (!a.ok()) return;
+    for (size_t k = 0; k < acquiring.size(); ++k) {
+      const redis::Reply& rep = (*a)[k];
+      if (rep.is_error()) {
+        Fail(Status::Unavailable("redis lease: " + rep.str));
+        return;
+      }
+      if (rep.type != redis::Reply::Type::kArray || rep.elements.size() < 4) continue;  // taken
+      Part& p = parts_[static_cast<size_t>(acquiring[k])];
+      p.owned = true;
+      p.draining = false;
+      p.token = rep.elements[0].str;
+      p.epoch = p.token.substr(p.token.rfind(' ') + 1);
+      const bool graceful = rep.elements[1].integer == 1;
+      const int64_t quiet = rep.elements[2].integer;
+      // Given up on purpose: the previous owner's quiet time (its clock: plus the margin).
+      // Expired: whatever it had in flight may still run for the longest request + delay.
+      p.hold_until_wall = graceful ? (quiet > 0 ? quiet + o_.lease_margin.count() : 0)
+                                   : WallMs() + o_.takeover_hold.count();
+      p.taken = 0;
+      p.next_take = 0;
+      valid_until_[acquiring[k]].store(sent + o_.lease_ttl.count() - o_.lease_margin.count());
+      std::lock_guard lock(mu_);
+      ++stats_.partitions_owned;
+      if (!graceful) ++stats_.partitions_taken_over;
+      stats_.requeued += static_cast<uint64_t>(rep.elements[3].integer);
+      if (!graceful) {
+        spdlog::info("took over partition {} (its lease expired): first request after {} ms",
+                     acquiring[k], o_.takeover_hold.count());
+      }
+    }
+  }
+
+  void Renew() {
+    std::vector<redis::Request> reqs;
+    std::vector<int> which;
+    for (int i = 0; i < count_; ++i) {
+      const Part& p = parts_[static_cast<size_t>(i)];
+      if (!p.owned) continue;
+      const std::string tag = PartitionTag(o_.prefix, i);
+      reqs.push_back(redis_->Eval(LuaScripts().renew, {tag + "lease"},
+                                 {p.token, std::to_string(o_.lease_ttl.count())}));
+      which.push_back(i);
+    }
+    const int64_t sent = SteadyMs();
+    Result<std::vector<redis::Reply>> r = RunAll(reqs);
+    if (!r.ok()) return;
+    for (size_t k = 0; k < which.size(); ++k) {
+      if ((*r)[k].is_error() || (*r)[k].integer != 1) {
+        parts_[static_cast<size_t>(which[k])].owned = false;
+        Fail(Status::Aborted("lost the lease of partition " + std::to_string(which[k]) +
+                             " (expired before it was renewed): this worker stops"));
+        return;
+      }
+      valid_until_[which[k]].store(sent + o_.lease_ttl.count() - o_.lease_margin.count());
+    }
+  }
+
+  // A draining partition with nothing taken here any more is given up.
+  void FinishDrains() {
+    for (int i = 0; i < count_; ++i) {
+      Part& p = parts_[static_cast<size_t>(i)];
+      if (p.owned && p.draining && p.taken == 0) GiveUp(i);
+    }
+  }
+
+  void GiveUp(int i) {
+    Part& p = parts_[static_cast<size_t>(i)];
+    valid_until_[i].store(0);  // no request starts here from now on
+    const std::string tag = PartitionTag(o_.prefix, i);
+    // Every request of the partition has ended (nothing taken is left, or the crawl stopped
+    // after its transfers finished): the next may start one host delay from now.
+    const int64_t quiet = WallMs() + std::max<int64_t>(p.delay_ms, 1000);
+    Result<redis::Reply> r = redis_->Run(redis_->Eval(
+        LuaScripts().release, {tag + "lease", tag + "released", tag + "quiet"},
+        {p.token, p.epoch, std::to_string(quiet)}));
+    if (!r.ok()) spdlog::warn("giving up partition {}: {}", i, r.status().ToString());
+    p.owned = false;
+    p.draining = false;
+    std::lock_guard lock(mu_);
+    ++stats_.partitions_given_up;
+  }
+
+  void GiveUpAll() {
+    for (int i = 0; i < count_; ++i) {
+      if (parts_[static_cast<size_t>(i)].owned) GiveUp(i);
+    }
+  }
+
+  void Take() {
+    const int64_t now = SteadyMs();
+    const int64_t wall = WallMs();
+    std::vector<redis::Request> reqs;
+    std::vector<int> which;
+    for (int i = 0; i < count_; ++i) {
+      Part& p = parts_[static_cast<size_t>(i)];
+      if (!p.owned || p.draining || wall < p.hold_until_wall || now < p.next_take) continue;
+      if (p.taken >= o_.max_taken_per_partition / 2) continue;
+      if (now >= valid_until_[i].load()) continue;
+      const std::string tag = PartitionTag(o_.prefix, i);
+      reqs.push_back(redis_->Eval(
+          LuaScripts().take, {tag + "lease", tag + "ready", tag + "taken"},
+          {p.token, std::to_string(o_.max_taken_per_partition - p.taken),
+           std::to_string(o_.take_per_host), tag + "q:"}));
+      which.push_back(i);
+    }
+    Result<std::vector<redis::Reply>> r = RunAll(reqs);
+    if (!r.ok()) return;
+    std::vector<frontier::UrlItem> got;
+    for (size_t k = 0; k < which.size(); ++k) {
+      Part& p = parts_[static_cast<size_t>(which[k])];
+      const redis::Reply& rep = (*r)[k];
+      if (rep.is_error()) {
+        p.owned = false;
+        Fail(Status::Aborted("partition " + std::to_string(which[k]) + ": " + rep.str));
+        return;
+      }
+      if (rep.elements.empty()) {
+        p.next_take = now + 200;  // nothing queued: look again soon
+        continue;
+      }
+      for (const redis::Reply& e : rep.elements) {
+        std::optional<frontier::UrlItem> item = internal::DecodeItem(e.str);
+        if (!item) {
+          spdlog::warn("shared crawl: a malformed queue entry in partition {} skipped", which[k]);
+          continue;
+        }
+        ++p.taken;
+        got.push_back(std::move(*item));
+      }
+    }
+    if (got.empty()) return;
+    {
+      std::lock_guard lock(mu_);
+      stats_.taken += got.size();
+      for (frontier::UrlItem& item : got) ready_.push_back(std::move(item));
+    }
+    complete_.store(false);
+    if (wake_) wake_();
+  }
+
+  // Complete: nothing of ours outstanding and every partition's pending count 0.
+  void CheckComplete() {
+    {
+      std::lock_guard lock(mu_);
+      if (!admit_buf_.empty() || !done_buf_.empty() || !ready_.empty()) return;
+    }
+    for (const Part& p : parts_) {
+      if (p.taken > 0) return;
+    }
+    std::vector<redis::Request> reqs;
+    for (int i = 0; i < count_; ++i) {
+      reqs.push_back({{"GET", PartitionTag(o_.prefix, i) + "pending"}});
+    }
+    Result<std::vector<redis::Reply>> r = RunAll(reqs);
+    if (!r.ok()) return;
+    for (const redis::Reply& rep : *r) {
+      if (rep.type == redis::Reply::Type::kString && std::strtoll(rep.str.c_str(), nullptr, 10) != 0) {
+        complete_.store(false);
+        return;
+      }
+    }
+    {
+      std::lock_guard lock(mu_);
+      if (!admit_buf_.empty()) return;  // an Admit since the check began
+    }
+    if (!complete_.exchange(true) && wake_) wake_();
+  }
+
+  WorkerOptions o_;
+  Clock* clock_;
+  std::unique_ptr<redis::Cluster> redis_;  // the worker's thread only
+  const int count_;
+  const std::string member_;
+  std::vector<Part> parts_;  // the worker's thread only
+  std::unique_ptr<std::atomic<int64_t>[]> valid_until_;  // steady ms; 0: not ours
+  size_t live_workers_ = 1;
+
+  std::mutex digest_mu_;
+  std::unique_ptr<redis::Cluster> digest_redis_;  // the writer thread's
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<frontier::UrlItem> admit_buf_;
+  std::vector<DoneMark> done_buf_;
+  std::vector<frontier::UrlItem> ready_;
+  bool started_ = false;
+  bool stopping_ = false;
+  bool abandon_ = false;
+  Status status_;
+  WorkerStats stats_;
+  redis::Cluster::Stats redis_stats_;
+  std::atomic<bool> complete_{false};
+  std::function<void()> wake_;
+  std::thread thread_;
+};
+
+Result<std::unique_ptr<RedisCrawl>> RedisCrawl::Create(WorkerOptions options) {
+  if (options.worker_id.empty()) {
+    return Status::InvalidArgument("a worker of a shared crawl needs --worker-id");
+  }
+  for (char c : options.worker_id) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') {
+      return Status::InvalidArgument("--worker-id '" + options.worker_id +
+                                     "': use letters, digits, '-', '_' and '.' only");
+    }
+  }
+  if (options.partitions.partitions < 1 || options.partitions.partitions > 65536) {
+    return Status::InvalidArgument("--partitions must be between 1 and 65536");
+  }
+  if (options.lease_margin * 2 >= options.lease_ttl) {
+    return Status::InvalidArgument("the lease margin must be less than half the lease TTL");
+  }
+  for (std::string& h : options.partitions.hot_hosts) h = internal::HostName(h);
+  Result<std::unique_ptr<redis::Cluster>> r = redis::Cluster::Connect(options.redis);
+  if (!r.ok()) return r.status();
+  auto impl = std::make_unique<Impl>(std::move(options), std::move(*r));
+  if (Status s = impl->CheckConfig(); !s.ok()) return s;
+  return std::unique_ptr<RedisCrawl>(new RedisCrawl(std::move(impl)));
+}
+
+RedisCrawl::RedisCrawl(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+RedisCrawl::~RedisCrawl() = default;
+Status RedisCrawl::Start(std::function<void()> wake) { return impl_->Start(std::move(wake)); }
+Status RedisCrawl::Stop() { return impl_->Stop(); }
+void RedisCrawl::Admit(frontier::UrlItem item) { impl_->Admit(std::move(item)); }
+void RedisCrawl::TakeReady(std::vector<frontier::UrlItem>* out) { impl_->TakeReady(out); }
+void RedisCrawl::Done(const frontier::UrlItem& item, std::chrono::milliseconds delay) {
+  impl_->Done(item, delay);
+}
+bool RedisCrawl::MayFetch(std::string_view host) { return impl_->MayFetch(host); }
+bool RedisCrawl::Complete() { return impl_->Complete(); }
+Status RedisCrawl::status() { return impl_->status(); }
+std::optional<state::DigestRecord> RedisCrawl::FindDigest(const std::string& digest) {
+  return impl_->FindDigest(digest);
+}
+void RedisCrawl::PutDigest(const std::string& digest, const state::DigestRecord& record) {
+  impl_->PutDigest(digest, record);
+}
+WorkerStats RedisCrawl::stats() const { return impl_->stats(); }
+void RedisCrawl::AbandonForTesting() { impl_->AbandonForTesting(); }
+
+}  // namespace harvest::cluster

@@ -1,0 +1,149 @@
+// The Lua scripts: each is one atomic step on one partition's shard (docs/distributed.md).
+// Every write is idempotent or guarded, because the client resends a request whose answer
+// was lost (a reconnect, a failover).
+#include "cluster/internal.h"
+
+namespace harvest::cluster::internal {
+namespace {
+
+// KEYS: seen, pending, ready, then the queue of each item. ARGV: fp, host, item per item.
+// Returns how many were new.
+constexpr const char* kAdmit = R"lua(
+local added = 0
+for i = 1, #KEYS - 3 do
+  if redis.call('SADD', KEYS[1], ARGV[3*i-2]) == 1 then
+    if redis.call('RPUSH', KEYS[3+i], ARGV[3*i]) == 1 then
+      redis.call('RPUSH', KEYS[3], ARGV[3*i-1])
+    end
+    added = added + 1
+  end
+end
+if added > 0 then redis.call('INCRBY', KEYS[2], added) end
+return added
+)lua";
+
+// KEYS: lease, ready, taken. ARGV: token, max items, items per host, queue key prefix.
+// Round robin over the hosts with queued URLs; each URL taken is recorded in `taken`.
+constexpr const char* kTake = R"lua(
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return redis.error_reply('LEASE not held') end
+local out = {}
+local maxn = tonumber(ARGV[2])
+local k = tonumber(ARGV[3])
+local hosts = redis.call('LLEN', KEYS[2])
+for h = 1, hosts do
+  if #out >= maxn then break end
+  local host = redis.call('LPOP', KEYS[2])
+  if not host then break end
+  local q = ARGV[4] .. host
+  local items = redis.call('LPOP', q, math.min(k, maxn - #out))
+  if items then
+    for _, it in ipairs(items) do
+      redis.call('HSET', KEYS[3], string.sub(it, 1, 16), it)
+      out[#out + 1] = it
+    end
+  end
+  if redis.call('LLEN', q) > 0 then redis.call('RPUSH', KEYS[2], host) end
+end
+return out
+)lua";
+
+// KEYS: taken, pending, done. ARGV: fingerprints (hex). Returns how many were taken.
+constexpr const char* kDone = R"lua(
+local n = 0
+for i = 1, #ARGV do n = n + redis.call('HDEL', KEYS[1], ARGV[i]) end
+if n > 0 then
+  redis.call('DECRBY', KEYS[2], n)
+  redis.call('INCRBY', KEYS[3], n)
+end
+return n
+)lua";
+
+// KEYS: lease, epoch, taken, ready, released, quiet. ARGV: worker ("id#nonce"), ttl ms, queue
+// key prefix. A free partition: a new epoch, the lease set, every URL a previous owner had
+// taken back at the front of its queue. Returns false when held, else
+// {token, given up on purpose (1|0), quiet wall ms, URLs put back}.
+constexpr const char* kAcquire = R"lua(
+if redis.call('EXISTS', KEYS[1]) == 1 then return false end
+local e = redis.call('INCR', KEYS[2])
+local token = ARGV[1] .. ' ' .. e
+redis.call('SET', KEYS[1], token, 'PX', ARGV[2])
+local all = redis.call('HGETALL', KEYS[3])
+local moved = 0
+for i = 1, #all, 2 do
+  local it = all[i + 1]
+  local host = string.match(it, '^[^\t]*\t([^\t]*)')
+  if host then
+    if redis.call('LPUSH', ARGV[3] .. host, it) == 1 then redis.call('RPUSH', KEYS[4], host) end
+    moved = moved + 1
+  end
+end
+redis.call('DEL', KEYS[3])
+local released = tonumber(redis.call('GET', KEYS[5]) or '0')
+local quiet = tonumber(redis.call('GET', KEYS[6]) or '0')
+local graceful = 0
+if released == e - 1 then graceful = 1 end
+return {token, graceful, quiet, moved}
+)lua";
+
+// KEYS: lease. ARGV: token, ttl ms. 1: renewed; 0: not held any more.
+constexpr const char* kRenew = R"lua(
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
+)lua";
+
+// KEYS: lease, released, quiet. ARGV: token, epoch, quiet wall ms. Gives the lease up.
+constexpr const char* kRelease = R"lua(
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('SET', KEYS[2], ARGV[2])
+  redis.call('SET', KEYS[3], ARGV[3])
+  redis.call('DEL', KEYS[1])
+  return 1
+end
+return 0
+)lua";
+
+// KEYS: workers. ARGV: worker, ttl ms, "1" to leave. Returns the live workers with their
+// expiry (server time, ms).
+constexpr const char* kHeartbeat = R"lua(
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if ARGV[3] == '1' then
+  redis.call('ZREM', KEYS[1], ARGV[1])
+else
+  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+return redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
+)lua";
+
+// KEYS: config. ARGV: this worker's partitioning. Stores it if none is; returns the stored one.
+constexpr const char* kConfig = R"lua(
+local c = redis.call('GET', KEYS[1])
+if not c then
+  redis.call('SET', KEYS[1], ARGV[1])
+  return ARGV[1]
+end
+return c
+)lua";
+
+}  // namespace
+
+Scripts::Scripts()
+    : admit(kAdmit),
+      take(kTake),
+      done(kDone),
+      acquire(kAcquire),
+      renew(kRenew),
+      release(kRelease),
+      heartbeat(kHeartbeat),
+      config(kConfig) {}
+
+const Scripts& LuaScripts() {
+  static const Scripts* scripts = new Scripts();
+  return *scripts;
+}
+
+}  // namespace harvest::cluster::internal

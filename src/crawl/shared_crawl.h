@@ -1,0 +1,70 @@
+// crawl::SharedCrawl: the seam through which one crawl process works as one worker of a crawl
+// shared by many (docs/architecture.md §6, docs/distributed.md). src/cluster implements it over
+// a Redis Cluster; without one (the default) the crawl is a single process and nothing here is
+// called.
+//
+// A worker keeps its own frontier, robots gate, fetcher, process pool and WARC writer, and its
+// own RocksDB state as a working store. What the workers share lives behind this interface:
+// which URLs were admitted (the authoritative seen set), the queues of URLs not yet fetched,
+// the URLs a worker took and has not finished, which worker crawls which hosts (partition
+// leases), and the payload-digest index. The crawl talks to it like this:
+//   - a URL that passes the local admission checks goes to Admit() instead of the frontier;
+//   - URLs of the hosts this worker owns come back from TakeReady() and enter the frontier;
+//   - when such a URL is finished (outcome recorded, records durable, links passed to Admit)
+//     the crawl calls Done();
+//   - before each request, MayFetch() says whether this worker still owns the host;
+//   - the crawl is finished when Complete() says the whole shared crawl is.
+//
+// Thread-safety: every method is called from the crawl's I/O thread, except FindDigest and
+// PutDigest (the WARC writer thread) and status() (any thread). Implementations do their
+// network round trips on their own thread; these calls only exchange batches under a lock.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "frontier/url_item.h"
+#include "state/state.h"
+
+namespace harvest::crawl {
+
+class SharedCrawl {
+ public:
+  virtual ~SharedCrawl() = default;
+
+  // Called once by the crawl after its setup; `wake` wakes the I/O thread (new URLs ready, a
+  // failure, completion). Non-OK: the crawl does not start.
+  virtual Status Start(std::function<void()> wake) = 0;
+  // Flushes what was passed to Admit and Done, gives up this worker's partitions (so another
+  // worker may take them at once) and stops. Called by the crawl when it finishes or stops.
+  virtual Status Stop() = 0;
+
+  // A URL that passed the local checks (depth, scope, traps, the local seen set): admitted to
+  // the shared crawl if no worker admitted it before (idempotent), batched.
+  virtual void Admit(frontier::UrlItem item) = 0;
+  // URLs of this worker's hosts to crawl now (appended to `out`).
+  virtual void TakeReady(std::vector<frontier::UrlItem>* out) = 0;
+  // A URL from TakeReady is finished; `delay` is its host's delay now (a worker taking the host
+  // over waits it out).
+  virtual void Done(const frontier::UrlItem& item, std::chrono::milliseconds delay) = 0;
+  // False when this worker no longer holds the lease on `host`'s partition (or holds it with
+  // less than the safety margin left): no request may start.
+  virtual bool MayFetch(std::string_view host) = 0;
+  // True when no URL is queued or taken anywhere in the shared crawl and everything passed to
+  // Admit and Done has been written.
+  virtual bool Complete() = 0;
+  // Non-OK once the shared crawl failed for this worker (store unreachable beyond its retry
+  // time, a lease lost): the crawl stops and returns it.
+  virtual Status status() = 0;
+
+  // The shared payload-digest index (revisit records across workers). Writer thread.
+  virtual std::optional<state::DigestRecord> FindDigest(const std::string& digest) = 0;
+  virtual void PutDigest(const std::string& digest, const state::DigestRecord& record) = 0;
+};
+
+}  // namespace harvest::crawl
