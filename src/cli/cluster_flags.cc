@@ -46,8 +46,7 @@ Result<std::unique_ptr<cluster::RedisCrawl>> MakeWorker(const ClusterFlags& f,
   if (f.lease_ttl) {
     Result<std::chrono::milliseconds> ttl = ParseDuration(*f.lease_ttl);
     if (!ttl.ok() || *ttl < std::chrono::seconds(3) || *ttl > std::chrono::hours(1)) {
-      return Status::InvalidArgument("--lease-ttl: a duration from 3s to 1h, got " +
-                                     *f.lease_ttl);
+      return Status::InvalidArgument("--lease-ttl: a duration from 3s to 1h, got " + *f.lease_ttl);
     }
     w.lease_ttl = *ttl;
     w.lease_margin = std::min(w.lease_margin, *ttl / 3);

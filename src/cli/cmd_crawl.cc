@@ -87,8 +87,8 @@ void WriteSummaryJson(const std::string& path, const crawl::CrawlStats& stats,
       << ",\"warc_bytes\":" << stats.warc_bytes << ",\"outcomes\":" << stats.outcomes
       << ",\"hosts_resident_peak\":" << stats.hosts_resident_peak
       << ",\"hosts_evicted\":" << stats.hosts_evicted << ",\"unparked\":" << stats.unparked
-      << ",\"depth_lowered\":" << stats.depth_lowered << ",\"still_queued\":" << stats.still_queued
-      << extra << "}\n";
+      << ",\"depth_lowered\":" << stats.depth_lowered << ",\"lease_waits\":" << stats.lease_waits
+      << ",\"still_queued\":" << stats.still_queued << extra << "}\n";
 }
 
 // A crawl holds a socket per transfer in flight and per idle host connection kept, plus
@@ -206,7 +206,8 @@ int RunCrawl(const CrawlFlags& f) {
     std::printf(
         "shared crawl: worker %s: %llu URLs sent for admission (%llu new), %llu taken, %llu "
         "done; partitions taken %llu (%llu from dead workers, %llu URLs served again), given "
-        "up %llu; Redis %llu requests in %llu round trips, %llu bytes out, %llu bytes in\n",
+        "up %llu; Redis %llu requests in %llu round trips, %llu bytes out, %llu bytes in, %llu "
+        "redirects, %llu reconnects, %llu retry rounds\n",
         f.cluster.worker_id.c_str(), static_cast<unsigned long long>(w.admitted_sent),
         static_cast<unsigned long long>(w.admitted_new), static_cast<unsigned long long>(w.taken),
         static_cast<unsigned long long>(w.done),
@@ -217,12 +218,19 @@ int RunCrawl(const CrawlFlags& f) {
         static_cast<unsigned long long>(w.redis.requests),
         static_cast<unsigned long long>(w.redis.round_trips),
         static_cast<unsigned long long>(w.redis.bytes_out),
-        static_cast<unsigned long long>(w.redis.bytes_in));
-    extra = ",\"worker\":\"" + f.cluster.worker_id + "\",\"redis_requests\":" +
-            std::to_string(w.redis.requests) + ",\"redis_round_trips\":" +
-            std::to_string(w.redis.round_trips) + ",\"redis_bytes_out\":" +
-            std::to_string(w.redis.bytes_out) + ",\"redis_bytes_in\":" +
-            std::to_string(w.redis.bytes_in) + ",\"shared_taken\":" + std::to_string(w.taken) +
+        static_cast<unsigned long long>(w.redis.bytes_in),
+        static_cast<unsigned long long>(w.redis.redirects),
+        static_cast<unsigned long long>(w.redis.reconnects),
+        static_cast<unsigned long long>(w.redis.retries));
+    extra = ",\"worker\":\"" + f.cluster.worker_id +
+            "\",\"redis_requests\":" + std::to_string(w.redis.requests) +
+            ",\"redis_round_trips\":" + std::to_string(w.redis.round_trips) +
+            ",\"redis_bytes_out\":" + std::to_string(w.redis.bytes_out) +
+            ",\"redis_bytes_in\":" + std::to_string(w.redis.bytes_in) +
+            ",\"redis_redirects\":" + std::to_string(w.redis.redirects) +
+            ",\"redis_reconnects\":" + std::to_string(w.redis.reconnects) +
+            ",\"redis_retries\":" + std::to_string(w.redis.retries) +
+            ",\"shared_taken\":" + std::to_string(w.taken) +
             ",\"shared_done\":" + std::to_string(w.done);
   }
   std::fflush(stdout);

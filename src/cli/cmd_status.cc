@@ -10,8 +10,9 @@ namespace {
 
 int RunStatus(const ClusterFlags& f) {
   if (f.redis.empty()) {
-    return UsageError("status", "--redis is required (the status of a single-process crawl is "
-                                "its admin API: harvest crawl --admin)");
+    return UsageError("status",
+                      "--redis is required (the status of a single-process crawl is "
+                      "its admin API: harvest crawl --admin)");
   }
   Result<redis::ClusterOptions> r = redis::ParseRedisUrl(f.redis);
   if (!r.ok()) return UsageError("status", "--redis: " + r.status().message());

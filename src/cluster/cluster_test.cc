@@ -98,9 +98,7 @@ class RedisCrawlTest : public ::testing::Test {
     return o;
   }
 
-  std::unique_ptr<RedisCrawl> Worker(const std::string& id) {
-    return Worker(Options(id));
-  }
+  std::unique_ptr<RedisCrawl> Worker(const std::string& id) { return Worker(Options(id)); }
   std::unique_ptr<RedisCrawl> Worker(WorkerOptions o) {
     Result<std::unique_ptr<RedisCrawl>> w = RedisCrawl::Create(std::move(o));
     EXPECT_TRUE(w.ok()) << w.status().ToString();
@@ -172,7 +170,8 @@ TEST_F(RedisCrawlTest, EveryUrlIsTakenOnceAndTheCrawlCompletesWhenAllAreDone) {
   EXPECT_EQ(a->stats().admitted_new + b->stats().admitted_new, 100u);
   EXPECT_TRUE(a->Stop().ok());
   EXPECT_TRUE(b->Stop().ok());
-  Result<ClusterStatus> st = ReadStatus(Options("x").redis, "EveryUrlIsTakenOnceAndTheCrawlCompletesWhenAllAreDone");
+  Result<ClusterStatus> st =
+      ReadStatus(Options("x").redis, "EveryUrlIsTakenOnceAndTheCrawlCompletesWhenAllAreDone");
   ASSERT_TRUE(st.ok()) << st.status().ToString();
   EXPECT_EQ(st->done, 100);
   EXPECT_EQ(st->pending, 0);
@@ -262,8 +261,7 @@ TEST_F(RedisCrawlTest, WorkersMustShareThePartitioning) {
   Result<std::unique_ptr<RedisCrawl>> b = RedisCrawl::Create(o);
   ASSERT_FALSE(b.ok());
   EXPECT_EQ(b.status().code(), Status::Code::kInvalidArgument);
-  EXPECT_NE(b.status().message().find("partitions=8"), std::string::npos)
-      << b.status().message();
+  EXPECT_NE(b.status().message().find("partitions=8"), std::string::npos) << b.status().message();
 }
 
 TEST_F(RedisCrawlTest, APayloadDigestIsSharedBetweenWorkers) {

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
-#include <cstdlib>
 #include <condition_variable>
+#include <cstdlib>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -61,13 +61,14 @@ class RedisCrawl::Impl {
 
   Status CheckConfig() {
     const std::string mine = ConfigString(o_.partitions);
-    Result<redis::Reply> r = redis_->Run(redis_->Eval(
-        LuaScripts().config, {internal::GlobalTag(o_.prefix) + "config"}, {mine}));
+    Result<redis::Reply> r = redis_->Run(
+        redis_->Eval(LuaScripts().config, {internal::GlobalTag(o_.prefix) + "config"}, {mine}));
     if (!r.ok()) return r.status();
     if (r->is_error()) return Status::Unavailable("redis: " + r->str);
     if (r->str != mine) {
-      return Status::InvalidArgument("the crawl '" + o_.prefix + "' in this cluster is partitioned as '" +
-                                     r->str + "', this worker as '" + mine +
+      return Status::InvalidArgument("the crawl '" + o_.prefix +
+                                     "' in this cluster is partitioned as '" + r->str +
+                                     "', this worker as '" + mine +
                                      "': give every worker the same --partitions, "
                                      "--partition-by and --hot-host options");
     }
@@ -172,6 +173,17 @@ class RedisCrawl::Impl {
     std::lock_guard lock(mu_);
     WorkerStats s = stats_;
     s.redis = redis_stats_;
+    std::lock_guard dlock(digest_mu_);
+    if (digest_redis_) {  // the writer thread's connection (digest lookups and writes)
+      const redis::Cluster::Stats d = digest_redis_->stats();
+      s.redis.requests += d.requests;
+      s.redis.round_trips += d.round_trips;
+      s.redis.bytes_out += d.bytes_out;
+      s.redis.bytes_in += d.bytes_in;
+      s.redis.redirects += d.redirects;
+      s.redis.reconnects += d.reconnects;
+      s.redis.retries += d.retries;
+    }
     return s;
   }
 
@@ -342,9 +354,9 @@ class RedisCrawl::Impl {
   }
 
   bool Heartbeat(bool leave) {
-    Result<redis::Reply> r = redis_->Run(redis_->Eval(
-        LuaScripts().heartbeat, {internal::GlobalTag(o_.prefix) + "workers"},
-        {member_, std::to_string(o_.lease_ttl.count()), leave ? "1" : "0"}));
+    Result<redis::Reply> r = redis_->Run(
+        redis_->Eval(LuaScripts().heartbeat, {internal::GlobalTag(o_.prefix) + "workers"},
+                     {member_, std::to_string(o_.lease_ttl.count()), leave ? "1" : "0"}));
     if (!r.ok()) {
       Fail(r.status());
       return false;
@@ -400,11 +412,10 @@ class RedisCrawl::Impl {
     for (size_t k = 0; k < candidates.size() && owned + acquiring.size() < share; ++k) {
       if ((*r)[k].integer != 0) continue;
       const std::string tag = PartitionTag(o_.prefix, candidates[k]);
-      acquire.push_back(redis_->Eval(
-          LuaScripts().acquire,
-          {tag + "lease", tag + "epoch", tag + "taken", tag + "ready", tag + "released",
-           tag + "quiet"},
-          {member_, std::to_string(o_.lease_ttl.count()), tag + "q:"}));
+      acquire.push_back(redis_->Eval(LuaScripts().acquire,
+                                     {tag + "lease", tag + "epoch", tag + "taken", tag + "ready",
+                                      tag + "released", tag + "quiet"},
+                                     {member_, std::to_string(o_.lease_ttl.count()), tag + "q:"}));
       acquiring.push_back(candidates[k]);
     }
     const int64_t sent = SteadyMs();
@@ -450,7 +461,7 @@ class RedisCrawl::Impl {
       if (!p.owned) continue;
       const std::string tag = PartitionTag(o_.prefix, i);
       reqs.push_back(redis_->Eval(LuaScripts().renew, {tag + "lease"},
-                                 {p.token, std::to_string(o_.lease_ttl.count())}));
+                                  {p.token, std::to_string(o_.lease_ttl.count())}));
       which.push_back(i);
     }
     const int64_t sent = SteadyMs();
@@ -482,9 +493,9 @@ class RedisCrawl::Impl {
     // Every request of the partition has ended (nothing taken is left, or the crawl stopped
     // after its transfers finished): the next may start one host delay from now.
     const int64_t quiet = WallMs() + std::max<int64_t>(p.delay_ms, 1000);
-    Result<redis::Reply> r = redis_->Run(redis_->Eval(
-        LuaScripts().release, {tag + "lease", tag + "released", tag + "quiet"},
-        {p.token, p.epoch, std::to_string(quiet)}));
+    Result<redis::Reply> r = redis_->Run(
+        redis_->Eval(LuaScripts().release, {tag + "lease", tag + "released", tag + "quiet"},
+                     {p.token, p.epoch, std::to_string(quiet)}));
     if (!r.ok()) spdlog::warn("giving up partition {}: {}", i, r.status().ToString());
     p.owned = false;
     p.draining = false;
@@ -509,10 +520,9 @@ class RedisCrawl::Impl {
       if (p.taken >= o_.max_taken_per_partition / 2) continue;
       if (now >= valid_until_[i].load()) continue;
       const std::string tag = PartitionTag(o_.prefix, i);
-      reqs.push_back(redis_->Eval(
-          LuaScripts().take, {tag + "lease", tag + "ready", tag + "taken"},
-          {p.token, std::to_string(o_.max_taken_per_partition - p.taken),
-           std::to_string(o_.take_per_host), tag + "q:"}));
+      reqs.push_back(redis_->Eval(LuaScripts().take, {tag + "lease", tag + "ready", tag + "taken"},
+                                  {p.token, std::to_string(o_.max_taken_per_partition - p.taken),
+                                   std::to_string(o_.take_per_host), tag + "q:"}));
       which.push_back(i);
     }
     Result<std::vector<redis::Reply>> r = RunAll(reqs);
@@ -566,7 +576,8 @@ class RedisCrawl::Impl {
     Result<std::vector<redis::Reply>> r = RunAll(reqs);
     if (!r.ok()) return;
     for (const redis::Reply& rep : *r) {
-      if (rep.type == redis::Reply::Type::kString && std::strtoll(rep.str.c_str(), nullptr, 10) != 0) {
+      if (rep.type == redis::Reply::Type::kString &&
+          std::strtoll(rep.str.c_str(), nullptr, 10) != 0) {
         complete_.store(false);
         return;
       }
@@ -583,11 +594,11 @@ class RedisCrawl::Impl {
   std::unique_ptr<redis::Cluster> redis_;  // the worker's thread only
   const int count_;
   const std::string member_;
-  std::vector<Part> parts_;  // the worker's thread only
+  std::vector<Part> parts_;                              // the worker's thread only
   std::unique_ptr<std::atomic<int64_t>[]> valid_until_;  // steady ms; 0: not ours
   size_t live_workers_ = 1;
 
-  std::mutex digest_mu_;
+  mutable std::mutex digest_mu_;
   std::unique_ptr<redis::Cluster> digest_redis_;  // the writer thread's
 
   mutable std::mutex mu_;

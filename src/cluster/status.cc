@@ -36,14 +36,15 @@ Result<ClusterStatus> ReadStatus(const redis::ClusterOptions& options, const std
   redis::Cluster& r = **c;
   const std::string g = internal::GlobalTag(prefix);
   Result<std::vector<redis::Reply>> head =
-      r.RunAll({{{"GET", g + "config"}}, {{"ZRANGE", g + "workers", "0", "-1", "WITHSCORES"}},
+      r.RunAll({{{"GET", g + "config"}},
+                {{"ZRANGE", g + "workers", "0", "-1", "WITHSCORES"}},
                 {{"TIME"}, -1}});
   if (!head.ok()) return head.status();
   ClusterStatus st;
   if ((*head)[0].type != redis::Reply::Type::kString) {
     return Status::NotFound("no crawl '" + prefix + "' in this Redis Cluster (no " + g +
-                            "config key): has a worker been started with --redis-prefix " +
-                            prefix + "?");
+                            "config key): has a worker been started with --redis-prefix " + prefix +
+                            "?");
   }
   st.config = (*head)[0].str;
   st.partitions = PartitionsOfConfig(st.config);

@@ -257,6 +257,8 @@ struct CrawlStats {
   uint64_t unparked = 0;             // URLs that waited on disk for room in the host table (parked)
   uint64_t depth_lowered = 0;        // pages whose links were followed from a shorter path than
                                      // the one they were admitted by (docs/architecture.md §1.5)
+  uint64_t lease_waits = 0;  // shared crawl: leases put back while a partition lease renewal
+                             // was late (docs/distributed.md)
   uint64_t bytes_downloaded = 0;
   uint64_t warc_bytes = 0;
   uint64_t outcomes = 0;  // lines in outcomes.jsonl

@@ -332,14 +332,13 @@ void Crawler::Impl::HandleLease(frontier::Lease lease) {
     return;
   }
   if (opts_.shared != nullptr && !opts_.shared->MayFetch(lease.item.host)) {
-    // This worker lost the host's partition (lease expired or given away): nothing more is
-    // fetched from it here; the shared crawl serves its URLs to the new owner.
-    frontier_->Complete(lease, {.kind = frontier::CompletionKind::kPutBack});
-    frontier_->SetHeld(lease.item.host, true);
-    if (!stop_.load()) {
-      spdlog::error("lost the partition lease of {}: stopping this worker", lease.item.host);
-      RequestStop();
-    }
+    // The lease on the host's partition is not known to be valid for the safety margin
+    // (a renewal is late, e.g. during a Redis failover): no request; the URL goes back to
+    // the front of its queue and the host waits. A lease found lost fails the shared crawl,
+    // which stops this worker (ConsumeShared).
+    frontier_->Complete(lease, {.kind = frontier::CompletionKind::kRequeue,
+                                .retry_after = std::chrono::milliseconds(500)});
+    ++stats_.lease_waits;
     return;
   }
   const HostState& host = EnsureHost(lease.item.host);

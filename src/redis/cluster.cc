@@ -460,6 +460,7 @@ Result<std::vector<Reply>> Cluster::RunAll(const std::vector<Request>& requests)
                                    std::to_string(requests.size()) + " requests unanswered after " +
                                    std::to_string(spent) + " ms of retries)");
       }
+      ++stats_.retries;
       spdlog::debug("redis: {}; retrying {} requests in {} ms", last_error, pending.size(),
                     backoff.count());
       std::this_thread::sleep_for(backoff);

@@ -152,6 +152,7 @@ class Cluster {  // not thread-safe: one per thread
     uint64_t bytes_in = 0;     // RESP bytes read (computed from the replies' encoded sizes)
     uint64_t redirects = 0;    // MOVED and ASK answers
     uint64_t reconnects = 0;   // connections reopened after an error dropped them
+    uint64_t retries = 0;      // backoff rounds after a transient error (lost node, failover)
   };
   Stats stats() const { return stats_; }
 
