@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "cluster/cluster.h"
@@ -197,6 +198,7 @@ class RedisCrawl::Impl {
     size_t taken = 0;             // handed out, not yet done
     int64_t next_take = 0;        // steady ms
     int64_t delay_ms = 0;         // the largest host delay Done reported
+    int64_t idle_ms = 0;          // the current poll interval of an empty partition
   };
   struct DoneMark {
     int partition;
@@ -265,8 +267,10 @@ class RedisCrawl::Impl {
       FinishDrains();
       Take();
       if (now >= next_check) {
-        next_check = now + 250;
-        CheckComplete();
+        // Every 250 ms while this worker's part is done, backing off to 1 s while the
+        // rest of the crawl is not (a GET per partition each time).
+        check_ms_ = CheckComplete() ? 250 : std::min<int64_t>(check_ms_ * 2, 1000);
+        next_check = now + check_ms_;
       }
       PublishStats();
     }
@@ -295,7 +299,8 @@ class RedisCrawl::Impl {
     for (const auto& [p, list] : by_part) {
       const std::string tag = PartitionTag(o_.prefix, p);
       for (size_t start = 0; start < list.size(); start += 256) {
-        std::vector<std::string> keys = {tag + "seen", tag + "pending", tag + "ready"};
+        std::vector<std::string> keys = {tag + "seen", tag + "pending", tag + "ready",
+                                         tag + "lease"};
         std::vector<std::string> args;
         for (size_t i = start; i < std::min(list.size(), start + 256); ++i) {
           keys.push_back(tag + "q:" + list[i]->host);
@@ -310,15 +315,35 @@ class RedisCrawl::Impl {
     Result<std::vector<redis::Reply>> r = RunAll(reqs);
     if (!r.ok()) return false;
     uint64_t added = 0;
+    std::map<std::string, std::set<int>> wakes;  // owner → partitions with new URLs
     for (size_t i = 0; i < r->size(); ++i) {
       const redis::Reply& rep = (*r)[i];
-      if (rep.is_error()) {
-        Fail(Status::Unavailable("redis admission: " + rep.str));
+      if (rep.is_error() || rep.elements.size() != 2) {
+        Fail(Status::Unavailable("redis admission: " + rep.DebugString()));
         return false;
       }
-      added += static_cast<uint64_t>(rep.integer);
-      if (rep.integer > 0) parts_[static_cast<size_t>(req_part[i])].next_take = 0;
+      const int64_t n = rep.elements[0].integer;
+      added += static_cast<uint64_t>(n);
+      if (n == 0) continue;
+      Part& part = parts_[static_cast<size_t>(req_part[i])];
+      const std::string& lease = rep.elements[1].str;  // "" when no worker holds it
+      const std::string owner = lease.substr(0, lease.find(' '));
+      if (owner == member_) {
+        part.next_take = 0;
+        part.idle_ms = 0;
+      } else if (!owner.empty()) {
+        wakes[owner].insert(req_part[i]);
+      }
     }
+    // The owners of partitions that got new URLs look at them at once (their wake set),
+    // rather than at their next poll of an idle partition.
+    std::vector<redis::Request> wake;
+    for (const auto& [owner, parts] : wakes) {
+      redis::Argv argv = {"SADD", WakeKey(owner)};
+      for (int p : parts) argv.push_back(std::to_string(p));
+      wake.push_back({std::move(argv)});
+    }
+    if (!wake.empty() && !RunAll(wake).ok()) return false;
     std::lock_guard lock(mu_);
     stats_.admitted_sent += items.size();
     stats_.admitted_new += added;
@@ -509,7 +534,28 @@ class RedisCrawl::Impl {
     }
   }
 
+  std::string WakeKey(const std::string& member) const {
+    return internal::GlobalTag(o_.prefix) + "wake:" + member;
+  }
+
+  // Partitions of ours another worker admitted URLs to since the last look.
+  void ReadWakes() {
+    Result<redis::Reply> r = redis_->Run({{"SPOP", WakeKey(member_), "1024"}});
+    if (!r.ok()) {
+      Fail(r.status());
+      return;
+    }
+    for (const redis::Reply& e : r->elements) {
+      const int p = std::atoi(e.str.c_str());
+      if (p >= 0 && p < count_) {
+        parts_[static_cast<size_t>(p)].next_take = 0;
+        parts_[static_cast<size_t>(p)].idle_ms = 0;
+      }
+    }
+  }
+
   void Take() {
+    ReadWakes();
     const int64_t now = SteadyMs();
     const int64_t wall = WallMs();
     std::vector<redis::Request> reqs;
@@ -537,9 +583,13 @@ class RedisCrawl::Impl {
         return;
       }
       if (rep.elements.empty()) {
-        p.next_take = now + 200;  // nothing queued: look again soon
+        // Nothing queued: new URLs come with a wake-up; a slow poll (200 ms doubling to
+        // 3 s) covers one lost with a change of owner.
+        p.idle_ms = std::clamp<int64_t>(p.idle_ms * 2, 200, 3000);
+        p.next_take = now + p.idle_ms;
         continue;
       }
+      p.idle_ms = 0;
       for (const redis::Reply& e : rep.elements) {
         std::optional<frontier::UrlItem> item = internal::DecodeItem(e.str);
         if (!item) {
@@ -560,33 +610,35 @@ class RedisCrawl::Impl {
     if (wake_) wake_();
   }
 
-  // Complete: nothing of ours outstanding and every partition's pending count 0.
-  void CheckComplete() {
+  // Complete: nothing of ours outstanding and every partition's pending count 0. Returns
+  // false when it asked the cluster and the crawl was not complete.
+  bool CheckComplete() {
     {
       std::lock_guard lock(mu_);
-      if (!admit_buf_.empty() || !done_buf_.empty() || !ready_.empty()) return;
+      if (!admit_buf_.empty() || !done_buf_.empty() || !ready_.empty()) return true;
     }
     for (const Part& p : parts_) {
-      if (p.taken > 0) return;
+      if (p.taken > 0) return true;
     }
     std::vector<redis::Request> reqs;
     for (int i = 0; i < count_; ++i) {
       reqs.push_back({{"GET", PartitionTag(o_.prefix, i) + "pending"}});
     }
     Result<std::vector<redis::Reply>> r = RunAll(reqs);
-    if (!r.ok()) return;
+    if (!r.ok()) return true;
     for (const redis::Reply& rep : *r) {
       if (rep.type == redis::Reply::Type::kString &&
           std::strtoll(rep.str.c_str(), nullptr, 10) != 0) {
         complete_.store(false);
-        return;
+        return false;
       }
     }
     {
       std::lock_guard lock(mu_);
-      if (!admit_buf_.empty()) return;  // an Admit since the check began
+      if (!admit_buf_.empty()) return true;  // an Admit since the check began
     }
     if (!complete_.exchange(true) && wake_) wake_();
+    return true;
   }
 
   WorkerOptions o_;
@@ -597,6 +649,7 @@ class RedisCrawl::Impl {
   std::vector<Part> parts_;                              // the worker's thread only
   std::unique_ptr<std::atomic<int64_t>[]> valid_until_;  // steady ms; 0: not ours
   size_t live_workers_ = 1;
+  int64_t check_ms_ = 250;
 
   mutable std::mutex digest_mu_;
   std::unique_ptr<redis::Cluster> digest_redis_;  // the writer thread's

@@ -6,20 +6,21 @@
 namespace harvest::cluster::internal {
 namespace {
 
-// KEYS: seen, pending, ready, then the queue of each item. ARGV: fp, host, item per item.
-// Returns how many were new.
+// KEYS: seen, pending, ready, lease, then the queue of each item. ARGV: fp, host, item per
+// item. Returns {how many were new, the lease holder's token or false} (the caller wakes
+// the holder when it is another worker).
 constexpr const char* kAdmit = R"lua(
 local added = 0
-for i = 1, #KEYS - 3 do
+for i = 1, #KEYS - 4 do
   if redis.call('SADD', KEYS[1], ARGV[3*i-2]) == 1 then
-    if redis.call('RPUSH', KEYS[3+i], ARGV[3*i]) == 1 then
+    if redis.call('RPUSH', KEYS[4+i], ARGV[3*i]) == 1 then
       redis.call('RPUSH', KEYS[3], ARGV[3*i-1])
     end
     added = added + 1
   end
 end
 if added > 0 then redis.call('INCRBY', KEYS[2], added) end
-return added
+return {added, redis.call('GET', KEYS[4])}
 )lua";
 
 // KEYS: lease, ready, taken. ARGV: token, max items, items per host, queue key prefix.
