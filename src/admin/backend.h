@@ -50,6 +50,16 @@ struct BusyHost {
   uint64_t queued = 0;
   uint64_t errors = 0;
 };
+// A worker's share of a crawl shared over a Redis Cluster (docs/distributed.md).
+struct SharedShare {
+  std::string worker;         // --worker-id
+  int partitions_held = 0;    // partition leases this worker holds now
+  int partitions = 0;         // partitions of the crawl
+  uint64_t taken = 0;         // URLs this worker took from its partitions
+  uint64_t done = 0;          // and finished
+  uint64_t admitted_new = 0;  // URLs it admitted that no worker had admitted before
+};
+
 struct StatusSnapshot {
   double pages_per_sec = 0;  // over the last minute
   uint64_t queue_depth = 0;  // URLs queued
@@ -62,6 +72,8 @@ struct StatusSnapshot {
   // Optional (the dashboard shows it when not empty): the top 10 resident hosts by page
   // requests completed in this run, most first.
   std::vector<BusyHost> busiest_hosts;
+  // Set for a worker of a shared crawl: its share.
+  std::optional<SharedShare> shared;
 };
 
 // POST /hosts/{host}/policy: fields left out keep their current value.

@@ -412,19 +412,28 @@ json ToJson(const StatusSnapshot& s) {
     busiest.push_back(
         {{"host", b.host}, {"pages", b.pages}, {"queued", b.queued}, {"errors", b.errors}});
   }
-  return {{"pages_per_sec", s.pages_per_sec},
-          {"busiest_hosts", std::move(busiest)},
-          {"queue_depth", s.queue_depth},
-          {"hosts",
-           {{"active", s.hosts.active},
-            {"ready", s.hosts.ready},
-            {"waiting", s.hosts.waiting},
-            {"blocked", s.hosts.blocked}}},
-          {"error_rate_percent", s.error_rate_percent},
-          {"bytes_stored", s.bytes_stored},
-          {"pages_stored", s.pages_stored},
-          {"uptime_s", s.uptime_s},
-          {"state", s.state}};
+  json j = {{"pages_per_sec", s.pages_per_sec},
+            {"busiest_hosts", std::move(busiest)},
+            {"queue_depth", s.queue_depth},
+            {"hosts",
+             {{"active", s.hosts.active},
+              {"ready", s.hosts.ready},
+              {"waiting", s.hosts.waiting},
+              {"blocked", s.hosts.blocked}}},
+            {"error_rate_percent", s.error_rate_percent},
+            {"bytes_stored", s.bytes_stored},
+            {"pages_stored", s.pages_stored},
+            {"uptime_s", s.uptime_s},
+            {"state", s.state}};
+  if (s.shared) {
+    j["shared"] = {{"worker", s.shared->worker},
+                   {"partitions_held", s.shared->partitions_held},
+                   {"partitions", s.shared->partitions},
+                   {"taken", s.shared->taken},
+                   {"done", s.shared->done},
+                   {"admitted_new", s.shared->admitted_new}};
+  }
+  return j;
 }
 
 json ToJson(const PageRecord& p) {

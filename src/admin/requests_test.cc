@@ -190,6 +190,16 @@ TEST(Render, Shapes) {
                         "bytes_stored", "pages_stored", "uptime_s", "state"}) {
     EXPECT_TRUE(j.contains(k)) << k;
   }
+  EXPECT_FALSE(j.contains("shared"));  // a single-process crawl
+  s.shared = SharedShare{.worker = "w1", .partitions_held = 22, .partitions = 64, .taken = 9,
+                         .done = 7, .admitted_new = 30};
+  j = ToJson(s);
+  EXPECT_EQ(j["shared"]["worker"], "w1");
+  EXPECT_EQ(j["shared"]["partitions_held"], 22);
+  EXPECT_EQ(j["shared"]["partitions"], 64);
+  EXPECT_EQ(j["shared"]["taken"], 9);
+  EXPECT_EQ(j["shared"]["done"], 7);
+  EXPECT_EQ(j["shared"]["admitted_new"], 30);
   SeedResult r{2, {{"http://x.test/", "out of scope"}}};
   EXPECT_EQ(DumpJson(ToJson(r)),
             R"({"queued":2,"rejected":[{"reason":"out of scope","url":"http://x.test/"}]})");

@@ -110,6 +110,7 @@ class RedisCrawl : public crawl::SharedCrawl {
   bool MayFetch(std::string_view host) override;
   bool Complete() override;
   Status status() override;
+  Share share() override;
   std::optional<state::DigestRecord> FindDigest(const std::string& digest) override;
   void PutDigest(const std::string& digest, const state::DigestRecord& record) override;
 

@@ -164,6 +164,10 @@ TEST_F(RedisCrawlTest, EveryUrlIsTakenOnceAndTheCrawlCompletesWhenAllAreDone) {
   }
   EXPECT_EQ(fps.size(), 100u);
   EXPECT_FALSE(a->Complete());
+  // Each partition is held by one of them (the admin API's share).
+  EXPECT_EQ(a->share().partitions_held + b->share().partitions_held, 8);
+  EXPECT_EQ(a->share().partitions, 8);
+  EXPECT_EQ(a->share().worker, "a");
   for (const frontier::UrlItem& item : got_a) a->Done(item, 1000ms);
   for (const frontier::UrlItem& item : got_b) b->Done(item, 1000ms);
   EXPECT_TRUE(WaitFor([&] { return a->Complete() && b->Complete(); }));

@@ -170,6 +170,19 @@ class RedisCrawl::Impl {
     if (!r.ok()) spdlog::warn("shared digest index: {}", r.status().ToString());
   }
 
+  crawl::SharedCrawl::Share share() const {
+    crawl::SharedCrawl::Share s;
+    s.worker = o_.worker_id;
+    s.partitions = count_;
+    const int64_t now = SteadyMs();
+    for (int i = 0; i < count_; ++i) s.partitions_held += now < valid_until_[i].load();
+    std::lock_guard lock(mu_);
+    s.taken = stats_.taken;
+    s.done = stats_.done;
+    s.admitted_new = stats_.admitted_new;
+    return s;
+  }
+
   WorkerStats stats() const {
     std::lock_guard lock(mu_);
     WorkerStats s = stats_;
@@ -713,6 +726,7 @@ void RedisCrawl::PutDigest(const std::string& digest, const state::DigestRecord&
   impl_->PutDigest(digest, record);
 }
 WorkerStats RedisCrawl::stats() const { return impl_->stats(); }
+crawl::SharedCrawl::Share RedisCrawl::share() { return impl_->share(); }
 void RedisCrawl::AbandonForTesting() { impl_->AbandonForTesting(); }
 
 }  // namespace harvest::cluster

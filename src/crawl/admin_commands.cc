@@ -220,6 +220,15 @@ admin::StatusSnapshot Crawler::Impl::AdminStatus() const {
                     });
   busy.resize(top);
   s.busiest_hosts = std::move(busy);
+  if (opts_.shared != nullptr) {
+    const SharedCrawl::Share share = opts_.shared->share();
+    s.shared = admin::SharedShare{.worker = share.worker,
+                                  .partitions_held = share.partitions_held,
+                                  .partitions = share.partitions,
+                                  .taken = share.taken,
+                                  .done = share.done,
+                                  .admitted_new = share.admitted_new};
+  }
   return s;
 }
 

@@ -62,6 +62,14 @@ class SharedCrawl {
   // time, a lease lost): the crawl stops and returns it.
   virtual Status status() = 0;
 
+  // This worker's share, for its admin API (any thread).
+  struct Share {
+    std::string worker;
+    int partitions_held = 0, partitions = 0;
+    uint64_t taken = 0, done = 0, admitted_new = 0;
+  };
+  virtual Share share() = 0;
+
   // The shared payload-digest index (revisit records across workers). Writer thread.
   virtual std::optional<state::DigestRecord> FindDigest(const std::string& digest) = 0;
   virtual void PutDigest(const std::string& digest, const state::DigestRecord& record) = 0;

@@ -1,0 +1,190 @@
+// The crawl as one worker of a shared crawl (SharedCrawl, docs/distributed.md), in-process on
+// the scripted fetcher and an in-memory stand-in for the shared store: what the worker
+// admits goes to the store, it fetches only what the store hands it, reports each URL done
+// once, pauses a host whose lease is not valid and stops on the store's failure.
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "crawl/crawler_test_fixture.h"
+
+namespace harvest::crawl {
+namespace {
+
+using namespace crawler_test_util;
+
+// One worker's view of a shared crawl kept in memory. URLs of hosts in `elsewhere` belong
+// to other workers: they are admitted and then finished "by them" (never handed out here).
+class MemoryShared : public SharedCrawl {
+ public:
+  std::set<std::string> elsewhere;
+  std::function<bool(std::string_view)> may_fetch = [](std::string_view) { return true; };
+  Status failure;
+
+  Status Start(std::function<void()> wake) override {
+    wake_ = std::move(wake);
+    return Status::Ok();
+  }
+  Status Stop() override {
+    stopped = true;
+    return Status::Ok();
+  }
+  void Admit(frontier::UrlItem item) override {
+    std::lock_guard lock(mu_);
+    ++admit_calls;
+    if (!seen.insert(item.fp).second) return;
+    admitted.push_back(item.url);
+    if (elsewhere.contains(std::string(item.host))) {
+      done_elsewhere.insert(item.url);
+      return;
+    }
+    queue.push_back(std::move(item));
+  }
+  void TakeReady(std::vector<frontier::UrlItem>* out) override {
+    std::lock_guard lock(mu_);
+    while (!queue.empty()) {
+      taken[queue.front().fp] = queue.front().url;
+      out->push_back(std::move(queue.front()));
+      queue.pop_front();
+    }
+  }
+  void Done(const frontier::UrlItem& item, std::chrono::milliseconds delay) override {
+    std::lock_guard lock(mu_);
+    EXPECT_EQ(taken.erase(item.fp), 1u) << item.url << " done but not taken (or done twice)";
+    done.push_back(item.url);
+    last_delay = delay;
+  }
+  bool MayFetch(std::string_view host) override { return may_fetch(host); }
+  bool Complete() override {
+    std::lock_guard lock(mu_);
+    return queue.empty() && taken.empty();
+  }
+  Status status() override { return failure; }
+  Share share() override { return {.worker = "mem"}; }
+  std::optional<state::DigestRecord> FindDigest(const std::string& digest) override {
+    std::lock_guard lock(mu_);
+    auto it = digests.find(digest);
+    if (it == digests.end()) return std::nullopt;
+    return it->second;
+  }
+  void PutDigest(const std::string& digest, const state::DigestRecord& record) override {
+    std::lock_guard lock(mu_);
+    digests.emplace(digest, record);
+  }
+
+  std::mutex mu_;
+  std::set<uint64_t> seen;
+  std::deque<frontier::UrlItem> queue;
+  std::map<uint64_t, std::string> taken;
+  std::vector<std::string> admitted, done;
+  std::set<std::string> done_elsewhere;
+  std::map<std::string, state::DigestRecord> digests;
+  std::chrono::milliseconds last_delay{0};
+  int admit_calls = 0;
+  bool stopped = false;
+
+ private:
+  std::function<void()> wake_;
+};
+
+class SharedCrawlTest : public CrawlerTestBase {};
+
+TEST_F(SharedCrawlTest, AWorkerFetchesOnlyWhatTheSharedCrawlHandsItAndReportsEachDoneOnce) {
+  fetcher_->Script("http://a.test/",
+                   FakeResponse::Html(Links({"/p0", "/p1", "http://b.test/", "http://b.test/x"})));
+  fetcher_->Script("http://a.test/p0", FakeResponse::Html(Links({"/p1", "/p2"})));
+  fetcher_->SetDefault(FakeResponse::Html("page"));
+  MemoryShared shared;
+  shared.elsewhere = {"http://b.test"};
+  CrawlOptions o = Options();
+  o.shared = &shared;
+  CrawlStats stats = Crawl(o, {"http://a.test/"});
+  EXPECT_TRUE(stats.complete);
+  EXPECT_TRUE(shared.stopped);
+  // Everything found went to the shared crawl; b.test's URLs belong to another worker.
+  EXPECT_EQ(std::set<std::string>(shared.admitted.begin(), shared.admitted.end()),
+            (std::set<std::string>{"http://a.test/", "http://a.test/p0", "http://a.test/p1",
+                                   "http://a.test/p2", "http://b.test/", "http://b.test/x"}));
+  EXPECT_EQ(fetcher_->RequestsFor("http://b.test/"), 0u);
+  EXPECT_EQ(fetcher_->RequestsFor("http://b.test/robots.txt"), 0u);
+  for (const char* u :
+       {"http://a.test/", "http://a.test/p0", "http://a.test/p1", "http://a.test/p2"}) {
+    EXPECT_EQ(fetcher_->RequestsFor(u), 1u) << u;
+  }
+  // Each URL taken is reported done exactly once (MemoryShared::Done checks), with its
+  // host's delay for a next owner to wait out.
+  EXPECT_EQ(shared.done.size(), 4u);
+  EXPECT_EQ(shared.last_delay, std::chrono::milliseconds(1000));
+  // The payload digests went to the shared index.
+  EXPECT_FALSE(shared.digests.empty());
+  ExpectPolite(1s);
+}
+
+TEST_F(SharedCrawlTest, NoRequestStartsWhileTheLeaseIsNotKnownValid) {
+  fetcher_->Script("http://a.test/", FakeResponse::Html(Links({"/p0", "/p1"})));
+  fetcher_->SetDefault(FakeResponse::Html("page"));
+  MemoryShared shared;
+  const Clock::TimePoint start = clock_.Now();
+  // The lease is late for the first 10 s (a failover), then renewed.
+  shared.may_fetch = [&](std::string_view) { return clock_.Now() - start >= 10s; };
+  CrawlOptions o = Options();
+  o.shared = &shared;
+  CrawlStats stats = Crawl(o, {"http://a.test/"});
+  EXPECT_TRUE(stats.complete);
+  EXPECT_GT(stats.lease_waits, 0u);
+  ASSERT_FALSE(fetcher_->log().empty());
+  for (const FakeRequestLog& r : fetcher_->log()) {
+    EXPECT_GE(r.start - start, 10s) << r.url << " requested while the lease was not valid";
+  }
+  EXPECT_EQ(fetcher_->RequestsFor("http://a.test/p1"), 1u);
+}
+
+TEST_F(SharedCrawlTest, AFailedSharedCrawlStopsTheWorkerWithItsError) {
+  std::vector<std::string> hrefs;
+  for (int i = 0; i < 20; ++i) hrefs.push_back("/p" + std::to_string(i));
+  fetcher_->Script("http://a.test/", FakeResponse::Html(Links(hrefs)));
+  fetcher_->SetDefault(FakeResponse::Html("page"));
+  MemoryShared shared;
+  fetcher_->OnComplete([&](const FakeRequestLog& r) {
+    if (r.url == "http://a.test/p1") shared.failure = Status::Aborted("lost the lease of p7");
+  });
+  CrawlOptions o = Options();
+  o.shared = &shared;
+  Crawler crawler(o, &clock_);
+  Status s = crawler.Run({"http://a.test/"});
+  EXPECT_EQ(s.code(), Status::Code::kAborted) << s.ToString();
+  EXPECT_NE(s.message().find("lost the lease"), std::string::npos);
+  EXPECT_FALSE(crawler.stats().complete);
+  EXPECT_LT(fetcher_->log().size(), 12u);  // stopped well before the 20 pages
+  EXPECT_TRUE(shared.stopped);
+}
+
+TEST_F(SharedCrawlTest, AWorkerNeedsANewDirectoryAndNoRecrawl) {
+  MemoryShared shared;
+  fetcher_->SetDefault(FakeResponse::Html("page"));
+  CrawlOptions o = Options();
+  o.shared = &shared;
+  o.freshness.recrawl = true;
+  {
+    Crawler crawler(o, &clock_);
+    Status s = crawler.Run({"http://a.test/"});
+    EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
+    EXPECT_NE(s.message().find("--recrawl"), std::string::npos) << s.message();
+  }
+  CrawlOptions single = Options();
+  Crawl(single, {"http://a.test/"});  // a single-process crawl leaves its state
+  {
+    o.freshness.recrawl = false;
+    Crawler again(o, &clock_);
+    Status s = again.Run({"http://a.test/"});
+    EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
+    EXPECT_NE(s.message().find("holds a crawl state"), std::string::npos) << s.message();
+  }
+}
+
+}  // namespace
+}  // namespace harvest::crawl
