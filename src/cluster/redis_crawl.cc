@@ -111,10 +111,11 @@ class RedisCrawl::Impl {
   }
 
   void Admit(frontier::UrlItem item) {
-    complete_.store(false);
     bool full;
     {
       std::lock_guard lock(mu_);
+      complete_.store(false);
+      ++admit_gen_;
       admit_buf_.push_back(std::move(item));
       full = admit_buf_.size() >= 4096;
     }
@@ -626,9 +627,11 @@ class RedisCrawl::Impl {
   // Complete: nothing of ours outstanding and every partition's pending count 0. Returns
   // false when it asked the cluster and the crawl was not complete.
   bool CheckComplete() {
+    uint64_t gen;
     {
       std::lock_guard lock(mu_);
       if (!admit_buf_.empty() || !done_buf_.empty() || !ready_.empty()) return true;
+      gen = admit_gen_;
     }
     for (const Part& p : parts_) {
       if (p.taken > 0) return true;
@@ -648,9 +651,10 @@ class RedisCrawl::Impl {
     }
     {
       std::lock_guard lock(mu_);
-      if (!admit_buf_.empty()) return true;  // an Admit since the check began
+      if (admit_gen_ != gen) return true;  // an Admit since the check began
+      if (complete_.exchange(true)) return true;
     }
-    if (!complete_.exchange(true) && wake_) wake_();
+    if (wake_) wake_();
     return true;
   }
 
@@ -670,6 +674,7 @@ class RedisCrawl::Impl {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::vector<frontier::UrlItem> admit_buf_;
+  uint64_t admit_gen_ = 0;  // Admit calls so far
   std::vector<DoneMark> done_buf_;
   std::vector<frontier::UrlItem> ready_;
   bool started_ = false;
