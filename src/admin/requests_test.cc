@@ -191,8 +191,12 @@ TEST(Render, Shapes) {
     EXPECT_TRUE(j.contains(k)) << k;
   }
   EXPECT_FALSE(j.contains("shared"));  // a single-process crawl
-  s.shared = SharedShare{.worker = "w1", .partitions_held = 22, .partitions = 64, .taken = 9,
-                         .done = 7, .admitted_new = 30};
+  s.shared = SharedShare{.worker = "w1",
+                         .partitions_held = 22,
+                         .partitions = 64,
+                         .taken = 9,
+                         .done = 7,
+                         .admitted_new = 30};
   j = ToJson(s);
   EXPECT_EQ(j["shared"]["worker"], "w1");
   EXPECT_EQ(j["shared"]["partitions_held"], 22);
