@@ -1,0 +1,133 @@
+// Tests of BuildRow, HostOf and TimestampLiteral (row.cc) over WARC files written by
+// store::WarcWriter.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "metadata/metadata.h"
+#include "store/store.h"
+
+namespace harvest::metadata {
+namespace {
+
+class BuildRowTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("harvest-row-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    store::WarcOptions o;
+    o.dir = dir_;
+    auto w = store::WarcWriter::Open(o);
+    ASSERT_TRUE(w.ok()) << w.status().ToString();
+    writer_ = std::move(*w);
+  }
+  void TearDown() override {
+    writer_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  static store::Capture Page(const std::string& url, std::vector<std::string> links) {
+    store::Capture c;
+    c.target_uri = url;
+    c.fetch_time_us = 1'700'000'000'000'000;
+    c.request_header = "GET / HTTP/1.1\r\nHost: a.test\r\n\r\n";
+    c.response_header = "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n";
+    c.payload = "<html><title>T</title></html>";
+    c.status = 200;
+    c.mime = "text/html";
+    c.outlinks = std::move(links);
+    return c;
+  }
+  state::PageEntry Entry(const store::RecordLocation& loc, const std::string& url, bool revisit) {
+    state::PageEntry p;
+    p.id = ++next_id_;
+    p.url = url;
+    p.host = HostOf(url);
+    p.status = 200;
+    p.fetched_at_us = 1'700'000'000'000'000;
+    p.warc_file = loc.filename;
+    p.warc_offset = loc.offset;
+    p.warc_length = loc.length;
+    p.revisit = revisit;
+    return p;
+  }
+
+  std::filesystem::path dir_;
+  std::unique_ptr<store::WarcWriter> writer_;
+  uint64_t next_id_ = 0;
+};
+
+TEST_F(BuildRowTest, ResponseCountsOutlinksOfItsOwnMetadataRecord) {
+  auto a =
+      writer_->WriteResponse(Page("http://www.a.test/x", {"http://b.test/", "http://c.test/"}));
+  ASSERT_TRUE(a.ok());
+  // The next fetch has three links: they must not be counted for the first.
+  auto b = writer_->WriteResponse(
+      Page("http://www.a.test/y", {"http://d.test/", "http://e.test/", "http://f.test/"}));
+  ASSERT_TRUE(b.ok());
+  ASSERT_TRUE(writer_->Flush().ok());
+  PageRow row = BuildRow(Entry(*a, "http://www.a.test/x", false), dir_, "w1");
+  EXPECT_EQ(row.outcome, "fetched");
+  ASSERT_TRUE(row.outlinks.has_value());
+  EXPECT_EQ(*row.outlinks, 2);
+  EXPECT_EQ(row.host, "www.a.test");
+  EXPECT_EQ(row.domain, "a.test");
+  EXPECT_EQ(row.worker, "w1");
+  EXPECT_EQ(row.fetch_key, a->filename + ":" + std::to_string(a->offset));
+  PageRow row_b = BuildRow(Entry(*b, "http://www.a.test/y", false), dir_, "w1");
+  EXPECT_EQ(*row_b.outlinks, 3);
+}
+
+TEST_F(BuildRowTest, ResponseWithoutMetadataRecordHasNoOutlinks) {
+  auto a = writer_->WriteResponse(Page("http://a.test/", {}));
+  auto b = writer_->WriteResponse(Page("http://a.test/2", {"http://z.test/"}));
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_TRUE(writer_->Flush().ok());
+  PageRow row = BuildRow(Entry(*a, "http://a.test/", false), dir_, "w");
+  ASSERT_TRUE(row.outlinks.has_value());
+  EXPECT_EQ(*row.outlinks, 0);  // the next record is the other fetch's request
+}
+
+TEST_F(BuildRowTest, RevisitNamesTheRevisitedUri) {
+  auto a = writer_->WriteResponse(Page("http://a.test/", {}));
+  ASSERT_TRUE(a.ok());
+  store::Revisit r;
+  r.refers_to_uri = "http://a.test/";
+  r.refers_to_date_us = 1'700'000'000'000'000;
+  auto b = writer_->WriteRevisit(Page("http://a.test/copy", {"http://q.test/"}), r);
+  ASSERT_TRUE(b.ok());
+  ASSERT_TRUE(writer_->Flush().ok());
+  PageRow row = BuildRow(Entry(*b, "http://a.test/copy", true), dir_, "w");
+  EXPECT_EQ(row.outcome, "revisit");
+  EXPECT_EQ(row.reason, "http://a.test/");
+  EXPECT_EQ(*row.outlinks, 1);
+}
+
+TEST_F(BuildRowTest, UnreadableWarcLeavesOutlinksUnknown) {
+  state::PageEntry p;
+  p.id = 1;
+  p.url = "http://a.test/";
+  p.warc_file = "missing.warc.gz";
+  p.revisit = true;
+  PageRow row = BuildRow(p, dir_, "w");
+  EXPECT_FALSE(row.outlinks.has_value());
+  EXPECT_EQ(row.outcome, "revisit");
+  EXPECT_EQ(row.host, "a.test");
+}
+
+TEST(HostOfTest, AuthorityWithoutUserinfo) {
+  EXPECT_EQ(HostOf("http://a.test:8080/x?y"), "a.test:8080");
+  EXPECT_EQ(HostOf("https://u:p@b.test/"), "b.test");
+  EXPECT_EQ(HostOf("http://c.test"), "c.test");
+  EXPECT_EQ(HostOf("no-scheme"), "");
+}
+
+TEST(TimestampLiteralTest, MicrosecondsInUtc) {
+  EXPECT_EQ(TimestampLiteral(0), "1970-01-01 00:00:00.000000+00");
+  EXPECT_EQ(TimestampLiteral(1'700'000'000'123'456), "2023-11-14 22:13:20.123456+00");
+  EXPECT_EQ(TimestampLiteral(-1), "1969-12-31 23:59:59.999999+00");
+}
+
+}  // namespace
+}  // namespace harvest::metadata
