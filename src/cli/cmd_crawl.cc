@@ -15,6 +15,7 @@
 #include "cli/admin_server.h"
 #include "cli/cluster_flags.h"
 #include "cli/command.h"
+#include "cli/metadata_flags.h"
 #include "crawl/crawl.h"
 
 namespace harvest::cli {
@@ -44,6 +45,7 @@ struct CrawlFlags {
   std::vector<std::string> connect_to;
   AdminFlags admin;
   ClusterFlags cluster;
+  MetadataFlags metadata;  // --metadata (docs/metadata.md)
   std::optional<int64_t> delay_ms, max_depth, max_pages, workers, per_ip_limit;
   std::optional<std::string> scope;  // "any", "host" or "site" (checked when parsed)
   // Durations (checked when parsed).
@@ -180,6 +182,13 @@ int RunCrawl(const CrawlFlags& f) {
     }
     admin_server = std::move(*started);
   }
+  std::unique_ptr<CrawlMetadata> metadata;
+  if (!f.metadata.url.empty()) {
+    Result<std::unique_ptr<CrawlMetadata>> m =
+        CrawlMetadata::Start(f.metadata, f.out, f.cluster.worker_id, crawler.admin_backend());
+    if (!m.ok()) return UsageError("crawl", "--metadata: " + m.status().message());
+    metadata = std::move(*m);
+  }
   g_crawler.store(&crawler);
   struct sigaction sa {};
   sa.sa_handler = OnStopSignal;
@@ -233,8 +242,19 @@ int RunCrawl(const CrawlFlags& f) {
             ",\"shared_taken\":" + std::to_string(w.taken) +
             ",\"shared_done\":" + std::to_string(w.done);
   }
+  Status metadata_status;
+  if (metadata) {
+    std::fflush(stdout);
+    metadata_status = metadata->Finish();
+    std::fputs(metadata->Summary().c_str(), stdout);
+    extra += metadata->JsonFields();
+  }
   std::fflush(stdout);
   if (!f.summary_json.empty()) WriteSummaryJson(f.summary_json, stats, extra);
+  if (!metadata_status.ok()) {
+    std::fprintf(stderr, "harvest crawl: %s\n", metadata_status.message().c_str());
+    return kExitFailure;
+  }
   if (!s.ok()) {
     std::fprintf(stderr, "harvest crawl: crawl failed: %s\n", s.ToString().c_str());
     return s.code() == Status::Code::kInvalidArgument ? kExitUsage : kExitFailure;
@@ -299,6 +319,7 @@ CommandRegistration reg(
       app->add_option("--summary-json", f->summary_json, "Also write the summary as JSON here");
       AddRedisFlags(app, &f->cluster);
       AddWorkerFlags(app, &f->cluster);
+      AddMetadataFlags(app, &f->metadata);
       app->footer(
           "Running the same command again after any stop (SIGTERM, kill -9, crash) resumes the "
           "crawl in --out.\nExit status: 0 crawl complete (or page limit reached, or "

@@ -2,13 +2,13 @@
 #include <ctime>
 
 #include "metadata/metadata.h"
+#include "metadata/row_parse.h"
 #include "store/store.h"
 #include "url/url.h"
 
 namespace harvest::metadata {
-namespace {
+namespace internal {
 
-// Counts the `outlink:` fields of a metadata record's block (application/warc-fields).
 int CountOutlinks(std::string_view block) {
   int n = 0;
   size_t pos = 0;
@@ -20,6 +20,52 @@ int CountOutlinks(std::string_view block) {
   }
   return n;
 }
+
+std::optional<int64_t> ParseWarcDate(std::string_view d) {
+  // Fixed positions of "YYYY-MM-DDThh:mm:ss", then an optional fraction, then "Z".
+  if (d.size() < 20 || d[4] != '-' || d[7] != '-' || d[10] != 'T' || d[13] != ':' || d[16] != ':' ||
+      d.back() != 'Z') {
+    return std::nullopt;
+  }
+  auto num = [&](size_t pos, size_t len) -> int {
+    int v = 0;
+    for (size_t i = pos; i < pos + len; ++i) {
+      if (d[i] < '0' || d[i] > '9') return -1;
+      v = v * 10 + (d[i] - '0');
+    }
+    return v;
+  };
+  const int year = num(0, 4), mon = num(5, 2), day = num(8, 2);
+  const int hour = num(11, 2), min = num(14, 2), sec = num(17, 2);
+  if (year < 1970 || mon < 1 || mon > 12 || day < 1 || day > 31 || hour < 0 || hour > 23 ||
+      min < 0 || min > 59 || sec < 0 || sec > 60) {
+    return std::nullopt;
+  }
+  int64_t micros = 0;
+  std::string_view frac = d.substr(19, d.size() - 20);
+  if (!frac.empty()) {
+    if (frac[0] != '.' || frac.size() < 2 || frac.size() > 10) return std::nullopt;
+    int64_t scale = 100'000;
+    for (size_t i = 1; i < frac.size(); ++i) {
+      if (frac[i] < '0' || frac[i] > '9') return std::nullopt;
+      micros += (frac[i] - '0') * scale;
+      scale /= 10;
+    }
+  }
+  struct tm tm {};
+  tm.tm_year = year - 1900;
+  tm.tm_mon = mon - 1;
+  tm.tm_mday = day;
+  tm.tm_hour = hour;
+  tm.tm_min = min;
+  tm.tm_sec = sec;
+  const time_t t = timegm(&tm);
+  if (t == static_cast<time_t>(-1)) return std::nullopt;
+  return static_cast<int64_t>(t) * 1'000'000 + micros;
+}
+
+}  // namespace internal
+namespace {
 
 // The host name of host[:port] (an IPv6 literal keeps its brackets).
 std::string_view HostName(std::string_view host) {
@@ -83,6 +129,8 @@ PageRow BuildRow(const state::PageEntry& page, const std::filesystem::path& out_
   const std::filesystem::path file = out_dir / page.warc_file;
   Result<store::WarcRecord> main = store::ReadRecordAt(file, page.warc_offset);
   if (!main.ok()) return row;
+  // The record's date has microseconds; a page record read through the admin API only ms.
+  if (std::optional<int64_t> date = internal::ParseWarcDate(main->date)) row.fetched_at_us = *date;
   if (main->type == "revisit") {
     row.outcome = page.status == 304 ? "not-modified" : "revisit";
     row.reason = main->header("WARC-Refers-To-Target-URI");
@@ -96,7 +144,7 @@ PageRow BuildRow(const state::PageEntry& page, const std::filesystem::path& out_
   Result<store::WarcRecord> meta = store::ReadRecordAt(file, main->offset + main->length);
   if (meta.ok() && meta->type == "metadata" &&
       meta->header("WARC-Concurrent-To") == main->header("WARC-Record-ID")) {
-    row.outlinks = CountOutlinks(meta->block);
+    row.outlinks = internal::CountOutlinks(meta->block);
   }
   return row;
 }

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "metadata/metadata.h"
+#include "metadata/row_parse.h"
 #include "store/store.h"
 
 namespace harvest::metadata {
@@ -114,6 +115,35 @@ TEST_F(BuildRowTest, UnreadableWarcLeavesOutlinksUnknown) {
   EXPECT_FALSE(row.outlinks.has_value());
   EXPECT_EQ(row.outcome, "revisit");
   EXPECT_EQ(row.host, "a.test");
+}
+
+TEST_F(BuildRowTest, FetchTimeHasTheMicrosecondsOfTheWarcDate) {
+  store::Capture c = Page("http://a.test/", {});
+  c.fetch_time_us = 1'700'000'000'123'456;
+  auto a = writer_->WriteResponse(c);
+  ASSERT_TRUE(a.ok());
+  ASSERT_TRUE(writer_->Flush().ok());
+  state::PageEntry p = Entry(*a, "http://a.test/", false);
+  p.fetched_at_us = 1'700'000'000'123'000;  // as the admin API gives it: milliseconds
+  EXPECT_EQ(BuildRow(p, dir_, "w").fetched_at_us, 1'700'000'000'123'456);
+}
+
+TEST(ParseWarcDateTest, Rfc3339UtcWithOptionalFraction) {
+  using internal::ParseWarcDate;
+  EXPECT_EQ(ParseWarcDate("2023-11-14T22:13:20Z"), 1'700'000'000'000'000);
+  EXPECT_EQ(ParseWarcDate("2023-11-14T22:13:20.5Z"), 1'700'000'000'500'000);
+  EXPECT_EQ(ParseWarcDate("2023-11-14T22:13:20.123456789Z"), 1'700'000'000'123'456);
+  EXPECT_FALSE(ParseWarcDate("2023-11-14 22:13:20Z"));
+  EXPECT_FALSE(ParseWarcDate("2023-11-14T22:13:20"));
+  EXPECT_FALSE(ParseWarcDate("2023-13-14T22:13:20Z"));
+  EXPECT_FALSE(ParseWarcDate("2023-11-14T22:13:20.Z"));
+  EXPECT_FALSE(ParseWarcDate("2023-11-14T22:13:20.1234567890Z"));
+  EXPECT_FALSE(ParseWarcDate(""));
+}
+
+TEST(CountOutlinksTest, OnlyOutlinkFieldsAtLineStarts) {
+  EXPECT_EQ(internal::CountOutlinks("via: x\r\noutlink: a\r\noutlink: b\r\nxoutlink: c\r\n"), 2);
+  EXPECT_EQ(internal::CountOutlinks(""), 0);
 }
 
 TEST(HostOfTest, AuthorityWithoutUserinfo) {

@@ -1,0 +1,206 @@
+// harvest metadata migrate|export, and the `harvest crawl --metadata` glue (metadata_flags.h).
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "base/duration.h"
+#include "cli/command.h"
+#include "cli/metadata_flags.h"
+#include "metadata/metadata.h"
+
+namespace harvest::cli {
+namespace {
+
+constexpr std::chrono::milliseconds kMaxWait{int64_t{7} * 86'400'000};
+
+std::string HostName() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "localhost";
+  return buf;
+}
+
+metadata::MetadataOptions Options(const std::string& url, const std::filesystem::path& out,
+                                  const std::string& worker) {
+  metadata::MetadataOptions o;
+  o.url = url;
+  o.worker = worker.empty() ? HostName() : worker;
+  std::error_code ec;
+  std::filesystem::path abs = std::filesystem::absolute(out, ec);
+  o.out_dir = ec ? out : abs.lexically_normal();
+  o.source = o.worker + ":" + o.out_dir.string();
+  return o;
+}
+
+// The page records of a running crawl, through its admin backend; "no crawl running" (not
+// yet started or already stopped) reads as nothing new.
+metadata::PageSource BackendSource(admin::Backend* backend) {
+  return [backend](uint64_t after, size_t limit) -> Result<std::vector<state::PageEntry>> {
+    admin::PageQuery q;
+    q.limit = static_cast<int>(std::min<size_t>(limit, 1000));
+    q.cursor = std::to_string(after);
+    Result<admin::PageList> list = backend->ListPages(q);
+    if (!list.ok()) {
+      if (list.status().code() == Status::Code::kUnavailable) {
+        return std::vector<state::PageEntry>{};
+      }
+      return list.status();
+    }
+    std::vector<state::PageEntry> out;
+    out.reserve(list->pages.size());
+    for (const admin::PageRecord& r : list->pages) {
+      state::PageEntry p;
+      p.id = r.id;
+      p.url = r.url;
+      p.host = metadata::HostOf(r.url);
+      p.status = r.status;
+      p.fetched_at_us = r.fetched_at_unix_ms * 1000;
+      p.mime = r.mime;
+      p.title = r.title;
+      p.digest = r.digest;
+      p.warc_file = r.warc_file;
+      p.warc_offset = r.warc_offset;
+      p.warc_length = r.warc_length;
+      out.push_back(std::move(p));
+    }
+    return out;
+  };
+}
+
+Result<metadata::PageSource> ReaderSource(const std::filesystem::path& out) {
+  Result<std::unique_ptr<state::StateReader>> reader = state::StateReader::Open(out / "state");
+  if (!reader.ok()) return reader.status();
+  return metadata::StateReaderSource(std::shared_ptr<state::StateReader>(std::move(*reader)));
+}
+
+class CrawlMetadataImpl : public CrawlMetadata {
+ public:
+  CrawlMetadataImpl(metadata::MetadataOptions options, std::chrono::milliseconds wait,
+                    admin::Backend* backend)
+      : out_(options.out_dir), wait_(wait), writer_(std::move(options), BackendSource(backend)) {
+    writer_.Start();
+  }
+  Status Finish() override {
+    Result<metadata::PageSource> source = ReaderSource(out_);
+    if (!source.ok()) return source.status();
+    return writer_.Finish(std::move(*source), wait_);
+  }
+  std::string Summary() const override {
+    metadata::WriterStats s = writer_.stats();
+    char buf[512];
+    std::snprintf(buf, sizeof buf,
+                  "metadata: %llu rows written (%llu already present) in %llu batches; %llu "
+                  "database failures retried; cursor at page %llu\n",
+                  static_cast<unsigned long long>(s.rows_written),
+                  static_cast<unsigned long long>(s.rows_existing),
+                  static_cast<unsigned long long>(s.batches),
+                  static_cast<unsigned long long>(s.failures),
+                  static_cast<unsigned long long>(s.cursor));
+    return buf;
+  }
+  std::string JsonFields() const override {
+    metadata::WriterStats s = writer_.stats();
+    return ",\"metadata_rows\":" + std::to_string(s.rows_written) +
+           ",\"metadata_rows_existing\":" + std::to_string(s.rows_existing) +
+           ",\"metadata_batches\":" + std::to_string(s.batches) +
+           ",\"metadata_failures\":" + std::to_string(s.failures);
+  }
+
+ private:
+  std::filesystem::path out_;
+  std::chrono::milliseconds wait_;
+  metadata::MetadataWriter writer_;
+};
+
+int RunMigrate(const std::string& url) {
+  metadata::MetadataOptions o;
+  o.url = url;
+  Result<std::unique_ptr<metadata::Database>> db = metadata::Database::Connect(o);
+  if (!db.ok()) {
+    std::fprintf(stderr, "harvest metadata migrate: %s\n", db.status().message().c_str());
+    return kExitFailure;
+  }
+  Result<int> found = (*db)->Migrate();
+  if (!found.ok()) {
+    std::fprintf(stderr, "harvest metadata migrate: %s\n", found.status().message().c_str());
+    return kExitFailure;
+  }
+  if (*found == metadata::kSchemaVersion) {
+    std::printf("schema version %d: up to date\n", *found);
+  } else {
+    std::printf("schema version %d -> %d\n", *found, metadata::kSchemaVersion);
+  }
+  return kExitOk;
+}
+
+int RunExport(const std::string& url, const std::string& out, const std::string& worker,
+              const std::string& wait) {
+  Result<metadata::PageSource> source = ReaderSource(out);
+  if (!source.ok()) {
+    std::fprintf(stderr, "harvest metadata export: %s\n", source.status().message().c_str());
+    return kExitFailure;
+  }
+  metadata::MetadataWriter writer(Options(url, out, worker), *source);
+  Status s = writer.Finish(*source, *ParseDuration(wait));
+  metadata::WriterStats st = writer.stats();
+  std::printf("exported %llu rows (%llu already present) in %llu batches; cursor at page %llu\n",
+              static_cast<unsigned long long>(st.rows_written),
+              static_cast<unsigned long long>(st.rows_existing),
+              static_cast<unsigned long long>(st.batches),
+              static_cast<unsigned long long>(st.cursor));
+  if (!s.ok()) {
+    std::fprintf(stderr, "harvest metadata export: %s\n", s.message().c_str());
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
+CommandRegistration reg(
+    "metadata", "Crawl metadata in PostgreSQL: create the schema, load a crawl directory",
+    [](CLI::App* app) -> CommandRunner {
+      app->require_subcommand(1);
+      auto url = std::make_shared<std::string>();
+      auto out = std::make_shared<std::string>();
+      auto worker = std::make_shared<std::string>();
+      auto wait = std::make_shared<std::string>("60s");
+      CLI::App* migrate =
+          app->add_subcommand("migrate", "Create or upgrade the schema (docs/metadata.md)");
+      migrate->add_option("--to", *url, "postgresql://USER@HOST:PORT/DB")->required();
+      CLI::App* exp = app->add_subcommand(
+          "export",
+          "Write a crawl directory's rows (its page records); resumes and never "
+          "writes a row twice");
+      exp->add_option("--out", *out, "The crawl directory")->required();
+      exp->add_option("--to", *url, "postgresql://USER@HOST:PORT/DB")->required();
+      exp->add_option("--worker", *worker, "The rows' worker column (default: the host name)");
+      exp->add_option("--wait", *wait, "Wait this long for the database (default 60s)")
+          ->check(DurationRange(std::chrono::milliseconds(0), kMaxWait));
+      app->footer("Exit status: 0 done, 1 the database refused or stayed unreachable, 2 usage.");
+      return [=]() {
+        if (migrate->parsed()) return RunMigrate(*url);
+        return RunExport(*url, *out, *worker, *wait);
+      };
+    });
+
+}  // namespace
+
+void AddMetadataFlags(CLI::App* app, MetadataFlags* f) {
+  app->add_option("--metadata", f->url,
+                  "Write one row per stored fetch to PostgreSQL, e.g. "
+                  "postgresql://harvest@127.0.0.1:5432/harvest (docs/metadata.md)");
+  app->add_option("--metadata-wait", f->wait,
+                  "At exit, wait this long for the database to take every row (default 60s); "
+                  "exit 1 if rows are left")
+      ->check(DurationRange(std::chrono::milliseconds(0), kMaxWait));
+}
+
+Result<std::unique_ptr<CrawlMetadata>> CrawlMetadata::Start(const MetadataFlags& flags,
+                                                            const std::filesystem::path& out,
+                                                            const std::string& worker,
+                                                            admin::Backend* backend) {
+  Result<std::chrono::milliseconds> wait = ParseDuration(flags.wait);
+  if (!wait.ok()) return wait.status();
+  return std::unique_ptr<CrawlMetadata>(
+      new CrawlMetadataImpl(Options(flags.url, out, worker), *wait, backend));
+}
+
+}  // namespace harvest::cli

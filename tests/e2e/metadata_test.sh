@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# End-to-end: `harvest crawl --metadata` against a throw-away PostgreSQL (scripts/pg-local)
+# over the test web, checked by tests/e2e/metadata_check.py:
+#  - the rows are exactly the crawl's stored fetches (one per CDXJ line: same WARC file and
+#    offset), none twice;
+#  - per host and status, the rows match the test web's request log (robots.txt included;
+#    a retried page attempt — a 408/429/5xx answer the crawler asked again — leaves no WARC
+#    record and no row; in fault mode a request sent by the killed process whose URL was
+#    requested again after the restart may have none);
+#  - a SQL query for a page gives the WARC location from which `harvest warc cat` prints it;
+#  - `harvest metadata export` of the crawl directory into a second database gives the
+#    same rows, and into the first one adds none.
+# Modes:
+#   basic  one crawl of HOSTS x PAGES
+#   fault  the database stopped ~10 s mid-crawl and restarted; the crawler SIGKILLed once
+#          (while the database is down) and run again with the same command
+# Usage: metadata_test.sh HARVEST_BIN MODE HOSTS PAGES DELAY_MS
+set -euo pipefail
+bin="$1" mode="$2" hosts="$3" pages="$4" delay="$5"
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+out="$(mktemp -d /tmp/harvest-metadata.XXXXXX)"
+chmod 0755 "$out"  # as root the server runs as nobody, which must reach $out/pg
+web_pid="" crawl_pid=""
+cleanup() {
+  [ -n "$crawl_pid" ] && kill -9 "$crawl_pid" 2>/dev/null
+  [ -n "$web_pid" ] && kill "$web_pid" 2>/dev/null
+  bash "$root/scripts/pg-local" stop "$out/pg" >/dev/null 2>&1 || true
+  if [ "${KEEP:-0}" = 1 ]; then echo "kept $out"; else rm -rf "$out"; fi
+}
+trap cleanup EXIT
+now_us() { date +%s%6N; }
+
+echo "--- PostgreSQL"
+url="$(bash "$root/scripts/pg-local" start "$out/pg" --owner-pid $$ | tail -1)"
+echo "database: $url"
+"$bin" metadata migrate --to "$url"
+
+"$bin" testweb --listen 127.0.0.1:0 --hosts "$hosts" --pages "$pages" \
+  --seeds "$out/seeds.txt" --log "$out/requests.jsonl" --manifest "$out/manifest.json" \
+  > "$out/web.txt" 2>&1 &
+web_pid=$!
+for _ in $(seq 1 200); do grep -q "listening on" "$out/web.txt" && break; sleep 0.05; done
+port=$(grep -o "listening on [0-9.]*:[0-9]*" "$out/web.txt" | sed 's/.*://')
+[ -n "$port" ] || { echo "FAIL: the test web did not start"; cat "$out/web.txt"; exit 1; }
+for _ in $(seq 1 100); do [ -s "$out/seeds.txt" ] && break; sleep 0.05; done
+
+crawl() {  # the same command every time: it resumes the crawl in $out/crawl
+  exec "$bin" crawl --seeds "$out/seeds.txt" --out "$out/crawl" \
+    --config "$root/scripts/testweb-crawl.toml" --delay-ms "$delay" \
+    --connect-to "::127.0.0.1:$port" --per-ip-limit 0 --no-progress --workers 2 \
+    --metadata "$url" --metadata-wait 60s "$@"
+}
+
+: > "$out/restarts.txt"
+kill_us=0
+start=$(date +%s)
+if [ "$mode" = fault ]; then
+  crawl > "$out/run-1.txt" 2>&1 &
+  crawl_pid=$!
+  sleep 3
+  echo "--- database stopped at $(( $(date +%s) - start )) s"
+  db_stop=$(date +%s.%N)
+  bash "$root/scripts/pg-local" stop "$out/pg"
+  sleep 3
+  kill -0 "$crawl_pid" 2>/dev/null || { echo "FAIL: the crawl ended before its kill (too small)"; cat "$out/run-1.txt"; exit 1; }
+  kill -9 "$crawl_pid"
+  wait "$crawl_pid" 2>/dev/null || true
+  crawl_pid=""
+  sleep 0.3  # let the test web read what the dead process had sent
+  kill_us=$(now_us)
+  echo "--- crawler SIGKILLed at $(( $(date +%s) - start )) s, restarted"
+  echo "$kill_us" >> "$out/restarts.txt"
+  crawl --summary-json "$out/summary.json" > "$out/run-2.txt" 2>&1 &
+  crawl_pid=$!
+  # The rest of the 10 s outage, with the new process crawling meanwhile.
+  sleep "$(python3 -c "import time; print(max(0.0, 10 - (time.time() - $db_stop)))")"
+  kill -0 "$crawl_pid" 2>/dev/null || { echo "FAIL: the crawl ended during the outage (too small)"; cat "$out/run-2.txt"; exit 1; }
+  bash "$root/scripts/pg-local" restart "$out/pg"
+  echo "--- database restarted at $(( $(date +%s) - start )) s"
+  rc=0
+  wait "$crawl_pid" || rc=$?
+  crawl_pid=""
+  final="$out/run-2.txt"
+  grep -q "metadata: database unavailable" "$out/run-1.txt" "$out/run-2.txt" ||
+    { echo "FAIL: the outage was not reported"; tail -20 "$out/run-2.txt"; exit 1; }
+  grep -h "metadata: database" "$out/run-1.txt" "$out/run-2.txt" | sed 's/^.*\] //' | head -4
+else
+  rc=0
+  (crawl --summary-json "$out/summary.json") > "$out/run-1.txt" 2>&1 || rc=$?
+  final="$out/run-1.txt"
+fi
+echo "crawl took $(( $(date +%s) - start )) s"
+if [ "$rc" != 0 ]; then echo "FAIL: the crawl exited $rc"; tail -30 "$final"; exit 1; fi
+grep -q "crawl complete" "$final" || { echo "FAIL: the crawl did not complete"; tail -30 "$final"; exit 1; }
+grep "^metadata:" "$final"
+kill -TERM "$web_pid"; wait "$web_pid" || true; web_pid=""
+
+echo "--- audit"
+"$bin" audit --log "$out/requests.jsonl" --manifest "$out/manifest.json" --delay-ms "$delay" \
+  --restarts "$out/restarts.txt" > "$out/audit.txt" || { cat "$out/audit.txt"; echo "FAIL: audit"; exit 1; }
+head -3 "$out/audit.txt"
+
+echo "--- rows against the request log and the CDXJ"
+python3 "$here/metadata_check.py" --bin "$bin" --out "$out/crawl" --log "$out/requests.jsonl" \
+  --url "$url" --kill-us "$kill_us"
+
+echo "--- export"
+psql "$url" -qAtc "CREATE DATABASE harvest_export"
+url2="${url%/*}/harvest_export"
+"$bin" metadata export --out "$out/crawl" --to "$url2"
+"$bin" metadata export --out "$out/crawl" --to "$url" | tee "$out/export-again.txt"
+grep -q "^exported 0 rows" "$out/export-again.txt" || { echo "FAIL: export into the crawl's database added rows"; exit 1; }
+q="SELECT fetch_key, url, status, digest, outlinks, outcome FROM pages ORDER BY fetch_key"
+psql "$url" -qAtc "$q" > "$out/rows-live.txt"
+psql "$url2" -qAtc "$q" > "$out/rows-export.txt"
+if ! cmp -s "$out/rows-live.txt" "$out/rows-export.txt"; then
+  diff "$out/rows-live.txt" "$out/rows-export.txt" | head -10
+  echo "FAIL: the export's rows differ from the crawl's"
+  exit 1
+fi
+echo "export: $(wc -l < "$out/rows-export.txt") rows, identical to the crawl's"
+echo "e2e metadata ($mode, $hosts hosts x $pages pages): all checks passed"
