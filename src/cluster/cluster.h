@@ -21,6 +21,9 @@
 //   <prefix>:{p<N>}:epoch     the fencing counter
 //   <prefix>:{p<N>}:released  the epoch of the last lease given up on purpose
 //   <prefix>:{p<N>}:quiet     wall ms before which a new owner makes no request there
+//   <prefix>:{p<N>}:hosts     hash "p:<host>" / "b:<host>" / "r:<host>" → the host's
+//                             politeness (next-allowed time, Crawl-delay, given-up reason),
+//                             circuit breaker, robots.txt record (the crawl state's encodings)
 // and once per crawl <prefix>:{g}:workers (sorted set of live workers by expiry) and
 // <prefix>:{g}:config (the partitioning every worker must share); payload digests are
 // <prefix>:d:<digest> (spread over the cluster).
@@ -32,9 +35,12 @@
 //     taken URL back in its queue: a dead worker's URLs are served again.
 //   - A worker starts no request once its lease has less than `lease_margin` left by its own
 //     clock (renewals are timed from before they are sent), and stops.
-//   - A new owner makes its first request after the previous owner's recorded quiet time
-//     (its last request's end plus the host delay) when the lease was given up, and after
-//     `takeover_hold` (the longest a request may last, plus the delay) when it expired.
+//   - A new owner starts from each host's saved state (robots.txt rules, breaker, Crawl-delay)
+//     and makes its first request to a host after its last recorded request's end plus its
+//     delay (plus the margin); when the lease was given up, not before the previous owner's
+//     quiet time either; when it expired, a host the dead owner had a URL of in hand waits
+//     `takeover_hold` (the longest a request may last, plus the default delay) plus its
+//     Crawl-delay. Host records are written with the done marks, under the lease.
 //
 // Thread-safety: see crawl::SharedCrawl; RedisCrawl runs its round trips on its own thread.
 #pragma once
@@ -78,8 +84,8 @@ struct WorkerOptions {
   // No request starts when less than this is left of a lease (more than the clock skew
   // between workers and the time a renewal may take). Default 3 s.
   std::chrono::milliseconds lease_margin{3000};
-  // After a lease that expired (its worker died): the longest a request may last plus the
-  // longest host delay. Default 60 s.
+  // After a lease that expired (its worker died), for a host it had a URL of in hand: the
+  // longest a request may last plus the default host delay (a Crawl-delay adds). Default 60 s.
   std::chrono::milliseconds takeover_hold{60000};
   // URLs of one partition taken and not done at most (the local frontier's share). Default 256.
   size_t max_taken_per_partition = 256;
@@ -105,7 +111,8 @@ class RedisCrawl : public crawl::SharedCrawl {
   Status Start(std::function<void()> wake) override;
   Status Stop() override;
   void Admit(frontier::UrlItem item) override;
-  void TakeReady(std::vector<frontier::UrlItem>* out) override;
+  void TakeReady(std::vector<frontier::UrlItem>* out, std::vector<HostHandover>* hosts) override;
+  void PutHost(const std::string& host, const HostRecords& parts) override;
   void Done(const frontier::UrlItem& item, std::chrono::milliseconds delay) override;
   bool MayFetch(std::string_view host) override;
   bool Complete() override;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -113,7 +114,8 @@ class RedisCrawlTest : public ::testing::Test {
     std::vector<frontier::UrlItem> got;
     const auto end = std::chrono::steady_clock::now() + limit;
     while (got.size() < n && std::chrono::steady_clock::now() < end) {
-      w->TakeReady(&got);
+      std::vector<crawl::SharedCrawl::HostHandover> hosts;
+      w->TakeReady(&got, &hosts);
       std::this_thread::sleep_for(20ms);
     }
     return got;
@@ -146,14 +148,16 @@ TEST_F(RedisCrawlTest, EveryUrlIsTakenOnceAndTheCrawlCompletesWhenAllAreDone) {
     for (int p = 0; p < 5; ++p) b->Admit(Item(h, p));
   }
   std::vector<frontier::UrlItem> got_a, got_b;
+  std::vector<crawl::SharedCrawl::HostHandover> hosts;
   ASSERT_TRUE(WaitFor([&] {
-    a->TakeReady(&got_a);
-    b->TakeReady(&got_b);
+    a->TakeReady(&got_a, &hosts);
+    b->TakeReady(&got_b, &hosts);
     return got_a.size() + got_b.size() >= 100;
   }));
   std::this_thread::sleep_for(500ms);  // nothing more may come
-  a->TakeReady(&got_a);
-  b->TakeReady(&got_b);
+  a->TakeReady(&got_a, &hosts);
+  b->TakeReady(&got_b, &hosts);
+  EXPECT_TRUE(hosts.empty());  // no host state saved yet
   std::set<uint64_t> fps;
   for (const auto* got : {&got_a, &got_b}) {
     for (const frontier::UrlItem& item : *got) {
@@ -207,6 +211,61 @@ TEST_F(RedisCrawlTest, ADeadWorkersTakenUrlsAreServedAgainAfterItsLeaseExpires) 
   EXPECT_EQ(b->stats().requeued, 9u);
   EXPECT_FALSE(b->Complete());
   for (const frontier::UrlItem& item : again) b->Done(item, 1000ms);
+  EXPECT_TRUE(WaitFor([&] { return b->Complete(); }));
+  EXPECT_TRUE(b->Stop().ok());
+}
+
+TEST_F(RedisCrawlTest, ANewOwnerGetsEachHostsSavedStateBeforeItsUrls) {
+  std::unique_ptr<RedisCrawl> a = Worker("a");
+  ASSERT_TRUE(a);
+  for (const frontier::UrlItem& item : {Item(1, 0), Item(1, 1), Item(2, 0), Item(3, 0)}) {
+    a->Admit(item);
+  }
+  std::vector<frontier::UrlItem> got = TakeN(a.get(), 4);
+  ASSERT_EQ(got.size(), 4u);
+  const int64_t wall = SystemClock::Default()->WallMicros();
+  const std::string h1 = Item(1, 0).host, h2 = Item(2, 0).host, h3 = Item(3, 0).host;
+  a->PutHost(h1, {.politeness = state::HostPoliteness{.next_allowed_us = wall + 2'000'000,
+                                                      .crawl_delay_ms = 5000},
+                  .robots = state::RobotsRecord{.status = 200, .body = "User-agent: *"}});
+  a->PutHost(h2, {.breaker = state::BreakerRecord{.open = true, .open_until_us = wall + 1}});
+  a->PutHost(h3, {.robots = state::RobotsRecord{.status = 404}});
+  // h1's first URL, h2's and h3's are done; h1/p1 is still in hand when the worker dies.
+  for (const frontier::UrlItem& item : got) {
+    if (item.url != Item(1, 1).url) a->Done(item, 1000ms);
+  }
+  std::this_thread::sleep_for(300ms);  // written
+  a->AbandonForTesting();
+  std::unique_ptr<RedisCrawl> b = Worker("b");
+  ASSERT_TRUE(b);
+  std::vector<frontier::UrlItem> again;
+  std::vector<crawl::SharedCrawl::HostHandover> hosts;
+  ASSERT_TRUE(WaitFor([&] {
+    b->TakeReady(&again, &hosts);
+    return !again.empty();
+  }));
+  const int64_t acquired = SystemClock::Default()->WallMicros();
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].url, Item(1, 1).url);
+  std::map<std::string, crawl::SharedCrawl::HostHandover> by_host;
+  for (crawl::SharedCrawl::HostHandover& h : hosts) by_host[h.host] = std::move(h);
+  // h1: its rules, its Crawl-delay, and — a URL of it was in hand — the takeover hold (300 ms)
+  // plus its 5 s Crawl-delay from the takeover.
+  ASSERT_TRUE(by_host.contains(h1));
+  ASSERT_TRUE(by_host[h1].records.robots);
+  EXPECT_EQ(by_host[h1].records.robots->body, "User-agent: *");
+  ASSERT_TRUE(by_host[h1].records.politeness);
+  EXPECT_EQ(by_host[h1].records.politeness->crawl_delay_ms, 5000);
+  EXPECT_GE(by_host[h1].not_before_us, acquired - 1'000'000 + 5'300'000);
+  EXPECT_LE(by_host[h1].not_before_us, acquired + 5'300'000);
+  // h2: its open breaker; nothing of it in hand and no request recorded: no wait.
+  ASSERT_TRUE(by_host.contains(h2));
+  ASSERT_TRUE(by_host[h2].records.breaker);
+  EXPECT_TRUE(by_host[h2].records.breaker->open);
+  EXPECT_EQ(by_host[h2].not_before_us, 0);
+  // h3 has no URL queued: its robots.txt record stays in the store.
+  EXPECT_FALSE(by_host.contains(h3));
+  b->Done(again[0], 1000ms);
   EXPECT_TRUE(WaitFor([&] { return b->Complete(); }));
   EXPECT_TRUE(b->Stop().ok());
 }

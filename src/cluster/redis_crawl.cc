@@ -122,10 +122,22 @@ class RedisCrawl::Impl {
     if (full) cv_.notify_all();
   }
 
-  void TakeReady(std::vector<frontier::UrlItem>* out) {
+  void TakeReady(std::vector<frontier::UrlItem>* out,
+                 std::vector<crawl::SharedCrawl::HostHandover>* hosts) {
     std::lock_guard lock(mu_);
+    for (crawl::SharedCrawl::HostHandover& h : handover_) hosts->push_back(std::move(h));
+    handover_.clear();
     for (frontier::UrlItem& item : ready_) out->push_back(std::move(item));
     ready_.clear();
+  }
+
+  void PutHost(const std::string& host, const crawl::SharedCrawl::HostRecords& parts) {
+    const int p = PartitionOf(host, o_.partitions);
+    std::lock_guard lock(mu_);
+    if (parts.politeness)
+      host_buf_.push_back({p, "p:" + host, state::EncodePoliteness(*parts.politeness)});
+    if (parts.breaker) host_buf_.push_back({p, "b:" + host, state::EncodeBreaker(*parts.breaker)});
+    if (parts.robots) host_buf_.push_back({p, "r:" + host, state::EncodeRobots(*parts.robots)});
   }
 
   void Done(const frontier::UrlItem& item, std::chrono::milliseconds delay) {
@@ -219,6 +231,11 @@ class RedisCrawl::Impl {
     uint64_t fp;
     int64_t delay_ms;
   };
+  struct HostWrite {
+    int partition;
+    std::string field;  // "p:", "b:" or "r:" and the host key
+    std::string value;  // the state's encoding of the record
+  };
 
   int64_t WallMs() const { return clock_->WallMicros() / 1000; }
   int64_t SteadyMs() const { return Ms(clock_->Now()); }
@@ -247,6 +264,7 @@ class RedisCrawl::Impl {
     for (;;) {
       std::vector<frontier::UrlItem> admits;
       std::vector<DoneMark> dones;
+      std::vector<HostWrite> host_writes;
       bool stopping;
       {
         std::unique_lock lock(mu_);
@@ -254,6 +272,7 @@ class RedisCrawl::Impl {
                      [this] { return stopping_ || admit_buf_.size() >= 4096; });
         admits.swap(admit_buf_);
         dones.swap(done_buf_);
+        host_writes.swap(host_buf_);
         stopping = stopping_;
         if (abandon_) return;
       }
@@ -262,7 +281,7 @@ class RedisCrawl::Impl {
         continue;
       }
       const int64_t now = SteadyMs();
-      if (!FlushAdmits(std::move(admits)) || !FlushDones(dones)) continue;
+      if (!FlushAdmits(std::move(admits)) || !FlushDones(dones, host_writes)) continue;
       if (stopping) {
         GiveUpAll();
         Heartbeat(/*leave=*/true);
@@ -364,20 +383,40 @@ class RedisCrawl::Impl {
     return true;
   }
 
-  bool FlushDones(const std::vector<DoneMark>& dones) {
-    if (dones.empty()) return true;
-    std::map<int, std::vector<std::string>> by_part;
+  // Done marks and host records, one script per partition: a host's record is written no
+  // later than the done marks that follow it (the crawl saves it before it marks the URL done).
+  bool FlushDones(const std::vector<DoneMark>& dones, const std::vector<HostWrite>& host_writes) {
+    if (dones.empty() && host_writes.empty()) return true;
+    struct Batch {
+      std::vector<std::string> fps;
+      std::map<std::string_view, std::string_view> hosts;  // field → value, the last wins
+    };
+    std::map<int, Batch> by_part;
     for (const DoneMark& d : dones) {
       Part& part = parts_[static_cast<size_t>(d.partition)];
       if (part.taken > 0) --part.taken;
       part.delay_ms = std::max(part.delay_ms, d.delay_ms);
-      by_part[d.partition].push_back(internal::FpHex(d.fp));
+      by_part[d.partition].fps.push_back(internal::FpHex(d.fp));
+    }
+    for (const HostWrite& w : host_writes) {
+      // Not ours (any more): the new owner's records are the ones that count.
+      if (!parts_[static_cast<size_t>(w.partition)].owned) continue;
+      by_part[w.partition].hosts.insert_or_assign(w.field, w.value);
     }
     std::vector<redis::Request> reqs;
-    for (auto& [p, fps] : by_part) {
+    for (auto& [p, batch] : by_part) {
+      if (batch.fps.empty() && batch.hosts.empty()) continue;
       const std::string tag = PartitionTag(o_.prefix, p);
-      reqs.push_back(
-          redis_->Eval(LuaScripts().done, {tag + "taken", tag + "pending", tag + "done"}, fps));
+      std::vector<std::string> args = {parts_[static_cast<size_t>(p)].token,
+                                       std::to_string(batch.fps.size())};
+      for (std::string& fp : batch.fps) args.push_back(std::move(fp));
+      for (const auto& [field, value] : batch.hosts) {
+        args.emplace_back(field);
+        args.emplace_back(value);
+      }
+      reqs.push_back(redis_->Eval(
+          LuaScripts().done,
+          {tag + "taken", tag + "pending", tag + "done", tag + "lease", tag + "hosts"}, args));
     }
     Result<std::vector<redis::Reply>> r = RunAll(reqs);
     if (!r.ok()) return false;
@@ -453,7 +492,7 @@ class RedisCrawl::Impl {
       const std::string tag = PartitionTag(o_.prefix, candidates[k]);
       acquire.push_back(redis_->Eval(LuaScripts().acquire,
                                      {tag + "lease", tag + "epoch", tag + "taken", tag + "ready",
-                                      tag + "released", tag + "quiet"},
+                                      tag + "released", tag + "quiet", tag + "hosts"},
                                      {member_, std::to_string(o_.lease_ttl.count()), tag + "q:"}));
       acquiring.push_back(candidates[k]);
     }
@@ -466,7 +505,7 @@ class RedisCrawl::Impl {
         Fail(Status::Unavailable("redis lease: " + rep.str));
         return;
       }
-      if (rep.type != redis::Reply::Type::kArray || rep.elements.size() < 4) continue;  // taken
+      if (rep.type != redis::Reply::Type::kArray || rep.elements.size() < 6) continue;  // taken
       Part& p = parts_[static_cast<size_t>(acquiring[k])];
       p.owned = true;
       p.draining = false;
@@ -475,9 +514,9 @@ class RedisCrawl::Impl {
       const bool graceful = rep.elements[1].integer == 1;
       const int64_t quiet = rep.elements[2].integer;
       // Given up on purpose: the previous owner's quiet time (its clock: plus the margin).
-      // Expired: whatever it had in flight may still run for the longest request + delay.
-      p.hold_until_wall = graceful ? (quiet > 0 ? quiet + o_.lease_margin.count() : 0)
-                                   : WallMs() + o_.takeover_hold.count();
+      // Expired: per host (HandOverHosts).
+      p.hold_until_wall = graceful && quiet > 0 ? quiet + o_.lease_margin.count() : 0;
+      HandOverHosts(acquiring[k], graceful, rep.elements[4], rep.elements[5]);
       p.taken = 0;
       p.next_take = 0;
       valid_until_[acquiring[k]].store(sent + o_.lease_ttl.count() - o_.lease_margin.count());
@@ -486,9 +525,66 @@ class RedisCrawl::Impl {
       if (!graceful) ++stats_.partitions_taken_over;
       stats_.requeued += static_cast<uint64_t>(rep.elements[3].integer);
       if (!graceful) {
-        spdlog::info("took over partition {} (its lease expired): first request after {} ms",
-                     acquiring[k], o_.takeover_hold.count());
+        spdlog::info(
+            "took over partition {} (its lease expired): {} URLs of {} hosts put back, whose "
+            "first request waits {} ms and their Crawl-delay",
+            acquiring[k], rep.elements[3].integer, rep.elements[4].elements.size(),
+            o_.takeover_hold.count());
       }
+    }
+  }
+
+  // The saved state of a partition's hosts, for the crawl (TakeReady), before any of its URLs.
+  // A host's first request waits for its last recorded request's end plus its delay (the
+  // previous owner's clock: plus the margin). When the lease expired, a host whose URL the
+  // dead owner had in hand may still have a request running: it waits the longest a request
+  // lasts plus its delay (takeover_hold covers the default delay; a longer Crawl-delay adds).
+  // A host with no URL in hand had its last request's end recorded with its done mark.
+  void HandOverHosts(int partition, bool graceful, const redis::Reply& in_hand,
+                     const redis::Reply& records) {
+    std::map<std::string, crawl::SharedCrawl::HostHandover> hosts;
+    for (size_t i = 0; i + 1 < records.elements.size(); i += 2) {
+      const std::string& field = records.elements[i].str;
+      const std::string& value = records.elements[i + 1].str;
+      if (field.size() < 3 || field[1] != ':') continue;
+      crawl::SharedCrawl::HostHandover& h = hosts[field.substr(2)];
+      bool ok = false;
+      if (field[0] == 'p') {
+        state::HostPoliteness r;
+        if ((ok = state::DecodePoliteness(value, &r))) h.records.politeness = std::move(r);
+      } else if (field[0] == 'b') {
+        state::BreakerRecord r;
+        if ((ok = state::DecodeBreaker(value, &r))) h.records.breaker = r;
+      } else if (field[0] == 'r') {
+        state::RobotsRecord r;
+        if ((ok = state::DecodeRobots(value, &r))) h.records.robots = std::move(r);
+      }
+      if (!ok) {
+        spdlog::warn("shared crawl: a malformed host record '{}' in partition {} skipped", field,
+                     partition);
+      }
+    }
+    const int64_t margin_us = o_.lease_margin.count() * 1000;
+    for (auto& [host, h] : hosts) {
+      if (h.records.politeness) {
+        h.not_before_us = h.records.politeness->next_allowed_us + margin_us;
+      }
+    }
+    if (!graceful) {
+      const int64_t hold_us = clock_->WallMicros() + o_.takeover_hold.count() * 1000;
+      for (const redis::Reply& e : in_hand.elements) {
+        crawl::SharedCrawl::HostHandover& h = hosts[e.str];
+        int64_t extra_us = 0;
+        if (h.records.politeness && h.records.politeness->crawl_delay_ms > 0) {
+          extra_us = h.records.politeness->crawl_delay_ms * 1000;
+        }
+        h.not_before_us = std::max(h.not_before_us, hold_us + extra_us);
+      }
+    }
+    std::lock_guard lock(mu_);
+    for (auto& [host, h] : hosts) {
+      h.host = host;
+      handover_.push_back(std::move(h));
     }
   }
 
@@ -630,7 +726,9 @@ class RedisCrawl::Impl {
     uint64_t gen;
     {
       std::lock_guard lock(mu_);
-      if (!admit_buf_.empty() || !done_buf_.empty() || !ready_.empty()) return true;
+      if (!admit_buf_.empty() || !done_buf_.empty() || !ready_.empty() || !host_buf_.empty()) {
+        return true;
+      }
       gen = admit_gen_;
     }
     for (const Part& p : parts_) {
@@ -676,7 +774,9 @@ class RedisCrawl::Impl {
   std::vector<frontier::UrlItem> admit_buf_;
   uint64_t admit_gen_ = 0;  // Admit calls so far
   std::vector<DoneMark> done_buf_;
+  std::vector<HostWrite> host_buf_;
   std::vector<frontier::UrlItem> ready_;
+  std::vector<crawl::SharedCrawl::HostHandover> handover_;  // before ready_ (TakeReady)
   bool started_ = false;
   bool stopping_ = false;
   bool abandon_ = false;
@@ -717,7 +817,12 @@ RedisCrawl::~RedisCrawl() = default;
 Status RedisCrawl::Start(std::function<void()> wake) { return impl_->Start(std::move(wake)); }
 Status RedisCrawl::Stop() { return impl_->Stop(); }
 void RedisCrawl::Admit(frontier::UrlItem item) { impl_->Admit(std::move(item)); }
-void RedisCrawl::TakeReady(std::vector<frontier::UrlItem>* out) { impl_->TakeReady(out); }
+void RedisCrawl::TakeReady(std::vector<frontier::UrlItem>* out, std::vector<HostHandover>* hosts) {
+  impl_->TakeReady(out, hosts);
+}
+void RedisCrawl::PutHost(const std::string& host, const HostRecords& parts) {
+  impl_->PutHost(host, parts);
+}
 void RedisCrawl::Done(const frontier::UrlItem& item, std::chrono::milliseconds delay) {
   impl_->Done(item, delay);
 }

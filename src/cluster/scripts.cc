@@ -48,21 +48,30 @@ end
 return out
 )lua";
 
-// KEYS: taken, pending, done. ARGV: fingerprints (hex). Returns how many were taken.
+// KEYS: taken, pending, done, lease, hosts. ARGV: lease token, count of fingerprints, the
+// fingerprints (hex), then field, value pairs of host records. Returns how many were taken.
+// Host records are written only under the caller's lease (a late write from a worker that
+// lost the partition must not replace what the new owner saved).
 constexpr const char* kDone = R"lua(
+local nf = tonumber(ARGV[2])
 local n = 0
-for i = 1, #ARGV do n = n + redis.call('HDEL', KEYS[1], ARGV[i]) end
+for i = 3, 2 + nf do n = n + redis.call('HDEL', KEYS[1], ARGV[i]) end
 if n > 0 then
   redis.call('DECRBY', KEYS[2], n)
   redis.call('INCRBY', KEYS[3], n)
 end
+if #ARGV > 2 + nf and redis.call('GET', KEYS[4]) == ARGV[1] then
+  for i = 3 + nf, #ARGV - 1, 2 do redis.call('HSET', KEYS[5], ARGV[i], ARGV[i + 1]) end
+end
 return n
 )lua";
 
-// KEYS: lease, epoch, taken, ready, released, quiet. ARGV: worker ("id#nonce"), ttl ms, queue
-// key prefix. A free partition: a new epoch, the lease set, every URL a previous owner had
-// taken back at the front of its queue. Returns false when held, else
-// {token, given up on purpose (1|0), quiet wall ms, URLs put back}.
+// KEYS: lease, epoch, taken, ready, released, quiet, hosts. ARGV: worker ("id#nonce"), ttl
+// ms, queue key prefix. A free partition: a new epoch, the lease set, every URL a previous
+// owner had taken back at the front of its queue. Returns false when held, else {token,
+// given up on purpose (1|0), quiet wall ms, URLs put back, the hosts of those URLs, the host
+// records (field, value, ...)}: every politeness and breaker record, and the robots.txt
+// records of the hosts with URLs queued (the others fetch theirs again if they get URLs).
 constexpr const char* kAcquire = R"lua(
 if redis.call('EXISTS', KEYS[1]) == 1 then return false end
 local e = redis.call('INCR', KEYS[2])
@@ -70,20 +79,37 @@ local token = ARGV[1] .. ' ' .. e
 redis.call('SET', KEYS[1], token, 'PX', ARGV[2])
 local all = redis.call('HGETALL', KEYS[3])
 local moved = 0
+local inhand = {}
+local inhand_list = {}
 for i = 1, #all, 2 do
   local it = all[i + 1]
   local host = string.match(it, '^[^\t]*\t([^\t]*)')
   if host then
     if redis.call('LPUSH', ARGV[3] .. host, it) == 1 then redis.call('RPUSH', KEYS[4], host) end
     moved = moved + 1
+    if not inhand[host] then
+      inhand[host] = true
+      inhand_list[#inhand_list + 1] = host
+    end
   end
 end
 redis.call('DEL', KEYS[3])
+local queued = {}
+for _, h in ipairs(redis.call('LRANGE', KEYS[4], 0, -1)) do queued[h] = true end
+local records = {}
+local saved = redis.call('HGETALL', KEYS[7])
+for i = 1, #saved, 2 do
+  local f = saved[i]
+  if string.sub(f, 1, 2) ~= 'r:' or queued[string.sub(f, 3)] then
+    records[#records + 1] = f
+    records[#records + 1] = saved[i + 1]
+  end
+end
 local released = tonumber(redis.call('GET', KEYS[5]) or '0')
 local quiet = tonumber(redis.call('GET', KEYS[6]) or '0')
 local graceful = 0
 if released == e - 1 then graceful = 1 end
-return {token, graceful, quiet, moved}
+return {token, graceful, quiet, moved, inhand_list, records}
 )lua";
 
 // KEYS: lease. ARGV: token, ttl ms. 1: renewed; 0: not held any more.

@@ -178,9 +178,13 @@ void Crawler::Impl::ConsumeShared() {
     return;
   }
   shared_ready_.clear();
-  opts_.shared->TakeReady(&shared_ready_);
+  shared_hosts_in_.clear();
+  opts_.shared->TakeReady(&shared_ready_, &shared_hosts_in_);
+  // A host's saved state first: its URLs must not find it without it.
+  for (SharedCrawl::HostHandover& h : shared_hosts_in_) HandOver(std::move(h));
   for (frontier::UrlItem& item : shared_ready_) AddOrPark(std::move(item));
   shared_ready_.clear();
+  shared_hosts_in_.clear();
 }
 
 void Crawler::Impl::ActivateParked() {

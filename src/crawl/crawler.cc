@@ -75,7 +75,9 @@ Status Crawler::Impl::Setup() {
           .product_token = product_token_,
           .ttl = opts_.robots_ttl,
           .patience = opts_.freshness.recrawl ? std::chrono::seconds(0) : opts_.robots_patience,
-          .retry = opts_.frontier},
+          .retry = opts_.frontier,
+          .on_save = [this](const std::string& host,
+                            const state::RobotsRecord& r) { PutSharedHost(host, {.robots = r}); }},
       clock_, db_.get());
   if (resumed_) {
     RecoverWarcs();

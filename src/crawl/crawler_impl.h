@@ -136,6 +136,17 @@ class Crawler::Impl {
   void SharedDone(const frontier::UrlItem& item);
   Status CheckShared() const;
   void ConsumeShared();
+  // A host of a partition this worker took over: its saved state replaces what this process
+  // knows of it (applied when the host next enters RAM).
+  void HandOver(SharedCrawl::HostHandover h);
+  // The host's robots rules, breaker and politeness back into the frontier and the robots
+  // gate; the first request not before `not_before`.
+  void RestoreHost(const std::string& name, HostState& host,
+                   const std::optional<state::RobotsRecord>& robots,
+                   const std::optional<state::BreakerRecord>& breaker,
+                   const std::optional<state::HostPoliteness>& politeness,
+                   Clock::TimePoint not_before);
+  void PutSharedHost(const std::string& name, const SharedCrawl::HostRecords& parts);
   Clock::TimePoint SteadyFromWall(int64_t wall_us) const;
 
   // Admission (admit.cc).
@@ -235,6 +246,9 @@ class Crawler::Impl {
   HostWeights host_weights_{opts_.priority.hosts};
   bool resumed_ = false;
   std::vector<frontier::UrlItem> shared_ready_;  // ConsumeShared's batch
+  std::vector<SharedCrawl::HostHandover> shared_hosts_in_;
+  // Hosts taken over and not in RAM yet: their saved state, applied by EnsureHost.
+  std::unordered_map<std::string, SharedCrawl::HostHandover> handed_over_;
   // Shallower paths (admit.cc): per fingerprint hash, the greatest depth admitted in this
   // run (255: that or more) — a link at no greater depth cannot be shorter than the path its
   // URL was admitted by, and notes nothing. One byte per dedup.seen_cache entry (rounded up

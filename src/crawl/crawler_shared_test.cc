@@ -44,13 +44,23 @@ class MemoryShared : public SharedCrawl {
     }
     queue.push_back(std::move(item));
   }
-  void TakeReady(std::vector<frontier::UrlItem>* out) override {
+  void TakeReady(std::vector<frontier::UrlItem>* out, std::vector<HostHandover>* hosts) override {
     std::lock_guard lock(mu_);
+    for (HostHandover& h : handover) hosts->push_back(std::move(h));
+    handover.clear();
     while (!queue.empty()) {
       taken[queue.front().fp] = queue.front().url;
       out->push_back(std::move(queue.front()));
       queue.pop_front();
     }
+  }
+  void PutHost(const std::string& host, const HostRecords& parts) override {
+    std::lock_guard lock(mu_);
+    HostRecords& r = saved_hosts[host];
+    if (parts.politeness) r.politeness = parts.politeness;
+    if (parts.breaker) r.breaker = parts.breaker;
+    if (parts.robots) r.robots = parts.robots;
+    ++put_host_calls;
   }
   void Done(const frontier::UrlItem& item, std::chrono::milliseconds delay) override {
     std::lock_guard lock(mu_);
@@ -84,6 +94,9 @@ class MemoryShared : public SharedCrawl {
   std::set<std::string> done_elsewhere;
   std::map<std::string, state::DigestRecord> digests;
   std::chrono::milliseconds last_delay{0};
+  std::vector<HostHandover> handover;  // delivered with the first TakeReady
+  std::map<std::string, HostRecords> saved_hosts;
+  int put_host_calls = 0;
   int admit_calls = 0;
   bool stopped = false;
 
@@ -122,6 +135,89 @@ TEST_F(SharedCrawlTest, AWorkerFetchesOnlyWhatTheSharedCrawlHandsItAndReportsEac
   // The payload digests went to the shared index.
   EXPECT_FALSE(shared.digests.empty());
   ExpectPolite(1s);
+}
+
+TEST_F(SharedCrawlTest, AHostsRobotsPolitenessAndBreakerGoToTheSharedCrawl) {
+  fetcher_->Script("http://a.test/robots.txt",
+                   FakeResponse::Text("User-agent: *\nDisallow: /private\nCrawl-delay: 2\n"));
+  fetcher_->Script("http://a.test/", FakeResponse::Html(Links({"/p0", "/private/x"})));
+  fetcher_->Script("http://a.test/p0", FakeResponse::WithStatus(503));
+  fetcher_->SetDefault(FakeResponse::Html("page"));
+  MemoryShared shared;
+  CrawlOptions o = Options();
+  o.shared = &shared;
+  CrawlStats stats = Crawl(o, {"http://a.test/"});
+  EXPECT_TRUE(stats.complete);
+  ASSERT_TRUE(shared.saved_hosts.contains("http://a.test"));
+  const SharedCrawl::HostRecords& r = shared.saved_hosts["http://a.test"];
+  ASSERT_TRUE(r.robots.has_value());
+  EXPECT_EQ(r.robots->status, 200);
+  EXPECT_NE(r.robots->body.find("Disallow: /private"), std::string::npos);
+  ASSERT_TRUE(r.politeness.has_value());
+  EXPECT_EQ(r.politeness->crawl_delay_ms, 2000);
+  // Its last request's end plus the 2 s delay, on the wall clock.
+  EXPECT_GE(r.politeness->next_allowed_us, clock_.WallMicros() - 60'000'000);
+  ASSERT_TRUE(r.breaker.has_value());  // p0's 503s (retried) opened the breaker
+  EXPECT_TRUE(r.breaker->open);
+  EXPECT_GT(shared.put_host_calls, 2);
+}
+
+TEST_F(SharedCrawlTest, AHostTakenOverStartsFromItsSavedState) {
+  fetcher_->Script("http://a.test/", FakeResponse::Html(Links({"/p0", "/private/x", "/p1"})));
+  fetcher_->SetDefault(FakeResponse::Html("page"));
+  MemoryShared shared;
+  const Clock::TimePoint start = clock_.Now();
+  const int64_t wall = clock_.WallMicros();
+  // The previous owner fetched robots.txt (Crawl-delay 3) and its last request's delay runs
+  // for 4 s more; it died holding a URL of the host, so the first request waits 7 s.
+  SharedCrawl::HostHandover h{.host = "http://a.test"};
+  h.records.robots =
+      state::RobotsRecord{.status = 200,
+                          .expiry_us = wall + 3'600'000'000LL,
+                          .body = "User-agent: *\nDisallow: /private\nCrawl-delay: 3\n"};
+  h.records.politeness =
+      state::HostPoliteness{.next_allowed_us = wall + 4'000'000, .crawl_delay_ms = 3000};
+  h.not_before_us = wall + 7'000'000;
+  shared.handover.push_back(h);
+  CrawlOptions o = Options();
+  o.shared = &shared;
+  CrawlStats stats = Crawl(o, {"http://a.test/"});
+  EXPECT_TRUE(stats.complete);
+  EXPECT_EQ(fetcher_->RequestsFor("http://a.test/robots.txt"), 0u);  // its rules came along
+  EXPECT_EQ(fetcher_->RequestsFor("http://a.test/private/x"), 0u);
+  EXPECT_EQ(fetcher_->RequestsFor("http://a.test/p1"), 1u);
+  ASSERT_FALSE(fetcher_->log().empty());
+  EXPECT_GE(fetcher_->log().front().start - start, 7s);
+  ExpectPolite(3s);
+}
+
+TEST_F(SharedCrawlTest, AHostKnownHereTakesTheSavedStateWhenTakenOverAgain) {
+  fetcher_->SetDefault(FakeResponse::Html("page"));
+  MemoryShared shared;
+  CrawlOptions o = Options();
+  o.shared = &shared;
+  // This process knows a.test (fetched its robots.txt: no rules, and is done with it); when
+  // b.test's last page comes, a.test's partition is handed back to it with a new robots.txt
+  // another worker found, which disallows /late.
+  fetcher_->Script("http://a.test/", FakeResponse::Html(Links({"/p0"})));
+  fetcher_->Script("http://b.test/", FakeResponse::Html(Links({"/p0", "/p1", "/p2"})));
+  fetcher_->OnComplete([&](const FakeRequestLog& r) {
+    if (r.url != "http://b.test/p2") return;
+    SharedCrawl::HostHandover h{.host = "http://a.test"};
+    h.records.robots = state::RobotsRecord{.status = 200,
+                                           .expiry_us = clock_.WallMicros() + 3'600'000'000LL,
+                                           .body = "User-agent: *\nDisallow: /late\n"};
+    std::lock_guard lock(shared.mu_);
+    shared.handover.push_back(h);
+    frontier::UrlItem late{.url = "http://a.test/late", .host = "http://a.test", .fp = 77};
+    shared.seen.insert(late.fp);
+    shared.queue.push_back(late);
+  });
+  CrawlStats stats = Crawl(o, {"http://a.test/", "http://b.test/"});
+  EXPECT_TRUE(stats.complete);
+  EXPECT_EQ(fetcher_->RequestsFor("http://b.test/p2"), 1u);
+  EXPECT_EQ(fetcher_->RequestsFor("http://a.test/late"), 0u);
+  EXPECT_EQ(fetcher_->RequestsFor("http://a.test/robots.txt"), 1u);
 }
 
 TEST_F(SharedCrawlTest, NoRequestStartsWhileTheLeaseIsNotKnownValid) {

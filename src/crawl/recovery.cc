@@ -132,43 +132,102 @@ Crawler::Impl::HostState& Crawler::Impl::EnsureHost(const std::string& name) {
   }
   host.lru = lru_.insert(lru_.end(), &it->first);
   if (!overrides_.empty()) ApplyOverride(name);  // the operator's policy and block
+  if (auto h = handed_over_.find(name); h != handed_over_.end()) {
+    // Taken over from another worker of a shared crawl: its state, not this process's.
+    const SharedCrawl::HostRecords& r = h->second.records;
+    RestoreHost(name, host, r.robots, r.breaker, r.politeness,
+                SteadyFromWall(h->second.not_before_us));
+    handed_over_.erase(h);
+    return host;
+  }
   const bool evicted = db_->MayHaveHostRecords(name);
   if (!resumed_ && !evicted) return host;
-  bool found = false;
-  if (std::optional<state::RobotsRecord> r = db_->GetRobots(name)) {
-    robots_->Restore(name, *r);
-    found = true;
-  }
-  if (std::optional<state::BreakerRecord> b = db_->GetBreaker(name)) {
-    frontier_->RestoreBreaker(name, {.open = b->open,
-                                     .open_until = SteadyFromWall(b->open_until_us),
-                                     .ring_pos = b->ring_pos,
-                                     .ring_count = b->ring_count,
-                                     .ring_errors = b->ring_errors,
-                                     .ring_bits = b->ring_bits});
-    host.breaker_saved = true;
-    host.breaker_open = b->open;
-    host.breaker_until = frontier_->Breaker(name).open_until;
-    found = true;
-  }
+  std::optional<state::RobotsRecord> robots = db_->GetRobots(name);
+  std::optional<state::BreakerRecord> breaker = db_->GetBreaker(name);
   std::optional<state::HostPoliteness> p = db_->GetPoliteness(name);
-  if (evicted && (found || p)) ++stats_.hosts_reloaded;
-  if (!p) return host;
-  host.dead_reason = p->dead_reason;
-  host.dead_detail = p->dead_detail;
-  if (p->crawl_delay_ms >= 0) {
-    host.crawl_delay_ms = p->crawl_delay_ms;
-    frontier_->SetCrawlDelay(name, std::chrono::milliseconds(p->crawl_delay_ms));
-  }
+  if (evicted && (robots || breaker || p)) ++stats_.hosts_reloaded;
   // A request to this host may have been in flight when the last run died: its end is
   // unknown but no later than now, so a full delay from the restart keeps it polite. The
   // persisted time covers longer waits (Retry-After, a long Crawl-delay) and, for a host
   // evicted in this run, its last request's end plus its delay.
-  const Clock::TimePoint not_before =
-      std::max(SteadyFromWall(p->next_allowed_us),
-               started_ + std::chrono::duration_cast<Clock::Duration>(frontier_->HostDelay(name)));
-  frontier_->RestoreNextAllowed(name, not_before);
+  RestoreHost(name, host, robots, breaker, p, Clock::TimePoint{});
+  if (p) {
+    frontier_->RestoreNextAllowed(name,
+                                  std::max(SteadyFromWall(p->next_allowed_us),
+                                           started_ + std::chrono::duration_cast<Clock::Duration>(
+                                                          frontier_->HostDelay(name))));
+  }
   return host;
+}
+
+void Crawler::Impl::RestoreHost(const std::string& name, HostState& host,
+                                const std::optional<state::RobotsRecord>& robots,
+                                const std::optional<state::BreakerRecord>& breaker,
+                                const std::optional<state::HostPoliteness>& p,
+                                Clock::TimePoint not_before) {
+  if (robots) robots_->Restore(name, *robots);
+  if (breaker) {
+    const state::BreakerRecord& b = *breaker;
+    frontier_->RestoreBreaker(name, {.open = b.open,
+                                     .open_until = SteadyFromWall(b.open_until_us),
+                                     .ring_pos = b.ring_pos,
+                                     .ring_count = b.ring_count,
+                                     .ring_errors = b.ring_errors,
+                                     .ring_bits = b.ring_bits});
+    host.breaker_saved = true;
+    host.breaker_open = b.open;
+    host.breaker_until = frontier_->Breaker(name).open_until;
+  }
+  if (p) {
+    host.dead_reason = p->dead_reason;
+    host.dead_detail = p->dead_detail;
+    if (p->crawl_delay_ms >= 0) {
+      host.crawl_delay_ms = p->crawl_delay_ms;
+      frontier_->SetCrawlDelay(name, std::chrono::milliseconds(p->crawl_delay_ms));
+    }
+    not_before = std::max(not_before, SteadyFromWall(p->next_allowed_us));
+  }
+  if (p || not_before > clock_->Now()) frontier_->RestoreNextAllowed(name, not_before);  // a max
+}
+
+// A shared crawl's host taken over with its partition. Known here already (this worker held
+// the partition before): what this process knows is older than the saved state, so the host
+// leaves RAM and comes back with that state — unless it has work here, which cannot happen
+// for a host of a partition just taken (a partition is given up only once its URLs are done
+// here), and then it keeps its state and only the later next-allowed time.
+void Crawler::Impl::HandOver(SharedCrawl::HostHandover h) {
+  if (auto it = hosts_.find(h.host); it != hosts_.end()) {
+    if (!frontier_->HostIdle(h.host)) {
+      Clock::TimePoint t = SteadyFromWall(h.not_before_us);
+      if (const std::optional<state::HostPoliteness>& p = h.records.politeness) {
+        t = std::max(t, SteadyFromWall(p->next_allowed_us));
+      }
+      frontier_->RestoreNextAllowed(h.host, t);  // only ever later
+      return;
+    }
+    frontier_->Forget(h.host);
+    robots_->Forget(h.host);
+    lru_.erase(it->second.lru);
+    hosts_.erase(it);
+  }
+  const SharedCrawl::HostRecords& r = h.records;
+  const int64_t now = WallNow();
+  const bool binds =
+      r.robots || r.breaker || h.not_before_us > now ||
+      (r.politeness && (r.politeness->next_allowed_us > now || r.politeness->crawl_delay_ms >= 0 ||
+                        !r.politeness->dead_reason.empty()));
+  if (!binds) return;  // nothing to keep: the host starts afresh here
+  // Also in the local state, where the host's next reload after an eviction reads it.
+  if (r.robots) db_->PutRobots(h.host, *r.robots);
+  if (r.breaker) db_->PutBreaker(h.host, *r.breaker);
+  if (r.politeness) db_->PutPoliteness(h.host, *r.politeness);
+  db_->NoteHostEvicted(h.host);
+  std::string name = h.host;
+  handed_over_.insert_or_assign(std::move(name), std::move(h));
+}
+
+void Crawler::Impl::PutSharedHost(const std::string& name, const SharedCrawl::HostRecords& parts) {
+  if (opts_.shared != nullptr) opts_.shared->PutHost(name, parts);
 }
 
 void Crawler::Impl::SavePoliteness(const std::string& name,
@@ -176,10 +235,12 @@ void Crawler::Impl::SavePoliteness(const std::string& name,
   HostState& host = EnsureHost(name);
   std::chrono::microseconds delay = frontier_->HostDelay(name);
   if (retry_after) delay = std::max<std::chrono::microseconds>(delay, *retry_after);
-  db_->PutPoliteness(name, {.next_allowed_us = WallNow() + delay.count(),
-                            .crawl_delay_ms = host.crawl_delay_ms,
-                            .dead_reason = host.dead_reason,
-                            .dead_detail = host.dead_detail});
+  const state::HostPoliteness p{.next_allowed_us = WallNow() + delay.count(),
+                                .crawl_delay_ms = host.crawl_delay_ms,
+                                .dead_reason = host.dead_reason,
+                                .dead_detail = host.dead_detail};
+  db_->PutPoliteness(name, p);
+  PutSharedHost(name, {.politeness = p});
   SaveBreaker(name, host, /*evicting=*/false);
 }
 
@@ -195,12 +256,14 @@ void Crawler::Impl::SaveBreaker(const std::string& name, HostState& host, bool e
                                                  b.open_until - clock_->Now())
                                                  .count()
                                : 0;
-  db_->PutBreaker(name, {.open = b.open,
-                         .open_until_us = until_us,
-                         .ring_pos = b.ring_pos,
-                         .ring_count = b.ring_count,
-                         .ring_errors = b.ring_errors,
-                         .ring_bits = b.ring_bits});
+  const state::BreakerRecord record{.open = b.open,
+                                    .open_until_us = until_us,
+                                    .ring_pos = b.ring_pos,
+                                    .ring_count = b.ring_count,
+                                    .ring_errors = b.ring_errors,
+                                    .ring_bits = b.ring_bits};
+  db_->PutBreaker(name, record);
+  PutSharedHost(name, {.breaker = record});
   host.breaker_saved = true;
   host.breaker_open = b.open;
   host.breaker_until = b.open_until;

@@ -177,13 +177,15 @@ void RobotsGate::Save(const std::string& host, const HostRobots& h, int status, 
   const int64_t wall_now = clock_->WallMicros();
   const auto left = std::chrono::duration_cast<microseconds>(h.expiry - now);
   const auto since = std::chrono::duration_cast<microseconds>(h.outage_since - now);
-  db_->PutRobots(host, {.status = status,
-                        .redirects = redirects,
-                        .failures = h.failures,
-                        .expiry_us = wall_now + left.count(),
-                        .body = body,
-                        .outage_since_us = h.failures > 0 ? wall_now + since.count() : 0,
-                        .unreachable = h.unreachable});
+  const state::RobotsRecord record{.status = status,
+                                   .redirects = redirects,
+                                   .failures = h.failures,
+                                   .expiry_us = wall_now + left.count(),
+                                   .body = body,
+                                   .outage_since_us = h.failures > 0 ? wall_now + since.count() : 0,
+                                   .unreachable = h.unreachable};
+  db_->PutRobots(host, record);
+  if (options_.on_save) options_.on_save(host, record);
 }
 
 }  // namespace harvest::crawl

@@ -33,6 +33,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -61,6 +62,8 @@ class RobotsGate {
     // after DNS/connection failures; max_attempts: DNS/connection failures before the host
     // is unreachable.
     frontier::FrontierOptions retry;
+    // Called with each record saved in the crawl state (a shared crawl keeps a copy).
+    std::function<void(const std::string& host, const state::RobotsRecord&)> on_save;
   };
 
   enum class Gate {

@@ -12,6 +12,8 @@
 //   - URLs of the hosts this worker owns come back from TakeReady() and enter the frontier;
 //   - when such a URL is finished (outcome recorded, records durable, links passed to Admit)
 //     the crawl calls Done();
+//   - a host's politeness, robots.txt and circuit breaker, saved locally, also go to PutHost();
+//     a worker that takes the host over gets them back with TakeReady() (HostHandover);
 //   - before each request, MayFetch() says whether this worker still owns the host;
 //   - the crawl is finished when Complete() says the whole shared crawl is.
 //
@@ -47,8 +49,29 @@ class SharedCrawl {
   // A URL that passed the local checks (depth, scope, traps, the local seen set): admitted to
   // the shared crawl if no worker admitted it before (idempotent), batched.
   virtual void Admit(frontier::UrlItem item) = 0;
-  // URLs of this worker's hosts to crawl now (appended to `out`).
-  virtual void TakeReady(std::vector<frontier::UrlItem>* out) = 0;
+  // A host's state as its owner saved it last (each part absent when never saved).
+  struct HostRecords {
+    std::optional<state::HostPoliteness> politeness;
+    std::optional<state::BreakerRecord> breaker;
+    std::optional<state::RobotsRecord> robots;
+  };
+  // What a worker starts from when it takes a host over with its partition.
+  struct HostHandover {
+    std::string host;
+    HostRecords records;
+    // Wall µs before which no request to the host may start: its last recorded request's end
+    // plus its delay, or — when the previous owner died with a URL of the host in hand, so a
+    // request may still be running — the longest a request lasts plus the delay.
+    int64_t not_before_us = 0;
+  };
+
+  // URLs of this worker's hosts to crawl now (appended to `out`), and the saved state of the
+  // hosts of partitions it took since the last call (appended to `hosts`). A host's state
+  // comes in the same call as its partition's first URLs or earlier, never later.
+  virtual void TakeReady(std::vector<frontier::UrlItem>* out, std::vector<HostHandover>* hosts) = 0;
+  // Saves the parts of `host`'s state that are set (replacing what was saved), written no
+  // later than the next Done of the host's partition, and only while this worker owns it.
+  virtual void PutHost(const std::string& host, const HostRecords& parts) = 0;
   // A URL from TakeReady is finished; `delay` is its host's delay now (a worker taking the host
   // over waits it out).
   virtual void Done(const frontier::UrlItem& item, std::chrono::milliseconds delay) = 0;

@@ -80,19 +80,13 @@ bool DecodeItem(std::string_view value, frontier::UrlItem* item);
 bool ItemFingerprint(std::string_view value, uint64_t* fp);
 std::string EncodeSeen(const SeenRecord& r);
 bool DecodeSeen(std::string_view value, SeenRecord* r);
-std::string EncodePoliteness(const HostPoliteness& p);
-bool DecodePoliteness(std::string_view value, HostPoliteness* p);
 // schedule values: the host, then the item as EncodeItem writes it.
 std::string EncodeScheduled(const frontier::UrlItem& item);
 bool DecodeScheduled(std::string_view value, frontier::UrlItem* item);
 std::string EncodeSimHash(const SimHashRecord& r);
 bool DecodeSimHash(std::string_view value, SimHashRecord* r);
-std::string EncodeRobots(const RobotsRecord& r);
-bool DecodeRobots(std::string_view value, RobotsRecord* r);
 std::string EncodeCounters(const frontier::HostCounters& c);
 bool DecodeCounters(std::string_view value, frontier::HostCounters* c);
-std::string EncodeBreaker(const BreakerRecord& b);
-bool DecodeBreaker(std::string_view value, BreakerRecord* b);
 std::string EncodeDigest(const DigestRecord& r);
 bool DecodeDigest(std::string_view value, DigestRecord* r);
 

@@ -182,6 +182,15 @@ struct RobotsRecord {
   int unreachable = 0;          // of `failures`, the consecutive DNS/connection failures
 };
 
+// The encodings of a host's records as the hosts family stores them; also what a shared crawl
+// keeps per host in its store (src/cluster). Decode* return false on a malformed value.
+std::string EncodePoliteness(const HostPoliteness& p);
+bool DecodePoliteness(std::string_view value, HostPoliteness* p);
+std::string EncodeRobots(const RobotsRecord& r);
+bool DecodeRobots(std::string_view value, RobotsRecord* r);
+std::string EncodeBreaker(const BreakerRecord& b);
+bool DecodeBreaker(std::string_view value, BreakerRecord* b);
+
 struct DigestRecord {
   std::string uri;  // where the payload was first stored
   int64_t date_us = 0;
