@@ -112,6 +112,9 @@ class CrawlMetadataImpl : public CrawlMetadata {
 };
 
 int RunMigrate(const std::string& url) {
+  if (Status s = metadata::Database::CheckUrl(url); !s.ok()) {
+    return UsageError("metadata migrate", s.message());
+  }
   metadata::MetadataOptions o;
   o.url = url;
   Result<std::unique_ptr<metadata::Database>> db = metadata::Database::Connect(o);
@@ -134,6 +137,9 @@ int RunMigrate(const std::string& url) {
 
 int RunExport(const std::string& url, const std::string& out, const std::string& worker,
               const std::string& wait) {
+  if (Status s = metadata::Database::CheckUrl(url); !s.ok()) {
+    return UsageError("metadata export", s.message());
+  }
   Result<metadata::PageSource> source = ReaderSource(out);
   if (!source.ok()) {
     std::fprintf(stderr, "harvest metadata export: %s\n", source.status().message().c_str());
@@ -197,6 +203,7 @@ Result<std::unique_ptr<CrawlMetadata>> CrawlMetadata::Start(const MetadataFlags&
                                                             const std::filesystem::path& out,
                                                             const std::string& worker,
                                                             admin::Backend* backend) {
+  if (Status s = metadata::Database::CheckUrl(flags.url); !s.ok()) return s;
   Result<std::chrono::milliseconds> wait = ParseDuration(flags.wait);
   if (!wait.ok()) return wait.status();
   return std::unique_ptr<CrawlMetadata>(

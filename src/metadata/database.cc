@@ -77,6 +77,22 @@ Result<std::unique_ptr<Database>> Database::Connect(const MetadataOptions& optio
   return std::unique_ptr<Database>(new Database(std::move(conn)));
 }
 
+Status Database::CheckUrl(const std::string& url) {
+  if (url.rfind("postgresql://", 0) != 0 && url.rfind("postgres://", 0) != 0) {
+    return Status::InvalidArgument("not a postgresql:// URL: " + url);
+  }
+  char* err = nullptr;
+  PQconninfoOption* opts = PQconninfoParse(url.c_str(), &err);
+  if (opts == nullptr) {
+    std::string msg = err != nullptr ? err : "out of memory";
+    PQfreemem(err);
+    while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
+    return Status::InvalidArgument("bad PostgreSQL URL " + url + ": " + msg);
+  }
+  PQconninfoFree(opts);
+  return Status::Ok();
+}
+
 Result<int> Database::Migrate() {
   if (Status s = conn_->Run("BEGIN"); !s.ok()) return s;
   auto fail = [this](Status s) -> Result<int> {

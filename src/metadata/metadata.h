@@ -99,6 +99,9 @@ std::string TimestampLiteral(int64_t unix_us);
 class Database {
  public:
   static Result<std::unique_ptr<Database>> Connect(const MetadataOptions& options);
+  // InvalidArgument naming the problem when `url` is not a connection string libpq can parse
+  // (no connection is made).
+  static Status CheckUrl(const std::string& url);
   ~Database();
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;

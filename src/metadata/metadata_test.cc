@@ -121,6 +121,14 @@ TEST_F(MetadataDbTest, MigrateCreatesTheSchemaOnceAndRefusesANewerOne) {
   EXPECT_NE(newer.status().message().find("newer"), std::string::npos) << newer.status().ToString();
 }
 
+TEST(DatabaseCheckUrlTest, RefusesWhatLibpqCannotParse) {
+  EXPECT_TRUE(Database::CheckUrl("postgresql://harvest@127.0.0.1:5432/harvest").ok());
+  EXPECT_TRUE(Database::CheckUrl("postgres://u:p@h/db?connect_timeout=3").ok());
+  EXPECT_FALSE(Database::CheckUrl("redis://127.0.0.1:6379").ok());
+  EXPECT_FALSE(Database::CheckUrl("postgresql://h/db?no_such_option=1").ok());
+  EXPECT_FALSE(Database::CheckUrl("").ok());
+}
+
 TEST_F(MetadataDbTest, ConcurrentMigrationsCreateOneSchema) {
   std::vector<std::thread> threads;
   std::atomic<int> ok{0};

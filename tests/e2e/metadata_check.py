@@ -32,7 +32,7 @@ def psql(url, sql):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--out", required=True, action="append", help="a crawl directory (repeat for workers)")
     ap.add_argument("--log", required=True)
     ap.add_argument("--url", required=True)
     ap.add_argument("--kill-us", type=int, default=0)
@@ -48,7 +48,7 @@ def main():
 
     # 1. rows == CDXJ lines.
     cdx_locs = collections.Counter()
-    for f in glob.glob(os.path.join(a.out, "*.cdxj")):
+    for f in [f for d in a.out for f in glob.glob(os.path.join(d, "*.cdxj"))]:
         for line in open(f, encoding="utf-8"):
             j = json.loads(line.split(" ", 2)[2])
             cdx_locs[(j["filename"], int(j["offset"]))] += 1
@@ -101,7 +101,8 @@ def main():
         failures.append("no fetched HTML page row to look up")
     else:
         url, warc_file, offset, digest = page[0]
-        loc = f"{os.path.join(a.out, warc_file)}:{offset}"
+        where = [d for d in a.out if os.path.exists(os.path.join(d, warc_file))]
+        loc = f"{os.path.join(where[0] if where else a.out[0], warc_file)}:{offset}"
         cat = subprocess.run([a.bin, "warc", "cat", loc], check=True, capture_output=True).stdout
         head = cat[:4096].decode("utf-8", "replace")
         if f"WARC-Target-URI: {url}" not in head or "WARC-Type: response" not in head:

@@ -14,6 +14,9 @@
 #   basic  one crawl of HOSTS x PAGES
 #   fault  the database stopped ~10 s mid-crawl and restarted; the crawler SIGKILLed once
 #          (while the database is down) and run again with the same command
+#   workers  3 workers of a shared crawl (docs/distributed.md, a Redis Cluster the test
+#          starts) write to one database; the rows are checked against the merged request
+#          log and every worker's CDXJ
 # Usage: metadata_test.sh HARVEST_BIN MODE HOSTS PAGES DELAY_MS
 set -euo pipefail
 bin="$1" mode="$2" hosts="$3" pages="$4" delay="$5"
@@ -26,6 +29,7 @@ cleanup() {
   [ -n "$crawl_pid" ] && kill -9 "$crawl_pid" 2>/dev/null
   [ -n "$web_pid" ] && kill "$web_pid" 2>/dev/null
   bash "$root/scripts/pg-local" stop "$out/pg" >/dev/null 2>&1 || true
+  [ -d "$out/redis" ] && bash "$root/scripts/redis-cluster" stop "$out/redis" >/dev/null 2>&1
   if [ "${KEEP:-0}" = 1 ]; then echo "kept $out"; else rm -rf "$out"; fi
 }
 trap cleanup EXIT
@@ -55,7 +59,30 @@ crawl() {  # the same command every time: it resumes the crawl in $out/crawl
 : > "$out/restarts.txt"
 kill_us=0
 start=$(date +%s)
-if [ "$mode" = fault ]; then
+dirs=("$out/crawl")
+if [ "$mode" = workers ]; then
+  seeds=$(bash "$root/scripts/redis-cluster" start "$out/redis" --masters 3 | tail -1)
+  declare -A wpids=()
+  for w in w1 w2 w3; do
+    "$bin" crawl --seeds "$out/seeds.txt" --out "$out/$w" \
+      --config "$root/scripts/testweb-crawl.toml" --delay-ms "$delay" \
+      --connect-to "::127.0.0.1:$port" --per-ip-limit 0 --no-progress --workers 1 \
+      --redis "redis://$seeds" --worker-id "$w" --redis-prefix md --partitions 64 \
+      --metadata "$url" --metadata-wait 60s > "$out/$w.txt" 2>&1 &
+    wpids[$w]=$!
+  done
+  rc=0
+  for w in w1 w2 w3; do
+    wrc=0
+    # bounded: the workers finish in well under 120 s
+    timeout 150 tail --pid="${wpids[$w]}" -f /dev/null || true
+    wait "${wpids[$w]}" || wrc=$?
+    if [ "$wrc" != 0 ]; then echo "FAIL: worker $w exited $wrc"; tail -20 "$out/$w.txt"; rc=1; fi
+    grep -h "^metadata:" "$out/$w.txt" | sed "s/^/$w: /"
+  done
+  final="$out/w3.txt"
+  dirs=("$out/w1" "$out/w2" "$out/w3")
+elif [ "$mode" = fault ]; then
   crawl > "$out/run-1.txt" 2>&1 &
   crawl_pid=$!
   sleep 3
@@ -93,7 +120,7 @@ fi
 echo "crawl took $(( $(date +%s) - start )) s"
 if [ "$rc" != 0 ]; then echo "FAIL: the crawl exited $rc"; tail -30 "$final"; exit 1; fi
 grep -q "crawl complete" "$final" || { echo "FAIL: the crawl did not complete"; tail -30 "$final"; exit 1; }
-grep "^metadata:" "$final"
+[ "$mode" = workers ] || grep "^metadata:" "$final"
 kill -TERM "$web_pid"; wait "$web_pid" || true; web_pid=""
 
 echo "--- audit"
@@ -102,8 +129,18 @@ echo "--- audit"
 head -3 "$out/audit.txt"
 
 echo "--- rows against the request log and the CDXJ"
-python3 "$here/metadata_check.py" --bin "$bin" --out "$out/crawl" --log "$out/requests.jsonl" \
+outs=()
+for d in "${dirs[@]}"; do outs+=(--out "$d"); done
+python3 "$here/metadata_check.py" --bin "$bin" "${outs[@]}" --log "$out/requests.jsonl" \
   --url "$url" --kill-us "$kill_us"
+if [ "$mode" = workers ]; then
+  psql "$url" -qAtc "SELECT worker, count(*) FROM pages GROUP BY worker ORDER BY worker" | tr '\n' ' '
+  echo
+  [ "$(psql "$url" -qAtc "SELECT count(DISTINCT worker) FROM pages")" = 3 ] ||
+    { echo "FAIL: not every worker wrote rows"; exit 1; }
+  echo "e2e metadata (workers, $hosts hosts x $pages pages): all checks passed"
+  exit 0
+fi
 
 echo "--- export"
 psql "$url" -qAtc "CREATE DATABASE harvest_export"
