@@ -15,7 +15,6 @@ constexpr long long kMigrateLockKey = 0x68617276'16;
 constexpr std::string_view kColumns =
     "fetch_key, url, host, domain, status, fetched_at, mime, title, digest, warc_file, "
     "warc_offset, warc_length, outlinks, outcome, reason, worker, page_id";
-constexpr int kParamsPerRow = 17;
 
 std::string ErrorOf(PGconn* c) {
   std::string e = PQerrorMessage(c);
@@ -24,6 +23,106 @@ std::string ErrorOf(PGconn* c) {
 }
 
 }  // namespace
+
+namespace internal {
+
+// Length of the valid UTF-8 sequence (RFC 3629: no overlong forms, no surrogates, at most
+// U+10FFFF) at the start of `v`, or 0.
+size_t Utf8Length(std::string_view v) {
+  const auto b = [&v](size_t i) { return static_cast<unsigned char>(v[i]); };
+  const unsigned char c = b(0);
+  size_t n;
+  unsigned char lo = 0x80, hi = 0xBF;
+  if (c < 0x80) return 1;
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+  } else {
+    return 0;
+  }
+  if (v.size() < n) return 0;
+  if (b(1) < lo || b(1) > hi) return 0;
+  for (size_t i = 2; i < n; ++i) {
+    if (b(i) < 0x80 || b(i) > 0xBF) return 0;
+  }
+  return n;
+}
+
+void AppendCopyField(std::string_view v, std::string* out) {
+  while (!v.empty()) {
+    const size_t n = Utf8Length(v);
+    if (n == 0) {
+      *out += "\xEF\xBF\xBD";  // U+FFFD for a byte that is not UTF-8 (text must be valid)
+      v.remove_prefix(1);
+      continue;
+    }
+    if (n > 1) {
+      out->append(v.data(), n);
+      v.remove_prefix(n);
+      continue;
+    }
+    switch (const char ch = v[0]) {
+      case '\\':
+        *out += "\\\\";
+        break;
+      case '\t':
+        *out += "\\t";
+        break;
+      case '\n':
+        *out += "\\n";
+        break;
+      case '\r':
+        *out += "\\r";
+        break;
+      case '\0':
+        break;  // PostgreSQL text cannot hold NUL
+      default:
+        *out += ch;
+    }
+    v.remove_prefix(1);
+  }
+}
+
+std::string CopyText(const std::vector<PageRow>& rows) {
+  std::string out;
+  auto field = [&out](std::string_view v, bool null_if_empty, bool last = false) {
+    if (null_if_empty && v.empty()) {
+      out += "\\N";
+    } else {
+      AppendCopyField(v, &out);
+    }
+    out += last ? '\n' : '\t';
+  };
+  for (const PageRow& r : rows) {
+    field(r.fetch_key, false);
+    field(r.url, false);
+    field(r.host, false);
+    field(r.domain, true);
+    field(std::to_string(r.status), false);
+    field(TimestampLiteral(r.fetched_at_us), false);
+    field(r.mime, true);
+    field(r.title, true);
+    field(r.digest, true);
+    field(r.warc_file, false);
+    field(std::to_string(r.warc_offset), false);
+    field(std::to_string(r.warc_length), false);
+    field(r.outlinks ? std::to_string(*r.outlinks) : "", true);
+    field(r.outcome, false);
+    field(r.reason, true);
+    field(r.worker, false);
+    field(std::to_string(r.page_id), false, true);
+  }
+  return out;
+}
+
+}  // namespace internal
 
 struct Database::Conn {
   PGconn* c = nullptr;
@@ -53,6 +152,32 @@ struct Database::Conn {
     return Status::Ok();
   }
   void Rollback() { (void)Run("ROLLBACK"); }
+  // COPY ... FROM STDIN of `data` (COPY text format).
+  Status CopyIn(const std::string& sql, const std::string& data) {
+    PGresult* r = PQexec(c, sql.c_str());
+    const bool started = PQresultStatus(r) == PGRES_COPY_IN;
+    std::string msg = r != nullptr ? PQresultErrorMessage(r) : "";
+    PQclear(r);
+    if (!started) return Failure(msg);
+    if (PQputCopyData(c, data.data(), static_cast<int>(data.size())) != 1 ||
+        PQputCopyEnd(c, nullptr) != 1) {
+      return Failure(ErrorOf(c));
+    }
+    Status status;
+    while (PGresult* res = PQgetResult(c)) {
+      if (PQresultStatus(res) != PGRES_COMMAND_OK && status.ok()) {
+        status = Failure(PQresultErrorMessage(res));
+      }
+      PQclear(res);
+    }
+    return status;
+  }
+  Status Failure(std::string msg) {
+    while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
+    if (msg.empty()) msg = ErrorOf(c);
+    if (PQstatus(c) != CONNECTION_OK) return Status::Unavailable("postgresql: " + msg);
+    return Status::Internal("postgresql: " + msg);
+  }
 };
 
 Database::Database(std::unique_ptr<Conn> conn) : conn_(std::move(conn)) {}
@@ -150,47 +275,23 @@ Result<uint64_t> Database::WriteBatch(const std::vector<PageRow>& rows, const st
   if (Status s = conn_->Run("BEGIN"); !s.ok()) return s;
   uint64_t inserted = 0;
   if (!rows.empty()) {
-    // Text values of every row, kept alive while the statement runs.
-    std::vector<std::string> text;
-    text.reserve(rows.size() * kParamsPerRow);
-    std::vector<const char*> params;
-    params.reserve(rows.size() * kParamsPerRow);
-    std::string sql = "INSERT INTO pages (" + std::string(kColumns) + ") VALUES ";
-    int n = 0;
-    for (size_t i = 0; i < rows.size(); ++i) {
-      const PageRow& row = rows[i];
-      text.push_back(row.fetch_key);
-      text.push_back(row.url);
-      text.push_back(row.host);
-      text.push_back(row.domain);
-      text.push_back(std::to_string(row.status));
-      text.push_back(TimestampLiteral(row.fetched_at_us));
-      text.push_back(row.mime);
-      text.push_back(row.title);
-      text.push_back(row.digest);
-      text.push_back(row.warc_file);
-      text.push_back(std::to_string(row.warc_offset));
-      text.push_back(std::to_string(row.warc_length));
-      text.push_back(row.outlinks ? std::to_string(*row.outlinks) : "");
-      text.push_back(row.outcome);
-      text.push_back(row.reason);
-      text.push_back(row.worker);
-      text.push_back(std::to_string(row.page_id));
-      sql += i == 0 ? "(" : ",(";
-      for (int k = 0; k < kParamsPerRow; ++k) {
-        sql += k == 0 ? "$" : ",$";
-        sql += std::to_string(++n);
-      }
-      sql += ")";
+    // COPY into a temporary table (emptied at commit), then one INSERT ... SELECT that skips
+    // rows already present: cheaper for the server than a statement with 17 parameters a row.
+    if (Status s = conn_->Run("CREATE TEMP TABLE IF NOT EXISTS pages_in "
+                              "(LIKE pages INCLUDING DEFAULTS) ON COMMIT DELETE ROWS");
+        !s.ok()) {
+      conn_->Rollback();
+      return s;
     }
-    // Empty optional text columns are NULL; pointers are taken once `text` stops growing.
-    for (size_t i = 0; i < text.size(); ++i) {
-      const size_t col = i % kParamsPerRow;
-      const bool nullable = col == 3 || col == 6 || col == 7 || col == 8 || col == 12 || col == 14;
-      params.push_back(nullable && text[i].empty() ? nullptr : text[i].c_str());
+    if (Status s = conn_->CopyIn("COPY pages_in (" + std::string(kColumns) + ") FROM STDIN",
+                                 internal::CopyText(rows));
+        !s.ok()) {
+      conn_->Rollback();
+      return s;
     }
-    sql += " ON CONFLICT (fetch_key) DO NOTHING";
-    Result<PGresult*> r = conn_->Exec(sql, params);
+    Result<PGresult*> r =
+        conn_->Exec("INSERT INTO pages (" + std::string(kColumns) + ") SELECT " +
+                    std::string(kColumns) + " FROM pages_in ON CONFLICT (fetch_key) DO NOTHING");
     if (!r.ok()) {
       conn_->Rollback();
       return r.status();

@@ -149,7 +149,8 @@ TEST_F(MetadataDbTest, BatchesAreIdempotentAndTheCursorNeverGoesBack) {
   ASSERT_TRUE(db->Migrate().ok());
   std::vector<PageRow> rows = {Row(1), Row(2), Row(3)};
   rows[1].outlinks.reset();
-  rows[2].title = "It's \"quoted\"";
+  rows[2].title = "It's \"quoted\"\ttab\nline\\back\r";
+  rows[0].reason = std::string("nul\0byte \xff\xc3\xa9", 12);  // NUL, a stray byte, then é
   auto n = db->WriteBatch(rows, "s", 3);
   ASSERT_TRUE(n.ok()) << n.status().ToString();
   EXPECT_EQ(*n, 3u);
@@ -160,7 +161,12 @@ TEST_F(MetadataDbTest, BatchesAreIdempotentAndTheCursorNeverGoesBack) {
   EXPECT_EQ(*db->ReadCursor("s"), 3u);
   EXPECT_EQ(*db->ReadCursor("other"), 0u);
   EXPECT_EQ(One(db.get(), "SELECT outlinks IS NULL FROM pages WHERE page_id = 2"), "t");
-  EXPECT_EQ(One(db.get(), "SELECT title FROM pages WHERE page_id = 3"), "It's \"quoted\"");
+  EXPECT_EQ(One(db.get(),
+                "SELECT title = E'It''s \"quoted\"\\ttab\\nline\\\\back\\r' FROM pages "
+                "WHERE page_id = 3"),
+            "t");
+  EXPECT_EQ(One(db.get(), "SELECT reason FROM pages WHERE page_id = 1"),
+            "nulbyte \xef\xbf\xbd\xc3\xa9");
   EXPECT_EQ(One(db.get(),
                 "SELECT fetched_at = to_timestamp(1700000000.000001) FROM pages "
                 "WHERE page_id = 1"),
