@@ -24,6 +24,9 @@
 //   <prefix>:{p<N>}:hosts     hash "p:<host>" / "b:<host>" / "r:<host>" → the host's
 //                             politeness (next-allowed time, Crawl-delay, given-up reason),
 //                             circuit breaker, robots.txt record (the crawl state's encodings)
+//   <prefix>:{p<N>}:due       sorted set: fingerprint by the wall ms its recrawl is due
+//   <prefix>:{p<N>}:recs      hash "s:<fp>" → the URL's last seen record, "i:<fp>" → the URL
+//                             as it comes back due (a continuous crawl, --recrawl)
 // and once per crawl <prefix>:{g}:workers (sorted set of live workers by expiry) and
 // <prefix>:{g}:config (the partitioning every worker must share); payload digests are
 // <prefix>:d:<digest> (spread over the cluster).
@@ -111,9 +114,10 @@ class RedisCrawl : public crawl::SharedCrawl {
   Status Start(std::function<void()> wake) override;
   Status Stop() override;
   void Admit(frontier::UrlItem item) override;
-  void TakeReady(std::vector<frontier::UrlItem>* out, std::vector<HostHandover>* hosts) override;
+  void TakeReady(Taken* out) override;
   void PutHost(const std::string& host, const HostRecords& parts) override;
-  void Done(const frontier::UrlItem& item, std::chrono::milliseconds delay) override;
+  void Done(const frontier::UrlItem& item, std::chrono::milliseconds delay,
+            const state::SeenRecord* record) override;
   bool MayFetch(std::string_view host) override;
   bool Complete() override;
   Status status() override;

@@ -33,6 +33,7 @@ TEST(Codec, RoundTripsAndRejectsMalformed) {
   a.hops = 2;
   a.sitemap = true;
   a.attempts = 1;
+  a.recrawl = true;
   std::optional<frontier::UrlItem> b = internal::DecodeItem(internal::EncodeItem(a));
   ASSERT_TRUE(b);
   EXPECT_EQ(b->url, a.url);
@@ -42,6 +43,7 @@ TEST(Codec, RoundTripsAndRejectsMalformed) {
   EXPECT_EQ(b->priority, a.priority);
   EXPECT_EQ(b->hops, 2);
   EXPECT_TRUE(b->sitemap);
+  EXPECT_TRUE(b->recrawl);
   EXPECT_EQ(b->attempts, 1);
   EXPECT_EQ(b->via, a.via);
   EXPECT_FALSE(internal::DecodeItem(""));
@@ -114,8 +116,9 @@ class RedisCrawlTest : public ::testing::Test {
     std::vector<frontier::UrlItem> got;
     const auto end = std::chrono::steady_clock::now() + limit;
     while (got.size() < n && std::chrono::steady_clock::now() < end) {
-      std::vector<crawl::SharedCrawl::HostHandover> hosts;
-      w->TakeReady(&got, &hosts);
+      crawl::SharedCrawl::Taken t;
+      w->TakeReady(&t);
+      for (frontier::UrlItem& item : t.urls) got.push_back(std::move(item));
       std::this_thread::sleep_for(20ms);
     }
     return got;
@@ -147,17 +150,18 @@ TEST_F(RedisCrawlTest, EveryUrlIsTakenOnceAndTheCrawlCompletesWhenAllAreDone) {
   for (int h = 0; h < 20; ++h) {
     for (int p = 0; p < 5; ++p) b->Admit(Item(h, p));
   }
-  std::vector<frontier::UrlItem> got_a, got_b;
-  std::vector<crawl::SharedCrawl::HostHandover> hosts;
+  crawl::SharedCrawl::Taken ta, tb;
+  std::vector<frontier::UrlItem>& got_a = ta.urls;
+  std::vector<frontier::UrlItem>& got_b = tb.urls;
   ASSERT_TRUE(WaitFor([&] {
-    a->TakeReady(&got_a, &hosts);
-    b->TakeReady(&got_b, &hosts);
+    a->TakeReady(&ta);
+    b->TakeReady(&tb);
     return got_a.size() + got_b.size() >= 100;
   }));
   std::this_thread::sleep_for(500ms);  // nothing more may come
-  a->TakeReady(&got_a, &hosts);
-  b->TakeReady(&got_b, &hosts);
-  EXPECT_TRUE(hosts.empty());  // no host state saved yet
+  a->TakeReady(&ta);
+  b->TakeReady(&tb);
+  EXPECT_TRUE(ta.hosts.empty() && tb.hosts.empty());  // no host state saved yet
   std::set<uint64_t> fps;
   for (const auto* got : {&got_a, &got_b}) {
     for (const frontier::UrlItem& item : *got) {
@@ -172,8 +176,8 @@ TEST_F(RedisCrawlTest, EveryUrlIsTakenOnceAndTheCrawlCompletesWhenAllAreDone) {
   EXPECT_EQ(a->share().partitions_held + b->share().partitions_held, 8);
   EXPECT_EQ(a->share().partitions, 8);
   EXPECT_EQ(a->share().worker, "a");
-  for (const frontier::UrlItem& item : got_a) a->Done(item, 1000ms);
-  for (const frontier::UrlItem& item : got_b) b->Done(item, 1000ms);
+  for (const frontier::UrlItem& item : got_a) a->Done(item, 1000ms, nullptr);
+  for (const frontier::UrlItem& item : got_b) b->Done(item, 1000ms, nullptr);
   EXPECT_TRUE(WaitFor([&] { return a->Complete() && b->Complete(); }));
   EXPECT_EQ(a->stats().admitted_new + b->stats().admitted_new, 100u);
   EXPECT_TRUE(a->Stop().ok());
@@ -193,7 +197,7 @@ TEST_F(RedisCrawlTest, ADeadWorkersTakenUrlsAreServedAgainAfterItsLeaseExpires) 
   for (int h = 0; h < 10; ++h) a->Admit(Item(h, 0));
   std::vector<frontier::UrlItem> got = TakeN(a.get(), 10);
   ASSERT_EQ(got.size(), 10u);
-  a->Done(got[0], 1000ms);
+  a->Done(got[0], 1000ms, nullptr);
   std::this_thread::sleep_for(300ms);  // the done mark is written
   a->AbandonForTesting();              // kill -9: nine URLs taken, not done
   const auto killed = std::chrono::steady_clock::now();
@@ -210,7 +214,7 @@ TEST_F(RedisCrawlTest, ADeadWorkersTakenUrlsAreServedAgainAfterItsLeaseExpires) 
   EXPECT_GE(b->stats().partitions_taken_over, 1u);
   EXPECT_EQ(b->stats().requeued, 9u);
   EXPECT_FALSE(b->Complete());
-  for (const frontier::UrlItem& item : again) b->Done(item, 1000ms);
+  for (const frontier::UrlItem& item : again) b->Done(item, 1000ms, nullptr);
   EXPECT_TRUE(WaitFor([&] { return b->Complete(); }));
   EXPECT_TRUE(b->Stop().ok());
 }
@@ -232,16 +236,17 @@ TEST_F(RedisCrawlTest, ANewOwnerGetsEachHostsSavedStateBeforeItsUrls) {
   a->PutHost(h3, {.robots = state::RobotsRecord{.status = 404}});
   // h1's first URL, h2's and h3's are done; h1/p1 is still in hand when the worker dies.
   for (const frontier::UrlItem& item : got) {
-    if (item.url != Item(1, 1).url) a->Done(item, 1000ms);
+    if (item.url != Item(1, 1).url) a->Done(item, 1000ms, nullptr);
   }
   std::this_thread::sleep_for(300ms);  // written
   a->AbandonForTesting();
   std::unique_ptr<RedisCrawl> b = Worker("b");
   ASSERT_TRUE(b);
-  std::vector<frontier::UrlItem> again;
-  std::vector<crawl::SharedCrawl::HostHandover> hosts;
+  crawl::SharedCrawl::Taken t;
+  std::vector<frontier::UrlItem>& again = t.urls;
+  std::vector<crawl::SharedCrawl::HostHandover>& hosts = t.hosts;
   ASSERT_TRUE(WaitFor([&] {
-    b->TakeReady(&again, &hosts);
+    b->TakeReady(&t);
     return !again.empty();
   }));
   const int64_t acquired = SystemClock::Default()->WallMicros();
@@ -265,9 +270,51 @@ TEST_F(RedisCrawlTest, ANewOwnerGetsEachHostsSavedStateBeforeItsUrls) {
   EXPECT_EQ(by_host[h2].not_before_us, 0);
   // h3 has no URL queued: its robots.txt record stays in the store.
   EXPECT_FALSE(by_host.contains(h3));
-  b->Done(again[0], 1000ms);
+  b->Done(again[0], 1000ms, nullptr);
   EXPECT_TRUE(WaitFor([&] { return b->Complete(); }));
   EXPECT_TRUE(b->Stop().ok());
+}
+
+TEST_F(RedisCrawlTest, ARecrawlComesBackWhenDueWithTheRecordOfTheLastFetch) {
+  std::unique_ptr<RedisCrawl> a = Worker("a");
+  ASSERT_TRUE(a);
+  a->Admit(Item(4, 0));
+  std::vector<frontier::UrlItem> got = TakeN(a.get(), 1);
+  ASSERT_EQ(got.size(), 1u);
+  const int64_t wall = SystemClock::Default()->WallMicros();
+  const state::SeenRecord record{.state = state::SeenRecord::State::kDone,
+                                 .status = 200,
+                                 .fetch_time_us = wall,
+                                 .next_due_us = wall + 2'000'000,
+                                 .etag = "\"x1\"",
+                                 .payload_digest = "sha256:abc"};
+  const auto done = std::chrono::steady_clock::now();
+  a->Done(got[0], 1000ms, &record);
+  crawl::SharedCrawl::Taken t;
+  ASSERT_TRUE(WaitFor([&] {
+    a->TakeReady(&t);
+    return !t.urls.empty();
+  }));
+  EXPECT_GE(std::chrono::steady_clock::now() - done, 1900ms);  // not before it is due
+  ASSERT_EQ(t.urls.size(), 1u);
+  EXPECT_EQ(t.urls[0].url, Item(4, 0).url);
+  EXPECT_EQ(t.urls[0].fp, Item(4, 0).fp);
+  EXPECT_TRUE(t.urls[0].recrawl);
+  ASSERT_EQ(t.previous.size(), 1u);
+  EXPECT_EQ(t.previous[0].first, Item(4, 0).fp);
+  EXPECT_EQ(t.previous[0].second.etag, "\"x1\"");
+  EXPECT_EQ(t.previous[0].second.payload_digest, "sha256:abc");
+  EXPECT_EQ(t.previous[0].second.fetch_time_us, wall);
+  // Done without a next due time: not scheduled again.
+  state::SeenRecord last = record;
+  last.next_due_us = 0;
+  a->Done(t.urls[0], 1000ms, &last);
+  EXPECT_TRUE(WaitFor([&] { return a->Complete(); }));
+  std::this_thread::sleep_for(3500ms);  // longer than an idle partition's poll
+  crawl::SharedCrawl::Taken none;
+  a->TakeReady(&none);
+  EXPECT_TRUE(none.urls.empty());
+  EXPECT_TRUE(a->Stop().ok());
 }
 
 TEST_F(RedisCrawlTest, AWorkerThatLosesItsLeaseFetchesNothingMoreAndFails) {

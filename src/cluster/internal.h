@@ -18,8 +18,8 @@ std::string DigestKey(const std::string& prefix, std::string_view digest);
 
 // The 16 lower-case hex digits of a fingerprint (the `taken` hash's field, an item's head).
 std::string FpHex(uint64_t fp);
-// fp hex \t host \t depth \t priority \t hops \t sitemap \t attempts \t url \t via. Canonical
-// URLs hold no tab (the URL parser removes them).
+// fp hex \t host \t depth \t priority \t hops \t flags \t attempts \t url \t via; flags: 1
+// sitemap, 2 recrawl. Canonical URLs hold no tab (the URL parser removes them).
 std::string EncodeItem(const frontier::UrlItem& item);
 std::optional<frontier::UrlItem> DecodeItem(std::string_view s);
 

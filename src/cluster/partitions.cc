@@ -49,7 +49,7 @@ std::string EncodeItem(const frontier::UrlItem& item) {
   field(std::to_string(item.depth));
   field(std::to_string(item.priority));
   field(std::to_string(item.hops));
-  field(item.sitemap ? "1" : "0");
+  field(std::to_string((item.sitemap ? 1 : 0) | (item.recrawl ? 2 : 0)));
   field(std::to_string(item.attempts));
   field(item.url);
   field(item.via);
@@ -83,8 +83,9 @@ std::optional<frontier::UrlItem> DecodeItem(std::string_view s) {
       !ParseInt(f[4], &item.hops) || !ParseInt(f[6], &item.attempts)) {
     return std::nullopt;
   }
-  if (f[5] != "0" && f[5] != "1") return std::nullopt;
-  item.sitemap = f[5] == "1";
+  if (f[5].size() != 1 || f[5][0] < '0' || f[5][0] > '3') return std::nullopt;
+  item.sitemap = (f[5][0] - '0') & 1;
+  item.recrawl = (f[5][0] - '0') & 2;
   item.url = std::string(f[7]);
   item.via = std::string(f[8]);
   if (item.host.empty() || item.url.empty()) return std::nullopt;

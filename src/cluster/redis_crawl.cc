@@ -122,12 +122,13 @@ class RedisCrawl::Impl {
     if (full) cv_.notify_all();
   }
 
-  void TakeReady(std::vector<frontier::UrlItem>* out,
-                 std::vector<crawl::SharedCrawl::HostHandover>* hosts) {
+  void TakeReady(crawl::SharedCrawl::Taken* out) {
     std::lock_guard lock(mu_);
-    for (crawl::SharedCrawl::HostHandover& h : handover_) hosts->push_back(std::move(h));
+    for (crawl::SharedCrawl::HostHandover& h : handover_) out->hosts.push_back(std::move(h));
     handover_.clear();
-    for (frontier::UrlItem& item : ready_) out->push_back(std::move(item));
+    for (auto& p : previous_) out->previous.push_back(std::move(p));
+    previous_.clear();
+    for (frontier::UrlItem& item : ready_) out->urls.push_back(std::move(item));
     ready_.clear();
   }
 
@@ -140,9 +141,22 @@ class RedisCrawl::Impl {
     if (parts.robots) host_buf_.push_back({p, "r:" + host, state::EncodeRobots(*parts.robots)});
   }
 
-  void Done(const frontier::UrlItem& item, std::chrono::milliseconds delay) {
+  void Done(const frontier::UrlItem& item, std::chrono::milliseconds delay,
+            const state::SeenRecord* record) {
+    DoneMark d{PartitionOf(item.host, o_.partitions), item.fp, delay.count()};
+    if (record != nullptr) {
+      // Its recrawl, due on the caller's clock (rounded up: never before the refresh window).
+      d.schedule = true;
+      d.due_ms = record->next_due_us > 0 ? (record->next_due_us + 999) / 1000 : 0;
+      d.record = state::EncodeSeen(*record);
+      frontier::UrlItem again = item;
+      again.recrawl = true;
+      again.attempts = 0;
+      again.hops = 0;
+      d.item = internal::EncodeItem(again);
+    }
     std::lock_guard lock(mu_);
-    done_buf_.push_back({PartitionOf(item.host, o_.partitions), item.fp, delay.count()});
+    done_buf_.push_back(std::move(d));
   }
 
   bool MayFetch(std::string_view host) {
@@ -230,6 +244,10 @@ class RedisCrawl::Impl {
     int partition;
     uint64_t fp;
     int64_t delay_ms;
+    bool schedule = false;  // a continuous crawl: the URL's seen record and recrawl
+    int64_t due_ms = 0;     // wall; 0: not scheduled
+    std::string record;     // state::EncodeSeen
+    std::string item;       // the URL as it comes back due (recrawl flag set)
   };
   struct HostWrite {
     int partition;
@@ -389,6 +407,7 @@ class RedisCrawl::Impl {
     if (dones.empty() && host_writes.empty()) return true;
     struct Batch {
       std::vector<std::string> fps;
+      std::vector<const DoneMark*> schedules;
       std::map<std::string_view, std::string_view> hosts;  // field → value, the last wins
     };
     std::map<int, Batch> by_part;
@@ -396,7 +415,9 @@ class RedisCrawl::Impl {
       Part& part = parts_[static_cast<size_t>(d.partition)];
       if (part.taken > 0) --part.taken;
       part.delay_ms = std::max(part.delay_ms, d.delay_ms);
-      by_part[d.partition].fps.push_back(internal::FpHex(d.fp));
+      Batch& b = by_part[d.partition];
+      b.fps.push_back(internal::FpHex(d.fp));
+      if (d.schedule) b.schedules.push_back(&d);
     }
     for (const HostWrite& w : host_writes) {
       // Not ours (any more): the new owner's records are the ones that count.
@@ -410,13 +431,21 @@ class RedisCrawl::Impl {
       std::vector<std::string> args = {parts_[static_cast<size_t>(p)].token,
                                        std::to_string(batch.fps.size())};
       for (std::string& fp : batch.fps) args.push_back(std::move(fp));
+      args.push_back(std::to_string(batch.schedules.size()));
+      for (const DoneMark* d : batch.schedules) {
+        args.push_back(internal::FpHex(d->fp));
+        args.push_back(std::to_string(d->due_ms));
+        args.push_back(d->record);
+        args.push_back(d->item);
+      }
       for (const auto& [field, value] : batch.hosts) {
         args.emplace_back(field);
         args.emplace_back(value);
       }
-      reqs.push_back(redis_->Eval(
-          LuaScripts().done,
-          {tag + "taken", tag + "pending", tag + "done", tag + "lease", tag + "hosts"}, args));
+      reqs.push_back(redis_->Eval(LuaScripts().done,
+                                  {tag + "taken", tag + "pending", tag + "done", tag + "lease",
+                                   tag + "hosts", tag + "due", tag + "recs"},
+                                  args));
     }
     Result<std::vector<redis::Reply>> r = RunAll(reqs);
     if (!r.ok()) return false;
@@ -676,14 +705,17 @@ class RedisCrawl::Impl {
       if (p.taken >= o_.max_taken_per_partition / 2) continue;
       if (now >= valid_until_[i].load()) continue;
       const std::string tag = PartitionTag(o_.prefix, i);
-      reqs.push_back(redis_->Eval(LuaScripts().take, {tag + "lease", tag + "ready", tag + "taken"},
-                                  {p.token, std::to_string(o_.max_taken_per_partition - p.taken),
-                                   std::to_string(o_.take_per_host), tag + "q:"}));
+      reqs.push_back(redis_->Eval(
+          LuaScripts().take,
+          {tag + "lease", tag + "ready", tag + "taken", tag + "due", tag + "recs", tag + "pending"},
+          {p.token, std::to_string(o_.max_taken_per_partition - p.taken),
+           std::to_string(o_.take_per_host), tag + "q:", std::to_string(wall)}));
       which.push_back(i);
     }
     Result<std::vector<redis::Reply>> r = RunAll(reqs);
     if (!r.ok()) return;
     std::vector<frontier::UrlItem> got;
+    std::vector<std::pair<uint64_t, state::SeenRecord>> previous;
     for (size_t k = 0; k < which.size(); ++k) {
       Part& p = parts_[static_cast<size_t>(which[k])];
       const redis::Reply& rep = (*r)[k];
@@ -692,7 +724,14 @@ class RedisCrawl::Impl {
         Fail(Status::Aborted("partition " + std::to_string(which[k]) + ": " + rep.str));
         return;
       }
-      if (rep.elements.empty()) {
+      if (rep.type != redis::Reply::Type::kArray || rep.elements.size() != 2 ||
+          rep.elements[0].elements.size() != rep.elements[1].elements.size()) {
+        Fail(Status::Unavailable("redis take: " + rep.DebugString()));
+        return;
+      }
+      const std::vector<redis::Reply>& items = rep.elements[0].elements;
+      const std::vector<redis::Reply>& recs = rep.elements[1].elements;
+      if (items.empty()) {
         // Nothing queued: new URLs come with a wake-up; a slow poll (200 ms doubling to
         // 3 s) covers one lost with a change of owner.
         p.idle_ms = std::clamp<int64_t>(p.idle_ms * 2, 200, 3000);
@@ -700,11 +739,19 @@ class RedisCrawl::Impl {
         continue;
       }
       p.idle_ms = 0;
-      for (const redis::Reply& e : rep.elements) {
-        std::optional<frontier::UrlItem> item = internal::DecodeItem(e.str);
+      for (size_t i = 0; i < items.size(); ++i) {
+        std::optional<frontier::UrlItem> item = internal::DecodeItem(items[i].str);
         if (!item) {
           spdlog::warn("shared crawl: a malformed queue entry in partition {} skipped", which[k]);
           continue;
+        }
+        if (item->recrawl && !recs[i].str.empty()) {
+          state::SeenRecord r;
+          if (state::DecodeSeen(recs[i].str, &r)) {
+            previous.emplace_back(item->fp, std::move(r));
+          } else {
+            spdlog::warn("shared crawl: a malformed seen record of {} ignored", item->url);
+          }
         }
         ++p.taken;
         got.push_back(std::move(*item));
@@ -714,6 +761,7 @@ class RedisCrawl::Impl {
     {
       std::lock_guard lock(mu_);
       stats_.taken += got.size();
+      for (auto& r : previous) previous_.push_back(std::move(r));
       for (frontier::UrlItem& item : got) ready_.push_back(std::move(item));
     }
     complete_.store(false);
@@ -776,7 +824,8 @@ class RedisCrawl::Impl {
   std::vector<DoneMark> done_buf_;
   std::vector<HostWrite> host_buf_;
   std::vector<frontier::UrlItem> ready_;
-  std::vector<crawl::SharedCrawl::HostHandover> handover_;  // before ready_ (TakeReady)
+  std::vector<crawl::SharedCrawl::HostHandover> handover_;        // before ready_ (TakeReady)
+  std::vector<std::pair<uint64_t, state::SeenRecord>> previous_;  // of recrawls in ready_
   bool started_ = false;
   bool stopping_ = false;
   bool abandon_ = false;
@@ -817,14 +866,13 @@ RedisCrawl::~RedisCrawl() = default;
 Status RedisCrawl::Start(std::function<void()> wake) { return impl_->Start(std::move(wake)); }
 Status RedisCrawl::Stop() { return impl_->Stop(); }
 void RedisCrawl::Admit(frontier::UrlItem item) { impl_->Admit(std::move(item)); }
-void RedisCrawl::TakeReady(std::vector<frontier::UrlItem>* out, std::vector<HostHandover>* hosts) {
-  impl_->TakeReady(out, hosts);
-}
+void RedisCrawl::TakeReady(Taken* out) { impl_->TakeReady(out); }
 void RedisCrawl::PutHost(const std::string& host, const HostRecords& parts) {
   impl_->PutHost(host, parts);
 }
-void RedisCrawl::Done(const frontier::UrlItem& item, std::chrono::milliseconds delay) {
-  impl_->Done(item, delay);
+void RedisCrawl::Done(const frontier::UrlItem& item, std::chrono::milliseconds delay,
+                      const state::SeenRecord* record) {
+  impl_->Done(item, delay, record);
 }
 bool RedisCrawl::MayFetch(std::string_view host) { return impl_->MayFetch(host); }
 bool RedisCrawl::Complete() { return impl_->Complete(); }

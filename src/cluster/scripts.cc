@@ -23,13 +23,26 @@ if added > 0 then redis.call('INCRBY', KEYS[2], added) end
 return {added, redis.call('GET', KEYS[4])}
 )lua";
 
-// KEYS: lease, ready, taken. ARGV: token, max items, items per host, queue key prefix.
-// Round robin over the hosts with queued URLs; each URL taken is recorded in `taken`.
+// KEYS: lease, ready, taken, due, recs, pending. ARGV: token, max items, items per host,
+// queue key prefix, the caller's wall ms. First the recrawls due by then go back into their
+// host queues; then round robin over the hosts with queued URLs, each URL taken recorded in
+// `taken`. Returns {items, the seen record of each ('' for none: a URL never fetched)}.
 constexpr const char* kTake = R"lua(
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return redis.error_reply('LEASE not held') end
 local out = {}
+local recs = {}
 local maxn = tonumber(ARGV[2])
 local k = tonumber(ARGV[3])
+local due = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', ARGV[5], 'LIMIT', 0, maxn)
+for _, fp in ipairs(due) do
+  redis.call('ZREM', KEYS[4], fp)
+  local it = redis.call('HGET', KEYS[5], 'i:' .. fp)
+  local host = it and string.match(it, '^[^\t]*\t([^\t]*)')
+  if host then
+    if redis.call('RPUSH', ARGV[4] .. host, it) == 1 then redis.call('RPUSH', KEYS[2], host) end
+    redis.call('INCR', KEYS[6])
+  end
+end
 local hosts = redis.call('LLEN', KEYS[2])
 for h = 1, hosts do
   if #out >= maxn then break end
@@ -39,19 +52,23 @@ for h = 1, hosts do
   local items = redis.call('LPOP', q, math.min(k, maxn - #out))
   if items then
     for _, it in ipairs(items) do
-      redis.call('HSET', KEYS[3], string.sub(it, 1, 16), it)
+      local fp = string.sub(it, 1, 16)
+      redis.call('HSET', KEYS[3], fp, it)
       out[#out + 1] = it
+      recs[#recs + 1] = redis.call('HGET', KEYS[5], 's:' .. fp) or ''
     end
   end
   if redis.call('LLEN', q) > 0 then redis.call('RPUSH', KEYS[2], host) end
 end
-return out
+return {out, recs}
 )lua";
 
-// KEYS: taken, pending, done, lease, hosts. ARGV: lease token, count of fingerprints, the
-// fingerprints (hex), then field, value pairs of host records. Returns how many were taken.
-// Host records are written only under the caller's lease (a late write from a worker that
-// lost the partition must not replace what the new owner saved).
+// KEYS: taken, pending, done, lease, hosts, due, recs. ARGV: lease token, count of
+// fingerprints, the fingerprints (hex), count of recrawl schedules, per schedule (fingerprint,
+// due wall ms or 0, seen record, item), then field, value pairs of host records. Returns how
+// many were taken. Schedules and host records are written only under the caller's lease (a
+// late write from a worker that lost the partition must not replace what the new owner
+// saved; the URL it had is fetched again by the new owner anyway).
 constexpr const char* kDone = R"lua(
 local nf = tonumber(ARGV[2])
 local n = 0
@@ -60,9 +77,19 @@ if n > 0 then
   redis.call('DECRBY', KEYS[2], n)
   redis.call('INCRBY', KEYS[3], n)
 end
-if #ARGV > 2 + nf and redis.call('GET', KEYS[4]) == ARGV[1] then
-  for i = 3 + nf, #ARGV - 1, 2 do redis.call('HSET', KEYS[5], ARGV[i], ARGV[i + 1]) end
+local nr = tonumber(ARGV[3 + nf])
+local first_host = 4 + nf + 4 * nr
+if redis.call('GET', KEYS[4]) ~= ARGV[1] then return n end
+for i = 4 + nf, first_host - 1, 4 do
+  local fp = ARGV[i]
+  redis.call('HSET', KEYS[7], 's:' .. fp, ARGV[i + 2], 'i:' .. fp, ARGV[i + 3])
+  if tonumber(ARGV[i + 1]) > 0 then
+    redis.call('ZADD', KEYS[6], ARGV[i + 1], fp)
+  else
+    redis.call('ZREM', KEYS[6], fp)
+  end
 end
+for i = first_host, #ARGV - 1, 2 do redis.call('HSET', KEYS[5], ARGV[i], ARGV[i + 1]) end
 return n
 )lua";
 

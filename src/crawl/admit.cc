@@ -177,14 +177,15 @@ void Crawler::Impl::ConsumeShared() {
     RequestStop();
     return;
   }
-  shared_ready_.clear();
-  shared_hosts_in_.clear();
-  opts_.shared->TakeReady(&shared_ready_, &shared_hosts_in_);
+  SharedCrawl::Taken& in = shared_in_;
+  opts_.shared->TakeReady(&in);
   // A host's saved state first: its URLs must not find it without it.
-  for (SharedCrawl::HostHandover& h : shared_hosts_in_) HandOver(std::move(h));
-  for (frontier::UrlItem& item : shared_ready_) AddOrPark(std::move(item));
-  shared_ready_.clear();
-  shared_hosts_in_.clear();
+  for (SharedCrawl::HostHandover& h : in.hosts) HandOver(std::move(h));
+  for (auto& [fp, record] : in.previous) shared_previous_.insert_or_assign(fp, std::move(record));
+  for (frontier::UrlItem& item : in.urls) AddOrPark(std::move(item));
+  in.urls.clear();
+  in.hosts.clear();
+  in.previous.clear();
 }
 
 void Crawler::Impl::ActivateParked() {
@@ -212,6 +213,7 @@ void Crawler::Impl::ActivateParked() {
 // <lastmod> after the last fetch makes it due as soon as the window allows; a <changefreq>
 // makes it due that long after the last fetch (bounded by the window and max_interval).
 void Crawler::Impl::ApplySitemapHint(const FoundLink& link) {
+  if (opts_.shared != nullptr) return;  // the schedule is the shared crawl's (not built there)
   std::optional<state::SeenRecord> seen = db_->GetSeen(link.fp);
   if (!seen || seen->state != state::SeenRecord::State::kDone || seen->next_due_us <= 0) return;
   const SchedulePolicy policy = PolicyFor(opts_.freshness, link.origin);

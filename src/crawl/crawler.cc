@@ -245,6 +245,7 @@ bool Crawler::Impl::Finished() const {
 }
 
 bool Crawler::Impl::DueNow() const {
+  if (opts_.shared != nullptr) return false;  // the shared crawl hands due URLs out
   std::optional<int64_t> due = db_->NextDue();
   return due && *due <= WallNow();
 }
@@ -294,7 +295,8 @@ std::chrono::milliseconds Crawler::Impl::PollTimeout() const {
                     dispatched_ == consumed_;
   // A recrawl coming due wakes us. One already due is waiting for the recrawl share of the
   // budget (ReleaseDue), which only a fetch frees: no timer for it, or we would spin.
-  if (std::optional<int64_t> due = db_->NextDue(); due && *due > WallNow()) {
+  if (std::optional<int64_t> due = opts_.shared ? std::nullopt : db_->NextDue();
+      due && *due > WallNow()) {
     Clock::TimePoint at = SteadyFromWall(*due);
     if (!wake || at < *wake) wake = at;
   }
@@ -410,7 +412,12 @@ void Crawler::Impl::StartFetch(frontier::Lease lease, bool robots, std::string u
   if (!robots && flight.lease.item.recrawl) {
     // A recrawl: the last stored version decides change and interval; its validators make
     // the request conditional (docs/freshness.md).
-    flight.previous = db_->GetSeen(flight.lease.item.fp);
+    if (opts_.shared != nullptr) {
+      auto it = shared_previous_.find(flight.lease.item.fp);
+      if (it != shared_previous_.end()) flight.previous = it->second;
+    } else {
+      flight.previous = db_->GetSeen(flight.lease.item.fp);
+    }
     if (flight.previous && flight.previous->state != state::SeenRecord::State::kDone) {
       flight.previous.reset();
     }

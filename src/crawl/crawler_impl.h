@@ -133,7 +133,7 @@ class Crawler::Impl {
   void AddOrPark(frontier::UrlItem item);
   void ActivateParked();
   void MarkDone(const frontier::UrlItem& item, int status);
-  void SharedDone(const frontier::UrlItem& item);
+  void RecordDone(const frontier::UrlItem& item, const state::SeenRecord& record);
   Status CheckShared() const;
   void ConsumeShared();
   // A host of a partition this worker took over: its saved state replaces what this process
@@ -245,8 +245,10 @@ class Crawler::Impl {
           : nullptr;
   HostWeights host_weights_{opts_.priority.hosts};
   bool resumed_ = false;
-  std::vector<frontier::UrlItem> shared_ready_;  // ConsumeShared's batch
-  std::vector<SharedCrawl::HostHandover> shared_hosts_in_;
+  SharedCrawl::Taken shared_in_;  // ConsumeShared's batch
+  // Recrawl URLs taken from the shared crawl: the record of their last fetch (by any worker),
+  // until they are done.
+  std::unordered_map<uint64_t, state::SeenRecord> shared_previous_;
   // Hosts taken over and not in RAM yet: their saved state, applied by EnsureHost.
   std::unordered_map<std::string, SharedCrawl::HostHandover> handed_over_;
   // Shallower paths (admit.cc): per fingerprint hash, the greatest depth admitted in this

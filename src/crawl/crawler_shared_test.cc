@@ -22,6 +22,7 @@ using namespace crawler_test_util;
 class MemoryShared : public SharedCrawl {
  public:
   std::set<std::string> elsewhere;
+  std::function<int64_t()> wall;  // set: recrawls come due by this clock
   std::function<bool(std::string_view)> may_fetch = [](std::string_view) { return true; };
   Status failure;
 
@@ -44,13 +45,18 @@ class MemoryShared : public SharedCrawl {
     }
     queue.push_back(std::move(item));
   }
-  void TakeReady(std::vector<frontier::UrlItem>* out, std::vector<HostHandover>* hosts) override {
+  void TakeReady(Taken* out) override {
+    if (wall) ReleaseDue(wall());
     std::lock_guard lock(mu_);
-    for (HostHandover& h : handover) hosts->push_back(std::move(h));
+    for (HostHandover& h : handover) out->hosts.push_back(std::move(h));
     handover.clear();
     while (!queue.empty()) {
-      taken[queue.front().fp] = queue.front().url;
-      out->push_back(std::move(queue.front()));
+      const uint64_t fp = queue.front().fp;
+      taken[fp] = queue.front().url;
+      if (auto r = records.find(fp); queue.front().recrawl && r != records.end()) {
+        out->previous.emplace_back(fp, r->second);
+      }
+      out->urls.push_back(std::move(queue.front()));
       queue.pop_front();
     }
   }
@@ -62,11 +68,30 @@ class MemoryShared : public SharedCrawl {
     if (parts.robots) r.robots = parts.robots;
     ++put_host_calls;
   }
-  void Done(const frontier::UrlItem& item, std::chrono::milliseconds delay) override {
+  void Done(const frontier::UrlItem& item, std::chrono::milliseconds delay,
+            const state::SeenRecord* record) override {
     std::lock_guard lock(mu_);
     EXPECT_EQ(taken.erase(item.fp), 1u) << item.url << " done but not taken (or done twice)";
     done.push_back(item.url);
     last_delay = delay;
+    if (record != nullptr) {
+      records[item.fp] = *record;
+      if (record->next_due_us > 0) schedule[item.fp] = {record->next_due_us, item};
+    }
+  }
+  // Recrawls due by `wall_us` back into the queue, as the shared crawl's take does.
+  void ReleaseDue(int64_t wall_us) {
+    std::lock_guard lock(mu_);
+    for (auto it = schedule.begin(); it != schedule.end();) {
+      if (it->second.first > wall_us) {
+        ++it;
+        continue;
+      }
+      frontier::UrlItem again = it->second.second;
+      again.recrawl = true;
+      queue.push_back(std::move(again));
+      it = schedule.erase(it);
+    }
   }
   bool MayFetch(std::string_view host) override { return may_fetch(host); }
   bool Complete() override {
@@ -93,6 +118,8 @@ class MemoryShared : public SharedCrawl {
   std::vector<std::string> admitted, done;
   std::set<std::string> done_elsewhere;
   std::map<std::string, state::DigestRecord> digests;
+  std::map<uint64_t, state::SeenRecord> records;  // by fingerprint: a URL's last seen record
+  std::map<uint64_t, std::pair<int64_t, frontier::UrlItem>> schedule;  // due wall µs, URL
   std::chrono::milliseconds last_delay{0};
   std::vector<HostHandover> handover;  // delivered with the first TakeReady
   std::map<std::string, HostRecords> saved_hosts;
@@ -259,22 +286,79 @@ TEST_F(SharedCrawlTest, AFailedSharedCrawlStopsTheWorkerWithItsError) {
   EXPECT_TRUE(shared.stopped);
 }
 
-TEST_F(SharedCrawlTest, AWorkerNeedsANewDirectoryAndNoRecrawl) {
+TEST_F(SharedCrawlTest, ARecrawlIsScheduledInTheSharedCrawlAndIsConditional) {
+  FakeResponse page = FakeResponse::Html(Links({"/p0"}));
+  page.headers.push_back({"ETag", "\"v1\""});
+  fetcher_->Script("http://a.test/", page);
+  fetcher_->SetDefault(FakeResponse::Html("page"));
+  MemoryShared shared;
+  shared.wall = [this] { return clock_.WallMicros(); };
+  CrawlOptions o = Options();
+  o.shared = &shared;
+  o.freshness.recrawl = true;
+  o.freshness.refresh_window = 10min;
+  o.freshness.stop_after = 25min;
+  const Clock::TimePoint start = clock_.Now();
+  Crawl(o, {"http://a.test/"});
+  // The first fetch's record went to the shared crawl with its validators and a due time
+  // one window later; the URL came back due from it, and its request was conditional.
+  std::vector<FakeRequestLog> tries;
+  for (const FakeRequestLog& r : fetcher_->log()) {
+    if (r.url == "http://a.test/") tries.push_back(r);
+  }
+  ASSERT_GE(tries.size(), 2u);
+  EXPECT_GE(tries[1].start - tries[0].start, 10min);
+  EXPECT_LT(tries[0].start - start, 1min);
+  bool conditional = false;
+  for (const auto& [name, value] : tries[1].headers) {
+    conditional |= name == "If-None-Match" && value == "\"v1\"";
+  }
+  EXPECT_TRUE(conditional) << "the recrawl did not send the last fetch's ETag";
+  // The local state keeps no schedule of its own (only the shared crawl hands recrawls out):
+  // each recrawl came from the shared crawl, so none was fetched more than once per window.
+  ExpectPolite(1s);
+  EXPECT_EQ(fetcher_->RequestsFor("http://a.test/p0"), tries.size());
+}
+
+TEST_F(SharedCrawlTest, ARecrawlUsesTheRecordOfAFetchByAnotherWorker) {
+  fetcher_->SetDefault(FakeResponse::Html("page"));
+  MemoryShared shared;
+  CrawlOptions o = Options();
+  o.shared = &shared;
+  o.freshness.recrawl = true;
+  o.freshness.stop_after = 2min;
+  // Fetched before by another worker: due now, with its record in the shared crawl.
+  frontier::UrlItem due{.url = "http://a.test/x", .host = "http://a.test", .fp = 99};
+  due.recrawl = true;
+  shared.seen.insert(due.fp);
+  shared.queue.push_back(due);
+  shared.records[due.fp] = state::SeenRecord{.state = state::SeenRecord::State::kDone,
+                                             .status = 200,
+                                             .fetch_time_us = clock_.WallMicros() - 3'600'000'000,
+                                             .etag = "\"e1\"",
+                                             .last_modified = "Mon, 02 Nov 2026 10:00:00 GMT"};
+  CrawlStats stats = Crawl(o, {});
+  EXPECT_EQ(stats.conditional, 1u);
+  ASSERT_EQ(fetcher_->RequestsFor("http://a.test/x"), 1u);
+  std::map<std::string, std::string> headers;
+  for (const FakeRequestLog& r : fetcher_->log()) {
+    if (r.url == "http://a.test/x") headers.insert(r.headers.begin(), r.headers.end());
+  }
+  EXPECT_EQ(headers["If-None-Match"], "\"e1\"");
+  EXPECT_EQ(headers["If-Modified-Since"], "Mon, 02 Nov 2026 10:00:00 GMT");
+  // Its new record (a change: 200 with a body) is in the shared crawl, due again later.
+  ASSERT_TRUE(shared.schedule.contains(due.fp));
+  EXPECT_GT(shared.records[due.fp].fetch_time_us, clock_.WallMicros() - 600'000'000);
+}
+
+TEST_F(SharedCrawlTest, AWorkerNeedsANewDirectory) {
   MemoryShared shared;
   fetcher_->SetDefault(FakeResponse::Html("page"));
   CrawlOptions o = Options();
   o.shared = &shared;
-  o.freshness.recrawl = true;
-  {
-    Crawler crawler(o, &clock_);
-    Status s = crawler.Run({"http://a.test/"});
-    EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
-    EXPECT_NE(s.message().find("--recrawl"), std::string::npos) << s.message();
-  }
   CrawlOptions single = Options();
   Crawl(single, {"http://a.test/"});  // a single-process crawl leaves its state
   {
-    o.freshness.recrawl = false;
     Crawler again(o, &clock_);
     Status s = again.Run({"http://a.test/"});
     EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);

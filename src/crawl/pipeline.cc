@@ -49,8 +49,7 @@ void Crawler::Impl::ConsumeInbox() {
     for (const FoundLink& link : page.links) Admit(link, &page.source);
   }
   for (const DurablePage& page : durable) {
-    db_->MarkDone(page.item, page.record);
-    SharedDone(page.item);
+    RecordDone(page.item, page.record);
   }
 }
 

@@ -320,25 +320,30 @@ void Crawler::Impl::MarkDone(const frontier::UrlItem& item, int status) {
       .state = state::SeenRecord::State::kDone, .status = status, .fetch_time_us = WallNow()};
   ScheduleNext(PolicyFor(opts_.freshness, item.host), nullptr, Change::kFirst, record.fetch_time_us,
                &record);
-  db_->MarkDone(item, record);
-  SharedDone(item);
+  RecordDone(item, record);
 }
 
-void Crawler::Impl::SharedDone(const frontier::UrlItem& item) {
-  if (opts_.shared == nullptr) return;
+// The done mark, in the local state and — a worker of a shared crawl — in the shared crawl,
+// which keeps a continuous crawl's recrawl schedule (the local state gets no schedule entry:
+// whoever holds the host when the URL is due recrawls it).
+void Crawler::Impl::RecordDone(const frontier::UrlItem& item, const state::SeenRecord& record) {
+  if (opts_.shared == nullptr) {
+    db_->MarkDone(item, record);
+    return;
+  }
+  state::SeenRecord local = record;
+  local.next_due_us = 0;
+  db_->MarkDone(item, local);
+  shared_previous_.erase(item.fp);
   opts_.shared->Done(item,
-                     std::chrono::ceil<std::chrono::milliseconds>(frontier_->HostDelay(item.host)));
+                     std::chrono::ceil<std::chrono::milliseconds>(frontier_->HostDelay(item.host)),
+                     opts_.freshness.recrawl ? &record : nullptr);
 }
 
 // A worker of a shared crawl keeps its working state for one run: what it must not lose is in
 // the shared store.
 Status Crawler::Impl::CheckShared() const {
   if (opts_.shared == nullptr) return Status::Ok();
-  if (opts_.freshness.recrawl) {
-    return Status::InvalidArgument(
-        "--recrawl is not supported with a shared crawl (--redis) yet: the recrawl schedule "
-        "is kept per process");
-  }
   std::error_code ec;
   if (std::filesystem::exists(opts_.out_dir / "state" / "CURRENT", ec)) {
     return Status::InvalidArgument(opts_.out_dir.string() +

@@ -27,6 +27,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -65,16 +66,28 @@ class SharedCrawl {
     int64_t not_before_us = 0;
   };
 
-  // URLs of this worker's hosts to crawl now (appended to `out`), and the saved state of the
-  // hosts of partitions it took since the last call (appended to `hosts`). A host's state
-  // comes in the same call as its partition's first URLs or earlier, never later.
-  virtual void TakeReady(std::vector<frontier::UrlItem>* out, std::vector<HostHandover>* hosts) = 0;
+  // What TakeReady hands over.
+  struct Taken {
+    // URLs of this worker's hosts to crawl now (item.recrawl: due again, docs/freshness.md).
+    std::vector<frontier::UrlItem> urls;
+    // The saved state of the hosts of partitions taken since the last call. A host's state
+    // comes in the same call as its partition's first URLs or earlier, never later.
+    std::vector<HostHandover> hosts;
+    // For a recrawl URL, the record of its last fetch by whichever worker made it
+    // (validators for a conditional GET, digest and SimHash for change detection).
+    std::vector<std::pair<uint64_t, state::SeenRecord>> previous;  // by fingerprint
+  };
+  // Appends to `out`.
+  virtual void TakeReady(Taken* out) = 0;
   // Saves the parts of `host`'s state that are set (replacing what was saved), written no
   // later than the next Done of the host's partition, and only while this worker owns it.
   virtual void PutHost(const std::string& host, const HostRecords& parts) = 0;
   // A URL from TakeReady is finished; `delay` is its host's delay now (a worker taking the host
-  // over waits it out).
-  virtual void Done(const frontier::UrlItem& item, std::chrono::milliseconds delay) = 0;
+  // over waits it out). With `record` (a continuous crawl): the URL's new seen record, whose
+  // next_due_us (when not 0) schedules its recrawl in the shared crawl — by whichever worker
+  // then holds its host.
+  virtual void Done(const frontier::UrlItem& item, std::chrono::milliseconds delay,
+                    const state::SeenRecord* record) = 0;
   // False when this worker no longer holds the lease on `host`'s partition (or holds it with
   // less than the safety margin left): no request may start.
   virtual bool MayFetch(std::string_view host) = 0;

@@ -78,8 +78,6 @@ void EncodeItemTo(const frontier::UrlItem& item, std::string* out);  // replaces
 bool DecodeItem(std::string_view value, frontier::UrlItem* item);
 // Only the fingerprint of an encoded item.
 bool ItemFingerprint(std::string_view value, uint64_t* fp);
-std::string EncodeSeen(const SeenRecord& r);
-bool DecodeSeen(std::string_view value, SeenRecord* r);
 // schedule values: the host, then the item as EncodeItem writes it.
 std::string EncodeScheduled(const frontier::UrlItem& item);
 bool DecodeScheduled(std::string_view value, frontier::UrlItem* item);

@@ -182,8 +182,10 @@ struct RobotsRecord {
   int unreachable = 0;          // of `failures`, the consecutive DNS/connection failures
 };
 
-// The encodings of a host's records as the hosts family stores them; also what a shared crawl
-// keeps per host in its store (src/cluster). Decode* return false on a malformed value.
+// The encodings of a URL's seen record and of a host's records as the state stores them; also
+// what a shared crawl keeps in its store (src/cluster). Decode* return false on a malformed value.
+std::string EncodeSeen(const SeenRecord& r);
+bool DecodeSeen(std::string_view value, SeenRecord* r);
 std::string EncodePoliteness(const HostPoliteness& p);
 bool DecodePoliteness(std::string_view value, HostPoliteness* p);
 std::string EncodeRobots(const RobotsRecord& r);
