@@ -172,22 +172,23 @@ int RunCrawl(const CrawlFlags& f) {
 
   RaiseOpenFileLimit(options);
   crawl::Crawler crawler(std::move(options));
-  std::unique_ptr<admin::Server> admin_server;
-  if (!f.admin.listen.empty()) {
-    Result<std::unique_ptr<admin::Server>> started =
-        StartAdminServer(f.admin, crawler.admin_backend());
-    if (!started.ok()) {
-      std::fprintf(stderr, "harvest crawl: --admin: %s\n", started.status().message().c_str());
-      return started.status().code() == Status::Code::kInvalidArgument ? kExitUsage : kExitFailure;
-    }
-    admin_server = std::move(*started);
-  }
   std::unique_ptr<CrawlMetadata> metadata;
   if (!f.metadata.url.empty()) {
     Result<std::unique_ptr<CrawlMetadata>> m =
         CrawlMetadata::Start(f.metadata, f.out, f.cluster.worker_id, crawler.admin_backend());
     if (!m.ok()) return UsageError("crawl", "--metadata: " + m.status().message());
     metadata = std::move(*m);
+  }
+  std::unique_ptr<admin::Server> admin_server;
+  if (!f.admin.listen.empty()) {
+    Result<std::unique_ptr<admin::Server>> started =
+        StartAdminServer(f.admin, metadata ? metadata->WrapBackend(crawler.admin_backend())
+                                           : crawler.admin_backend());
+    if (!started.ok()) {
+      std::fprintf(stderr, "harvest crawl: --admin: %s\n", started.status().message().c_str());
+      return started.status().code() == Status::Code::kInvalidArgument ? kExitUsage : kExitFailure;
+    }
+    admin_server = std::move(*started);
   }
   g_crawler.store(&crawler);
   struct sigaction sa {};

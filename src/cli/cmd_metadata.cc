@@ -72,6 +72,65 @@ Result<metadata::PageSource> ReaderSource(const std::filesystem::path& out) {
   return metadata::StateReaderSource(std::shared_ptr<state::StateReader>(std::move(*reader)));
 }
 
+// Prometheus lines for the writer's figures (docs/metadata.md "Outage").
+std::string MetricsOf(const metadata::WriterStats& s) {
+  auto now_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                    std::chrono::system_clock::now().time_since_epoch())
+                    .count();
+  const double outage_s =
+      s.outage_since_us == 0 ? 0.0 : static_cast<double>(now_us - s.outage_since_us) / 1e6;
+  std::string out;
+  auto metric = [&out](const char* name, const char* type, const char* help,
+                       const std::string& value) {
+    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n" +
+           name + " " + value + "\n";
+  };
+  metric("harvest_metadata_database_up", "gauge",
+         "1 while the metadata writer is connected to PostgreSQL.", s.connected ? "1" : "0");
+  metric("harvest_metadata_outage_seconds", "gauge",
+         "Seconds since the current database outage began (0: none).", std::to_string(outage_s));
+  metric("harvest_metadata_rows_written_total", "counter", "New rows committed to PostgreSQL.",
+         std::to_string(s.rows_written));
+  metric("harvest_metadata_failures_total", "counter",
+         "Failed connections or transactions (each retried).", std::to_string(s.failures));
+  metric("harvest_metadata_cursor", "gauge", "Highest page record id committed to PostgreSQL.",
+         std::to_string(s.cursor));
+  return out;
+}
+
+// Forwards to the crawl's backend; /metrics gains the writer's lines.
+class MetricsBackend : public admin::Backend {
+ public:
+  MetricsBackend(admin::Backend* inner, const metadata::MetadataWriter* writer)
+      : inner_(inner), writer_(writer) {}
+  Result<admin::SeedResult> InjectSeeds(const admin::SeedRequest& r) override {
+    return inner_->InjectSeeds(r);
+  }
+  admin::StatusSnapshot GetStatus() override { return inner_->GetStatus(); }
+  Status SetPolicy(std::string_view host, const admin::HostPolicy& p) override {
+    return inner_->SetPolicy(host, p);
+  }
+  Result<nlohmann::json> GetHost(std::string_view host) override { return inner_->GetHost(host); }
+  Status SetBlocked(std::string_view host, bool blocked) override {
+    return inner_->SetBlocked(host, blocked);
+  }
+  Result<admin::PageList> ListPages(const admin::PageQuery& q) override {
+    return inner_->ListPages(q);
+  }
+  Result<admin::PageRecord> GetPage(uint64_t id) override { return inner_->GetPage(id); }
+  Result<admin::PageContent> GetPageContent(uint64_t id) override {
+    return inner_->GetPageContent(id);
+  }
+  Status Pause() override { return inner_->Pause(); }
+  Status Resume() override { return inner_->Resume(); }
+  std::string MetricsText() override { return inner_->MetricsText() + MetricsOf(writer_->stats()); }
+  bool read_only() const override { return inner_->read_only(); }
+
+ private:
+  admin::Backend* inner_;
+  const metadata::MetadataWriter* writer_;
+};
+
 class CrawlMetadataImpl : public CrawlMetadata {
  public:
   CrawlMetadataImpl(metadata::MetadataOptions options, std::chrono::milliseconds wait,
@@ -104,11 +163,16 @@ class CrawlMetadataImpl : public CrawlMetadata {
            ",\"metadata_batches\":" + std::to_string(s.batches) +
            ",\"metadata_failures\":" + std::to_string(s.failures);
   }
+  admin::Backend* WrapBackend(admin::Backend* backend) override {
+    wrapped_ = std::make_unique<MetricsBackend>(backend, &writer_);
+    return wrapped_.get();
+  }
 
  private:
   std::filesystem::path out_;
   std::chrono::milliseconds wait_;
   metadata::MetadataWriter writer_;
+  std::unique_ptr<MetricsBackend> wrapped_;
 };
 
 int RunMigrate(const std::string& url) {

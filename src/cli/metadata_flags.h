@@ -35,6 +35,9 @@ class CrawlMetadata {
   // "metadata: ..." summary line, and the same figures as JSON fields (",\"metadata_...\":N").
   virtual std::string Summary() const = 0;
   virtual std::string JsonFields() const = 0;
+  // The crawl's admin backend with the writer's figures appended to /metrics
+  // (harvest_metadata_*); everything else is `backend`'s. Valid while both live.
+  virtual admin::Backend* WrapBackend(admin::Backend* backend) = 0;
 };
 
 }  // namespace harvest::cli

@@ -98,13 +98,40 @@ elif [ "$mode" = fault ]; then
   kill_us=$(now_us)
   echo "--- crawler SIGKILLed at $(( $(date +%s) - start )) s, restarted"
   echo "$kill_us" >> "$out/restarts.txt"
-  crawl --summary-json "$out/summary.json" > "$out/run-2.txt" 2>&1 &
+  crawl --summary-json "$out/summary.json" --admin 127.0.0.1:0 > "$out/run-2.txt" 2>&1 &
   crawl_pid=$!
+  # The outage shows in the admin API's /metrics.
+  admin=""
+  for _ in $(seq 1 100); do
+    admin=$(grep -o "admin API listening on http://[0-9.]*:[0-9]*" "$out/run-2.txt" | sed 's/.*on //' | head -1 || true)
+    [ -n "$admin" ] && break
+    sleep 0.05
+  done
+  [ -n "$admin" ] || { echo "FAIL: no admin API"; tail -20 "$out/run-2.txt"; exit 1; }
+  ok=0
+  for _ in $(seq 1 40); do
+    curl -sf "$admin/metrics" > "$out/metrics.txt" || true
+    if grep -q "^harvest_metadata_database_up 0" "$out/metrics.txt" &&
+       awk '/^harvest_metadata_outage_seconds / { exit !($2 > 0) }' "$out/metrics.txt"; then
+      ok=1; break
+    fi
+    sleep 0.1
+  done
+  [ "$ok" = 1 ] || { echo "FAIL: /metrics does not show the outage"; grep harvest_metadata "$out/metrics.txt"; exit 1; }
+  grep -E "^harvest_metadata_(database_up|outage_seconds)" "$out/metrics.txt" | tr '\n' ' '; echo
   # The rest of the 10 s outage, with the new process crawling meanwhile.
   sleep "$(python3 -c "import time; print(max(0.0, 10 - (time.time() - $db_stop)))")"
   kill -0 "$crawl_pid" 2>/dev/null || { echo "FAIL: the crawl ended during the outage (too small)"; cat "$out/run-2.txt"; exit 1; }
   bash "$root/scripts/pg-local" restart "$out/pg"
   echo "--- database restarted at $(( $(date +%s) - start )) s"
+  for _ in $(seq 1 100); do
+    curl -sf "$admin/metrics" > "$out/metrics.txt" || true
+    grep -q "^harvest_metadata_database_up 1" "$out/metrics.txt" && break
+    sleep 0.1
+  done
+  grep -q "^harvest_metadata_database_up 1" "$out/metrics.txt" ||
+    { echo "FAIL: /metrics does not show the database back"; grep harvest_metadata "$out/metrics.txt"; exit 1; }
+  grep -E "^harvest_metadata_(database_up|rows_written_total|failures_total)" "$out/metrics.txt" | tr '\n' ' '; echo
   rc=0
   wait "$crawl_pid" || rc=$?
   crawl_pid=""
