@@ -39,6 +39,17 @@ echo "--- PostgreSQL"
 url="$(bash "$root/scripts/pg-local" start "$out/pg" --owner-pid $$ | tail -1)"
 echo "database: $url"
 "$bin" metadata migrate --to "$url"
+# A URL libpq cannot parse is a usage error (exit 2) naming it; nothing is crawled.
+usage_rc=0
+"$bin" metadata migrate --to "redis://127.0.0.1:1" > "$out/usage1.txt" 2>&1 || usage_rc=$?
+[ "$usage_rc" = 2 ] && grep -q "not a postgresql:// URL" "$out/usage1.txt" ||
+  { echo "FAIL: migrate --to redis:// exited $usage_rc"; cat "$out/usage1.txt"; exit 1; }
+printf 'http://a.test/\n' > "$out/one-seed.txt"
+usage_rc=0
+"$bin" crawl --seeds "$out/one-seed.txt" --out "$out/usage-crawl" --no-progress \
+  --metadata "postgresql://127.0.0.1/db?bogus=1" > "$out/usage2.txt" 2>&1 || usage_rc=$?
+[ "$usage_rc" = 2 ] && grep -q -- "--metadata: bad PostgreSQL URL" "$out/usage2.txt" ||
+  { echo "FAIL: crawl --metadata with a bad URL exited $usage_rc"; cat "$out/usage2.txt"; exit 1; }
 
 "$bin" testweb --listen 127.0.0.1:0 --hosts "$hosts" --pages "$pages" \
   --seeds "$out/seeds.txt" --log "$out/requests.jsonl" --manifest "$out/manifest.json" \
