@@ -76,8 +76,15 @@ Status Crawler::Impl::Setup() {
           .ttl = opts_.robots_ttl,
           .patience = opts_.freshness.recrawl ? std::chrono::seconds(0) : opts_.robots_patience,
           .retry = opts_.frontier,
-          .on_save = [this](const std::string& host,
-                            const state::RobotsRecord& r) { PutSharedHost(host, {.robots = r}); }},
+          .on_save =
+              [this](const std::string& host, const state::RobotsRecord& r) {
+                if (opts_.shared == nullptr) return;
+                if (robots_done_) {
+                  robots_to_share_.emplace(host, r);  // with its capture (OnRobotsDone)
+                } else {
+                  PutSharedHost(host, {.robots = r});
+                }
+              }},
       clock_, db_.get());
   if (resumed_) {
     RecoverWarcs();

@@ -246,6 +246,11 @@ class Crawler::Impl {
   HostWeights host_weights_{opts_.priority.hosts};
   bool resumed_ = false;
   SharedCrawl::Taken shared_in_;  // ConsumeShared's batch
+  // A robots.txt fetch's record, saved while OnRobotsDone runs: it goes to the shared crawl
+  // with the capture, once that is durable (WarcSink), so no worker trusts rules whose
+  // robots.txt no WARC file holds.
+  bool robots_done_ = false;
+  std::optional<std::pair<std::string, state::RobotsRecord>> robots_to_share_;
   // Recrawl URLs taken from the shared crawl: the record of their last fetch (by any worker),
   // until they are done.
   std::unordered_map<uint64_t, state::SeenRecord> shared_previous_;

@@ -4,8 +4,11 @@
 // once, pauses a host whose lease is not valid and stops on the store's failure.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <deque>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <set>
@@ -23,6 +26,7 @@ class MemoryShared : public SharedCrawl {
  public:
   std::set<std::string> elsewhere;
   std::function<int64_t()> wall;  // set: recrawls come due by this clock
+  std::function<void(const std::string&, const HostRecords&)> on_put_host;
   std::function<bool(std::string_view)> may_fetch = [](std::string_view) { return true; };
   Status failure;
 
@@ -61,6 +65,7 @@ class MemoryShared : public SharedCrawl {
     }
   }
   void PutHost(const std::string& host, const HostRecords& parts) override {
+    if (on_put_host) on_put_host(host, parts);
     std::lock_guard lock(mu_);
     HostRecords& r = saved_hosts[host];
     if (parts.politeness) r.politeness = parts.politeness;
@@ -171,10 +176,22 @@ TEST_F(SharedCrawlTest, AHostsRobotsPolitenessAndBreakerGoToTheSharedCrawl) {
   fetcher_->Script("http://a.test/p0", FakeResponse::WithStatus(503));
   fetcher_->SetDefault(FakeResponse::Html("page"));
   MemoryShared shared;
+  // A robots.txt record reaches the shared crawl only after its capture was written (a
+  // worker taking the host over fetches no robots.txt, so the capture must not be lost).
+  std::atomic<int> robots_puts{0};
+  shared.on_put_host = [&](const std::string&, const SharedCrawl::HostRecords& parts) {
+    if (!parts.robots) return;
+    ++robots_puts;
+    std::ifstream f(dir_ / "crawl" / "outcomes.jsonl");
+    std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    EXPECT_NE(all.find("http://a.test/robots.txt"), std::string::npos)
+        << "robots.txt record shared before its capture was written";
+  };
   CrawlOptions o = Options();
   o.shared = &shared;
   CrawlStats stats = Crawl(o, {"http://a.test/"});
   EXPECT_TRUE(stats.complete);
+  EXPECT_EQ(robots_puts.load(), 1);
   ASSERT_TRUE(shared.saved_hosts.contains("http://a.test"));
   const SharedCrawl::HostRecords& r = shared.saved_hosts["http://a.test"];
   ASSERT_TRUE(r.robots.has_value());

@@ -40,7 +40,9 @@ void Crawler::Impl::OnRobotsDone(InFlight flight, fetch::FetchResult&& r) {
   const frontier::Lease& lease = flight.lease;
   const std::string& host = lease.item.host;
   NoteIp(host, r.ip);
+  robots_done_ = true;  // a robots record saved now is shared once its capture is durable
   const RobotsGate::FetchStep step = robots_->OnFetched(host, r);
+  robots_done_ = false;
   {
     static constexpr const char* kStepNames[] = {"redirect", "rules",       "retry",
                                                  "cached",   "unavailable", "unreachable"};
@@ -78,6 +80,10 @@ void Crawler::Impl::OnRobotsDone(InFlight flight, fetch::FetchResult&& r) {
   SavePoliteness(host, done.retry_after);
   if (GotResponse(r)) {
     DispatchCapture(lease.item, std::move(r), /*robots=*/true, "fetched", "");
+  }
+  if (robots_to_share_) {  // no capture to wait for (no response)
+    PutSharedHost(robots_to_share_->first, {.robots = robots_to_share_->second});
+    robots_to_share_.reset();
   }
 }
 
@@ -177,6 +183,7 @@ void Crawler::Impl::DispatchCapture(const frontier::UrlItem& item, fetch::FetchR
     task.item.url = r.url;  // robots.txt (or a redirect hop of it), stored like a page
     task.item.via = item.url;
   }
+  if (robots) task.shared_robots = std::exchange(robots_to_share_, std::nullopt);
   task.sitemap_hint = !robots && item.sitemap;
   task.is_robots = robots;
   task.outcome = std::move(outcome);

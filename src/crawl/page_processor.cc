@@ -104,6 +104,7 @@ void PageProcessor::Process(PageTask& task, PageLinks* links, StoreTask* store) 
   c.via = task.item.via;
   c.hops = task.item.depth;
   store->outcome = task.outcome.empty() ? "fetched" : task.outcome;
+  store->shared_robots = std::move(task.shared_robots);
   if (!task.is_robots) {
     store->mark_done = true;
     store->item = task.item;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "crawl/crawl.h"
@@ -34,6 +35,10 @@ struct PageTask {
   SchedulePolicy policy;
   bool not_modified = false;
   int64_t completed_us = 0;  // wall clock when the I/O thread got the response
+  // robots.txt in a shared crawl: its host and the rules saved from it, given to the shared
+  // crawl once this capture is durable (a worker taking the host over then fetches no
+  // robots.txt and finds this one in a WARC file).
+  std::optional<std::pair<std::string, state::RobotsRecord>> shared_robots;
 };
 
 // A link found in a page, resolved and canonicalized.
@@ -89,6 +94,7 @@ struct StoreTask {
   SchedulePolicy policy;
   bool not_modified = false;
   std::string title;  // an HTML page's <title> (the admin API's page records)
+  std::optional<std::pair<std::string, state::RobotsRecord>> shared_robots;  // see PageTask
 };
 
 class PageProcessor {

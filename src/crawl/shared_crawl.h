@@ -18,8 +18,9 @@
 //   - the crawl is finished when Complete() says the whole shared crawl is.
 //
 // Thread-safety: every method is called from the crawl's I/O thread, except FindDigest and
-// PutDigest (the WARC writer thread) and status() (any thread). Implementations do their
-// network round trips on their own thread; these calls only exchange batches under a lock.
+// PutDigest (the WARC writer thread), PutHost (the I/O thread or, for a robots.txt record
+// once its capture is durable, the writer thread) and status() (any thread). Implementations do
+// their network round trips on their own thread; these calls only exchange batches under a lock.
 #pragma once
 
 #include <chrono>

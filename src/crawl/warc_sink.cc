@@ -122,11 +122,17 @@ bool WarcSink::FlushAll() {
     if (s.ok()) break;
     if (!PauseAfter(s)) {
       SetError(s);
-      written_.clear();  // not durable: stays queued in the crawl state for the next run
+      written_.clear();         // not durable: stays queued in the crawl state for the next run
+      robots_written_.clear();  // the next owner fetches robots.txt again
       return false;
     }
   }
   Resumed();
+  if (options_.shared != nullptr) {
+    for (const auto& [host, robots] : robots_written_)
+      options_.shared->PutHost(host, {.robots = robots});
+  }
+  robots_written_.clear();
   if (!written_.empty()) {
     {
       std::lock_guard lock(durable_mu_);
@@ -317,6 +323,7 @@ void WarcSink::Write(StoreTask& task) {
       state::SeenRecord record = DoneRecord(task, change);
       written_.push_back({std::move(task.item), std::move(record)});
     }
+    if (task.shared_robots) robots_written_.push_back(std::move(*task.shared_robots));
   } else {
     SetError(loc.status());
     outcome = "not-stored";

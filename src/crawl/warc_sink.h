@@ -120,6 +120,8 @@ class WarcSink {
   uint64_t next_simhash_seq_ = 1;     // sequence of the next index record
   uint64_t trimmed_below_ = 1;        // index records below it are deleted from the state
   std::vector<DurablePage> written_;  // since the last successful flush
+  // robots.txt records for the shared crawl whose captures were written since then.
+  std::vector<std::pair<std::string, state::RobotsRecord>> robots_written_;
 
   std::mutex durable_mu_;
   std::vector<DurablePage> durable_;  // guarded by durable_mu_

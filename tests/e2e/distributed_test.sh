@@ -5,7 +5,7 @@
 # Modes:
 #   basic     3 workers crawl HOSTS hosts: 0 violations, 100% coverage, each page stored
 #             once across the workers' WARC files, every WARC valid under warcio.
-#   fault     the same, but worker 2 is SIGKILLed mid-crawl and a 4th worker joins later;
+#   fault     the same, but worker 2 is SIGKILLed mid-crawl and a 4th worker joins 1 s later;
 #             the killed worker's directory is made whole by `harvest warc repair`; the
 #             audit gets the kill time (--restarts: a page the dead worker fetched but had
 #             not yet reported done is fetched again by its new owner, as after a restart).
@@ -78,7 +78,10 @@ case "$mode" in
     sleep 0.3
     now_us >> "$out/restarts.txt"
     echo "w2 killed (SIGKILL) after $(grep -c . "$out/w2/outcomes.jsonl" 2>/dev/null || echo 0) outcome lines"
-    sleep 4
+    # The 4th joins before the dead worker's leases expire (6 s), so it is counted in the
+    # shares when they do and takes the dead worker's partitions (the survivors are at
+    # their share): a takeover by a newcomer, with work left for it.
+    sleep 1
     worker w4
     finishers=(w1 w3 w4)
     ;;

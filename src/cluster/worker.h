@@ -1,0 +1,164 @@
+// RedisCrawl::Impl, private to src/cluster: a worker's side of a crawl shared over a Redis
+// Cluster (cluster.h, docs/distributed.md). The crawl's I/O thread exchanges batches with it
+// under a mutex; its own thread does every round trip. The code: redis_crawl.cc (the
+// exchange with the crawl, the round-trip loop), worker_flow.cc (admissions, done marks and
+// host records, taking URLs, completion), worker_leases.cc (heartbeats, balance, leases,
+// handing a partition's hosts over).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "cluster/cluster.h"
+#include "cluster/internal.h"
+
+namespace harvest::cluster {
+namespace internal {
+
+inline int64_t Ms(Clock::TimePoint t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+
+}  // namespace internal
+
+class RedisCrawl::Impl {
+ public:
+  Impl(WorkerOptions o, std::unique_ptr<redis::Cluster> r);
+  ~Impl() { (void)Stop(); }
+  Status CheckConfig();
+  Status Start(std::function<void()> wake);
+  Status Stop();
+
+  // A kill -9: the thread ends at once; nothing buffered is written, no lease given up.
+  void AbandonForTesting();
+  void Admit(frontier::UrlItem item);
+  void TakeReady(crawl::SharedCrawl::Taken* out);
+  void PutHost(const std::string& host, const crawl::SharedCrawl::HostRecords& parts);
+  void Done(const frontier::UrlItem& item, std::chrono::milliseconds delay,
+            const state::SeenRecord* record);
+  bool MayFetch(std::string_view host);
+  bool Complete() { return complete_.load(); }
+  Status status();
+  std::optional<state::DigestRecord> FindDigest(const std::string& digest);
+  void PutDigest(const std::string& digest, const state::DigestRecord& rec);
+  crawl::SharedCrawl::Share share() const;
+  WorkerStats stats() const;
+
+ private:
+  struct Part {
+    bool owned = false;
+    bool draining = false;
+    std::string token;
+    std::string epoch;
+    int64_t hold_until_wall = 0;  // no URL handed out before (ms)
+    size_t taken = 0;             // handed out, not yet done
+    int64_t next_take = 0;        // steady ms
+    int64_t delay_ms = 0;         // the largest host delay Done reported
+    int64_t idle_ms = 0;          // the current poll interval of an empty partition
+  };
+  struct DoneMark {
+    int partition;
+    uint64_t fp;
+    int64_t delay_ms;
+    bool schedule = false;  // a continuous crawl: the URL's seen record and recrawl
+    int64_t due_ms = 0;     // wall; 0: not scheduled
+    std::string record;     // state::EncodeSeen
+    std::string item;       // the URL as it comes back due (recrawl flag set)
+  };
+  struct HostWrite {
+    int partition;
+    std::string field;  // "p:", "b:" or "r:" and the host key
+    std::string value;  // the state's encoding of the record
+  };
+
+  int64_t WallMs() const { return clock_->WallMicros() / 1000; }
+  int64_t SteadyMs() const { return internal::Ms(clock_->Now()); }
+  void Fail(Status s);
+  bool failed();
+
+  // The round trips, in an order that keeps the rules: a page's links are admitted before
+  // its done mark is sent (both come in one swap), leases are renewed before URLs are taken.
+  void Loop();
+  void PublishStats();
+  Result<std::vector<redis::Reply>> RunAll(const std::vector<redis::Request>& reqs);
+  bool FlushAdmits(std::vector<frontier::UrlItem> items);
+
+  // Done marks and host records, one script per partition: a host's record is written no
+  // later than the done marks that follow it (the crawl saves it before it marks the URL done).
+  bool FlushDones(const std::vector<DoneMark>& dones, const std::vector<HostWrite>& host_writes);
+  bool Heartbeat(bool leave);
+  size_t Owned() const;
+
+  // Sticky shares: take free partitions up to ceil(partitions / live workers); give some up
+  // (after their work here is done) only above that.
+  void Balance();
+
+  // The saved state of a partition's hosts, for the crawl (TakeReady), before any of its URLs.
+  // A host's first request waits for its last recorded request's end plus its delay (the
+  // previous owner's clock: plus the margin). When the lease expired, a host whose URL the
+  // dead owner had in hand may still have a request running: it waits the longest a request
+  // lasts plus its delay (takeover_hold covers the default delay; a longer Crawl-delay adds).
+  // A host with no URL in hand had its last request's end recorded with its done mark.
+  void HandOverHosts(int partition, bool graceful, const redis::Reply& in_hand,
+                     const redis::Reply& records);
+  void Renew();
+
+  // A draining partition with nothing taken here any more is given up.
+  void FinishDrains();
+  void GiveUp(int i);
+  void GiveUpAll();
+  std::string WakeKey(const std::string& member) const;
+
+  // Partitions of ours another worker admitted URLs to since the last look.
+  void ReadWakes();
+  void Take();
+
+  // Complete: nothing of ours outstanding and every partition's pending count 0. Returns
+  // false when it asked the cluster and the crawl was not complete.
+  bool CheckComplete();
+
+  WorkerOptions o_;
+  Clock* clock_;
+  std::unique_ptr<redis::Cluster> redis_;  // the worker's thread only
+  const int count_;
+  const std::string member_;
+  std::vector<Part> parts_;                              // the worker's thread only
+  std::unique_ptr<std::atomic<int64_t>[]> valid_until_;  // steady ms; 0: not ours
+  size_t live_workers_ = 1;
+  int64_t check_ms_ = 250;
+
+  mutable std::mutex digest_mu_;
+  std::unique_ptr<redis::Cluster> digest_redis_;  // the writer thread's
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<frontier::UrlItem> admit_buf_;
+  uint64_t admit_gen_ = 0;  // Admit calls so far
+  std::vector<DoneMark> done_buf_;
+  std::vector<HostWrite> host_buf_;
+  std::vector<frontier::UrlItem> ready_;
+  std::vector<crawl::SharedCrawl::HostHandover> handover_;        // before ready_ (TakeReady)
+  std::vector<std::pair<uint64_t, state::SeenRecord>> previous_;  // of recrawls in ready_
+  bool started_ = false;
+  bool stopping_ = false;
+  bool abandon_ = false;
+  Status status_;
+  WorkerStats stats_;
+  redis::Cluster::Stats redis_stats_;
+  std::atomic<bool> complete_{false};
+  std::function<void()> wake_;
+  std::thread thread_;
+};
+
+}  // namespace harvest::cluster
