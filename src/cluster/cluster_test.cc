@@ -275,6 +275,31 @@ TEST_F(RedisCrawlTest, ANewOwnerGetsEachHostsSavedStateBeforeItsUrls) {
   EXPECT_TRUE(b->Stop().ok());
 }
 
+TEST_F(RedisCrawlTest, AHostRecordWithoutADoneMarkIsWrittenBeforeItsPartitionIsGivenUp) {
+  std::unique_ptr<RedisCrawl> a = Worker("a");
+  ASSERT_TRUE(a);
+  ASSERT_TRUE(WaitFor([&] { return a->share().partitions_held == 8; }));
+  const std::string h5 = Item(5, 0).host;
+  a->PutHost(h5, {.politeness = state::HostPoliteness{.crawl_delay_ms = 7000}});
+  EXPECT_TRUE(a->Stop().ok());  // no done mark came: written when the lease is given up
+  std::unique_ptr<RedisCrawl> b = Worker("b");
+  ASSERT_TRUE(b);
+  crawl::SharedCrawl::Taken t;
+  ASSERT_TRUE(WaitFor([&] {
+    b->TakeReady(&t);
+    for (const crawl::SharedCrawl::HostHandover& h : t.hosts) {
+      if (h.host == h5) return true;
+    }
+    return false;
+  }));
+  for (const crawl::SharedCrawl::HostHandover& h : t.hosts) {
+    if (h.host != h5) continue;
+    ASSERT_TRUE(h.records.politeness);
+    EXPECT_EQ(h.records.politeness->crawl_delay_ms, 7000);
+  }
+  EXPECT_TRUE(b->Stop().ok());
+}
+
 TEST_F(RedisCrawlTest, ARecrawlComesBackWhenDueWithTheRecordOfTheLastFetch) {
   std::unique_ptr<RedisCrawl> a = Worker("a");
   ASSERT_TRUE(a);

@@ -260,7 +260,7 @@ void RedisCrawl::Impl::Loop() {
       continue;
     }
     const int64_t now = SteadyMs();
-    if (!FlushAdmits(std::move(admits)) || !FlushDones(dones, host_writes)) continue;
+    if (!FlushAdmits(std::move(admits)) || !FlushDones(dones, std::move(host_writes))) continue;
     if (stopping) {
       GiveUpAll();
       Heartbeat(/*leave=*/true);

@@ -11,9 +11,11 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -66,6 +68,8 @@ class RedisCrawl::Impl {
     int64_t next_take = 0;        // steady ms
     int64_t delay_ms = 0;         // the largest host delay Done reported
     int64_t idle_ms = 0;          // the current poll interval of an empty partition
+    std::map<std::string, std::string> host_records;  // to write: field → value
+    int64_t host_records_since = 0;                   // steady ms of the oldest unwritten
   };
   struct DoneMark {
     int partition;
@@ -94,9 +98,12 @@ class RedisCrawl::Impl {
   Result<std::vector<redis::Reply>> RunAll(const std::vector<redis::Request>& reqs);
   bool FlushAdmits(std::vector<frontier::UrlItem> items);
 
-  // Done marks and host records, one script per partition: a host's record is written no
-  // later than the done marks that follow it (the crawl saves it before it marks the URL done).
-  bool FlushDones(const std::vector<DoneMark>& dones, const std::vector<HostWrite>& host_writes);
+  // Done marks and host records (worker_flow.cc).
+  bool FlushDones(const std::vector<DoneMark>& dones, std::vector<HostWrite> host_writes);
+  // The done script for partition `p`: done marks, recrawl schedules and the partition's
+  // host records waiting (taken from the partition).
+  redis::Request DoneRequest(int p, std::vector<std::string> fps,
+                             const std::vector<const DoneMark*>& schedules);
   bool Heartbeat(bool leave);
   size_t Owned() const;
 
@@ -136,6 +143,7 @@ class RedisCrawl::Impl {
   std::vector<Part> parts_;                              // the worker's thread only
   std::unique_ptr<std::atomic<int64_t>[]> valid_until_;  // steady ms; 0: not ours
   size_t live_workers_ = 1;
+  std::set<int> hosts_waiting_;  // partitions with host records to write
   int64_t check_ms_ = 250;
 
   mutable std::mutex digest_mu_;

@@ -78,15 +78,24 @@ bool RedisCrawl::Impl::FlushAdmits(std::vector<frontier::UrlItem> items) {
   return true;
 }
 
-// Done marks and host records, one script per partition: a host's record is written no
-// later than the done marks that follow it (the crawl saves it before it marks the URL done).
+// Done marks and host records, one script per partition. A host's record is written no
+// later than the partition's next done marks (the crawl saves it before it marks the URL
+// done), with them — one round trip for both — or, when no done mark comes, after 1 s or
+// before the partition is given up.
 bool RedisCrawl::Impl::FlushDones(const std::vector<DoneMark>& dones,
-                                  const std::vector<HostWrite>& host_writes) {
-  if (dones.empty() && host_writes.empty()) return true;
+                                  std::vector<HostWrite> host_writes) {
+  const int64_t now = SteadyMs();
+  for (HostWrite& w : host_writes) {
+    Part& part = parts_[static_cast<size_t>(w.partition)];
+    // Not ours (any more): the new owner's records are the ones that count.
+    if (!part.owned) continue;
+    if (part.host_records.empty()) part.host_records_since = now;
+    part.host_records.insert_or_assign(std::move(w.field), std::move(w.value));
+    hosts_waiting_.insert(w.partition);
+  }
   struct Batch {
     std::vector<std::string> fps;
     std::vector<const DoneMark*> schedules;
-    std::map<std::string_view, std::string_view> hosts;  // field → value, the last wins
   };
   std::map<int, Batch> by_part;
   for (const DoneMark& d : dones) {
@@ -97,33 +106,13 @@ bool RedisCrawl::Impl::FlushDones(const std::vector<DoneMark>& dones,
     b.fps.push_back(internal::FpHex(d.fp));
     if (d.schedule) b.schedules.push_back(&d);
   }
-  for (const HostWrite& w : host_writes) {
-    // Not ours (any more): the new owner's records are the ones that count.
-    if (!parts_[static_cast<size_t>(w.partition)].owned) continue;
-    by_part[w.partition].hosts.insert_or_assign(w.field, w.value);
+  for (int p : hosts_waiting_) {
+    if (now - parts_[static_cast<size_t>(p)].host_records_since >= 1000) by_part[p];
   }
+  if (by_part.empty()) return true;
   std::vector<redis::Request> reqs;
   for (auto& [p, batch] : by_part) {
-    if (batch.fps.empty() && batch.hosts.empty()) continue;
-    const std::string tag = PartitionTag(o_.prefix, p);
-    std::vector<std::string> args = {parts_[static_cast<size_t>(p)].token,
-                                     std::to_string(batch.fps.size())};
-    for (std::string& fp : batch.fps) args.push_back(std::move(fp));
-    args.push_back(std::to_string(batch.schedules.size()));
-    for (const DoneMark* d : batch.schedules) {
-      args.push_back(internal::FpHex(d->fp));
-      args.push_back(std::to_string(d->due_ms));
-      args.push_back(d->record);
-      args.push_back(d->item);
-    }
-    for (const auto& [field, value] : batch.hosts) {
-      args.emplace_back(field);
-      args.emplace_back(value);
-    }
-    reqs.push_back(redis_->Eval(LuaScripts().done,
-                                {tag + "taken", tag + "pending", tag + "done", tag + "lease",
-                                 tag + "hosts", tag + "due", tag + "recs"},
-                                args));
+    reqs.push_back(DoneRequest(p, std::move(batch.fps), batch.schedules));
   }
   Result<std::vector<redis::Reply>> r = RunAll(reqs);
   if (!r.ok()) return false;
@@ -136,6 +125,31 @@ bool RedisCrawl::Impl::FlushDones(const std::vector<DoneMark>& dones,
   std::lock_guard lock(mu_);
   stats_.done += dones.size();
   return true;
+}
+
+redis::Request RedisCrawl::Impl::DoneRequest(int p, std::vector<std::string> fps,
+                                             const std::vector<const DoneMark*>& schedules) {
+  Part& part = parts_[static_cast<size_t>(p)];
+  const std::string tag = PartitionTag(o_.prefix, p);
+  std::vector<std::string> args = {part.token, std::to_string(fps.size())};
+  for (std::string& fp : fps) args.push_back(std::move(fp));
+  args.push_back(std::to_string(schedules.size()));
+  for (const DoneMark* d : schedules) {
+    args.push_back(internal::FpHex(d->fp));
+    args.push_back(std::to_string(d->due_ms));
+    args.push_back(d->record);
+    args.push_back(d->item);
+  }
+  for (auto& [field, value] : part.host_records) {
+    args.push_back(field);
+    args.push_back(std::move(value));
+  }
+  part.host_records.clear();
+  hosts_waiting_.erase(p);
+  return redis_->Eval(LuaScripts().done,
+                      {tag + "taken", tag + "pending", tag + "done", tag + "lease", tag + "hosts",
+                       tag + "due", tag + "recs"},
+                      args);
 }
 
 // Partitions of ours another worker admitted URLs to since the last look.

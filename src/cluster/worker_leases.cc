@@ -211,6 +211,10 @@ void RedisCrawl::Impl::GiveUp(int i) {
   Part& p = parts_[static_cast<size_t>(i)];
   valid_until_[i].store(0);  // no request starts here from now on
   const std::string tag = PartitionTag(o_.prefix, i);
+  if (!p.host_records.empty()) {  // written before the lease goes
+    Result<redis::Reply> w = redis_->Run(DoneRequest(i, {}, {}));
+    if (!w.ok() || w->is_error()) spdlog::warn("partition {}: host records not written", i);
+  }
   // Every request of the partition has ended (nothing taken is left, or the crawl stopped
   // after its transfers finished): the next may start one host delay from now.
   const int64_t quiet = WallMs() + std::max<int64_t>(p.delay_ms, 1000);
