@@ -510,13 +510,17 @@ void Loop::WriteMore(Conn& c) {
     msghdr msg{};
     msg.msg_iov = iov;
     msg.msg_iovlen = n;
-    c.last_send_us = NowMicros();
+    // The response's end in the log is the last write that handed bytes to the kernel (as
+    // for a trickle): a write that failed because the client had closed — it truncated a
+    // large body — sent nothing, and a loaded machine may run it well after the close.
+    const int64_t before_send = NowMicros();
     ssize_t w = sendmsg(c.fd, &msg, MSG_NOSIGNAL);
     if (w < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) return SetOut(c, true);
       return Close(c);
     }
+    c.last_send_us = before_send;
     size_t left = static_cast<size_t>(w);
     size_t from_head = std::min(left, c.head.size() - c.head_off);
     c.head_off += from_head;
