@@ -146,5 +146,23 @@ TEST(AppendCollapsed, RandomTextsMatchReference) {
   }
 }
 
+// Long runs of words and single spaces (the 16-byte fast path) broken now and then by
+// every kind of whitespace, at every alignment.
+TEST(AppendCollapsed, LongWordyTextsMatchReference) {
+  std::mt19937 rng(78);
+  static const char* kRare[] = {"  ",   "\n",       "\t",        "\r\n", "\f",   "\xC2\xA0",
+                                "\xC2", "\xC2\xA9", " \xC2\xA0", " \n",  "\xA0", " "};
+  for (int t = 0; t < 2000; ++t) {
+    std::string text(static_cast<size_t>(rng() % 17), 'q');  // shifts the alignment
+    const int words = 5 + static_cast<int>(rng() % 300);
+    for (int k = 0; k < words; ++k) {
+      text += std::string(1 + rng() % 9, static_cast<char>('a' + rng() % 26));
+      text += rng() % 12 == 0 ? kRare[rng() % (sizeof(kRare) / sizeof(*kRare))] : " ";
+    }
+    ExpectSame({text, text.substr(0, text.size() / 3)}, t % 2 == 0 ? 100000 : 50 + rng() % 2000);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+}
+
 }  // namespace
 }  // namespace harvest::extract::internal

@@ -1,5 +1,7 @@
-// Compression of WARC records: libdeflate (fast, one gzip member per record); zlib for
-// records whose payload is already compressed (stored blocks, see AppendMemberStored).
+// Compression of WARC records, one gzip member per record: ISA-L's igzip at level 1 (the
+// default), libdeflate at levels 2..12; zlib for the head of records whose payload is
+// already compressed (stored blocks, see AppendMemberStored).
+#include <isa-l/igzip_lib.h>
 #include <libdeflate.h>
 #include <zlib.h>
 
@@ -11,10 +13,16 @@
 namespace harvest::store::internal {
 
 GzipCompressor::GzipCompressor(int level)
-    : level_(level < 1 ? 1 : (level > 12 ? 12 : level)), c_(libdeflate_alloc_compressor(level_)) {}
+    : level_(level < 1 ? 1 : (level > 12 ? 12 : level)), c_(libdeflate_alloc_compressor(level_)) {
+  if (level_ == 1) {
+    igzip_ = new isal_zstream;
+    igzip_level_buf_.reset(new unsigned char[ISAL_DEF_LVL1_DEFAULT]);
+  }
+}
 
 GzipCompressor::~GzipCompressor() {
   if (c_ != nullptr) libdeflate_free_compressor(c_);
+  delete igzip_;
   if (z_ != nullptr) {
     deflateEnd(z_);
     delete z_;
@@ -31,10 +39,35 @@ void GzipCompressor::Reserve(size_t size, size_t keep) {
   buf_size_ = n;
 }
 
+bool GzipCompressor::IgzipMember(std::string_view data, size_t* size) {
+  isal_zstream* z = igzip_;
+  isal_deflate_stateless_init(z);
+  z->level = 1;
+  z->level_buf = igzip_level_buf_.get();
+  z->level_buf_size = ISAL_DEF_LVL1_DEFAULT;
+  z->gzip_flag = IGZIP_GZIP;  // a gzip header and trailer (CRC-32, size) around the stream
+  z->end_of_stream = 1;
+  z->flush = NO_FLUSH;
+  z->next_in = reinterpret_cast<uint8_t*>(const_cast<char*>(data.data()));
+  z->avail_in = static_cast<uint32_t>(data.size());
+  z->next_out = reinterpret_cast<uint8_t*>(buf_.get());
+  z->avail_out = static_cast<uint32_t>(buf_size_);
+  if (isal_deflate_stateless(z) != COMP_OK || z->avail_in != 0) return false;
+  *size = z->total_out;
+  return true;
+}
+
 Status GzipCompressor::AppendMember(std::string_view data, std::string* out) {
   if (c_ == nullptr) return Status::ResourceExhausted("libdeflate_alloc_compressor failed");
   Reserve(libdeflate_gzip_compress_bound(c_, data.size()), 0);
-  size_t n = libdeflate_gzip_compress(c_, data.data(), data.size(), buf_.get(), buf_size_);
+  size_t n = 0;
+  // libdeflate's bound also holds igzip's stored-block fallback for incompressible data; a
+  // record too large for one 32-bit stateless call takes libdeflate.
+  if (igzip_ != nullptr && data.size() < (1u << 30) && IgzipMember(data, &n)) {
+    out->append(buf_.get(), n);
+    return Status::Ok();
+  }
+  n = libdeflate_gzip_compress(c_, data.data(), data.size(), buf_.get(), buf_size_);
   if (n == 0) return Status::Internal("libdeflate_gzip_compress: output does not fit its bound");
   out->append(buf_.get(), n);
   return Status::Ok();

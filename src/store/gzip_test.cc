@@ -51,6 +51,29 @@ TEST(GzipCompressor, AppendMemberAppendsAndReusesItsBuffer) {
   EXPECT_EQ(InflateOneMember(*m), "");
 }
 
+// Level 1 (igzip) and a libdeflate level: text, incompressible bytes (igzip's stored
+// fallback must fit the buffer) and sizes around a deflate block and the buffer's growth.
+TEST(GzipCompressor, MembersInflateBackAtLevelOneAndAbove) {
+  std::string text;
+  for (int i = 0; text.size() < 300000; ++i) text += "word" + std::to_string(i % 977) + " ";
+  for (int level : {1, 2, 6}) {
+    GzipCompressor gzip(level);
+    for (size_t n :
+         {size_t{0}, size_t{1}, size_t{100}, size_t{65535}, size_t{65537}, size_t{300000}}) {
+      for (const std::string& data :
+           {text.substr(0, n), RandomBytes(n, static_cast<uint32_t>(n))}) {
+        std::string out;
+        ASSERT_TRUE(gzip.AppendMember(data, &out).ok()) << level << " " << n;
+        EXPECT_EQ(InflateOneMember(out), data) << "level " << level << ", " << n << " bytes";
+      }
+    }
+    // Text compresses at every level.
+    Result<std::string> m = gzip.Member(text);
+    ASSERT_TRUE(m.ok());
+    EXPECT_LT(m->size(), text.size() / 2) << level;
+  }
+}
+
 TEST(GzipCompressor, StoredMemberInflatesToTheThreePartsAtEveryLevel) {
   const std::string head =
       "WARC/1.1\r\nWARC-Type: response\r\nContent-Type: application/http\r\n\r\n"

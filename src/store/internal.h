@@ -52,9 +52,11 @@ class Digester {
   bool failed_ = false;
 };
 
-// Produces one gzip member per call with libdeflate at a fixed level (clamped to 1..12).
-// Keeps its compressor and its output buffer between calls (allocating either costs more
-// than compressing a small record).
+// Produces one gzip member per call at a fixed level (clamped to 1..12): level 1 with ISA-L's
+// igzip (level 1: the same ratio as libdeflate's level 1 on web pages at about twice the
+// speed, docs/benchmarks.md "WARC writing"), levels 2..12 with libdeflate. Keeps its
+// compressor state and its output buffer between calls (allocating either costs more than
+// compressing a small record).
 class GzipCompressor {
  public:
   explicit GzipCompressor(int level);
@@ -80,8 +82,13 @@ class GzipCompressor {
   // the end of the stream), growing buf_ as needed.
   Status Deflate(int flush);
 
+  // One member with igzip level 1 into buf_; false when it did not fit (then libdeflate).
+  bool IgzipMember(std::string_view data, size_t* size);
+
   int level_;
   struct libdeflate_compressor* c_;
+  struct isal_zstream* igzip_ = nullptr;  // level 1 only
+  std::unique_ptr<unsigned char[]> igzip_level_buf_;
   struct z_stream_s* z_ = nullptr;  // for AppendMemberStored, made on first use
   std::unique_ptr<char[]> buf_;     // scratch output, buf_size_ bytes
   size_t buf_size_ = 0;
