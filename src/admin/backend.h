@@ -60,6 +60,16 @@ struct SharedShare {
   uint64_t admitted_new = 0;  // URLs it admitted that no worker had admitted before
 };
 
+// The metadata writer's state (docs/metadata.md "Durability"), with --metadata.
+struct MetadataStatus {
+  bool database_up = false;   // connected to PostgreSQL
+  double outage_seconds = 0;  // since the current outage began (0: none)
+  uint64_t rows_written = 0;  // new rows committed
+  uint64_t failures = 0;      // failed connections or transactions (each retried)
+  uint64_t cursor = 0;        // highest page record id committed
+  std::string last_error;     // the last database error ("" while none)
+};
+
 struct StatusSnapshot {
   double pages_per_sec = 0;  // over the last minute
   uint64_t queue_depth = 0;  // URLs queued
@@ -74,6 +84,8 @@ struct StatusSnapshot {
   std::vector<BusyHost> busiest_hosts;
   // Set for a worker of a shared crawl: its share.
   std::optional<SharedShare> shared;
+  // Set when the crawl writes its metadata to PostgreSQL (--metadata).
+  std::optional<MetadataStatus> metadata;
 };
 
 // POST /hosts/{host}/policy: fields left out keep their current value.
@@ -102,6 +114,10 @@ struct PageRecord {
   std::string warc_file;
   uint64_t warc_offset = 0;
   uint64_t warc_length = 0;
+  // The crawler's outcome of the fetch and why (docs/metadata.md): an attempt (a request
+  // that left no WARC record: "retried", or given up without a response) has warc_file "".
+  std::string outcome;
+  std::string reason;
 };
 struct PageList {
   std::vector<PageRecord> pages;

@@ -433,6 +433,14 @@ json ToJson(const StatusSnapshot& s) {
                    {"done", s.shared->done},
                    {"admitted_new", s.shared->admitted_new}};
   }
+  if (s.metadata) {
+    j["metadata"] = {{"database_up", s.metadata->database_up},
+                     {"outage_seconds", s.metadata->outage_seconds},
+                     {"rows_written", s.metadata->rows_written},
+                     {"failures", s.metadata->failures},
+                     {"cursor", s.metadata->cursor},
+                     {"last_error", s.metadata->last_error}};
+  }
   return j;
 }
 
@@ -447,7 +455,9 @@ json ToJson(const PageRecord& p) {
           {"digest", p.digest},
           {"warc_file", p.warc_file},
           {"warc_offset", p.warc_offset},
-          {"warc_length", p.warc_length}};
+          {"warc_length", p.warc_length},
+          {"outcome", p.outcome},
+          {"reason", p.reason}};
 }
 
 json ToJson(const PageList& list) {

@@ -216,5 +216,31 @@ TEST(Render, Shapes) {
   EXPECT_NE(dumped.find("1970-01-01T00:00:00.000Z"), std::string::npos);
 }
 
+// --metadata: the writer's state in /status (an outage included); pages carry the crawler's
+// outcome, attempts (no WARC record) among them.
+TEST(Render, MetadataStatusAndPageOutcomes) {
+  StatusSnapshot s;
+  EXPECT_FALSE(ToJson(s).contains("metadata"));  // without --metadata
+  s.metadata = MetadataStatus{.database_up = false,
+                              .outage_seconds = 4.5,
+                              .rows_written = 120,
+                              .failures = 3,
+                              .cursor = 130,
+                              .last_error = "Unavailable: connection refused"};
+  nlohmann::json j = ToJson(s)["metadata"];
+  EXPECT_EQ(j["database_up"], false);
+  EXPECT_EQ(j["outage_seconds"], 4.5);
+  EXPECT_EQ(j["rows_written"], 120);
+  EXPECT_EQ(j["failures"], 3);
+  EXPECT_EQ(j["cursor"], 130);
+  EXPECT_EQ(j["last_error"], "Unavailable: connection refused");
+  PageRecord attempt{.id = 9, .url = "http://a.test/x", .outcome = "retried", .reason = "HTTP 503"};
+  nlohmann::json p = ToJson(attempt);
+  EXPECT_EQ(p["outcome"], "retried");
+  EXPECT_EQ(p["reason"], "HTTP 503");
+  EXPECT_EQ(p["warc_file"], "");  // the existing fields stay
+  EXPECT_EQ(p["status"], 0);
+}
+
 }  // namespace
 }  // namespace harvest::admin

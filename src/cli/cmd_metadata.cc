@@ -60,6 +60,8 @@ metadata::PageSource BackendSource(admin::Backend* backend) {
       p.warc_file = r.warc_file;
       p.warc_offset = r.warc_offset;
       p.warc_length = r.warc_length;
+      p.outcome = r.outcome;
+      p.reason = r.reason;
       out.push_back(std::move(p));
     }
     return out;
@@ -72,13 +74,26 @@ Result<metadata::PageSource> ReaderSource(const std::filesystem::path& out) {
   return metadata::StateReaderSource(std::shared_ptr<state::StateReader>(std::move(*reader)));
 }
 
-// Prometheus lines for the writer's figures (docs/metadata.md "Outage").
-std::string MetricsOf(const metadata::WriterStats& s) {
+double OutageSeconds(const metadata::WriterStats& s) {
   auto now_us = std::chrono::duration_cast<std::chrono::microseconds>(
                     std::chrono::system_clock::now().time_since_epoch())
                     .count();
-  const double outage_s =
-      s.outage_since_us == 0 ? 0.0 : static_cast<double>(now_us - s.outage_since_us) / 1e6;
+  return s.outage_since_us == 0 ? 0.0 : static_cast<double>(now_us - s.outage_since_us) / 1e6;
+}
+
+// The admin API's /status "metadata" object (docs/metadata.md "Outage").
+admin::MetadataStatus StatusOf(const metadata::WriterStats& s) {
+  return {.database_up = s.connected,
+          .outage_seconds = OutageSeconds(s),
+          .rows_written = s.rows_written,
+          .failures = s.failures,
+          .cursor = s.cursor,
+          .last_error = s.last_error};
+}
+
+// Prometheus lines for the writer's figures (docs/metadata.md "Outage").
+std::string MetricsOf(const metadata::WriterStats& s) {
+  const double outage_s = OutageSeconds(s);
   std::string out;
   auto metric = [&out](const char* name, const char* type, const char* help,
                        const std::string& value) {
@@ -98,7 +113,7 @@ std::string MetricsOf(const metadata::WriterStats& s) {
   return out;
 }
 
-// Forwards to the crawl's backend; /metrics gains the writer's lines.
+// Forwards to the crawl's backend; /status gains the writer's state, /metrics its lines.
 class MetricsBackend : public admin::Backend {
  public:
   MetricsBackend(admin::Backend* inner, const metadata::MetadataWriter* writer)
@@ -106,7 +121,11 @@ class MetricsBackend : public admin::Backend {
   Result<admin::SeedResult> InjectSeeds(const admin::SeedRequest& r) override {
     return inner_->InjectSeeds(r);
   }
-  admin::StatusSnapshot GetStatus() override { return inner_->GetStatus(); }
+  admin::StatusSnapshot GetStatus() override {
+    admin::StatusSnapshot s = inner_->GetStatus();
+    s.metadata = StatusOf(writer_->stats());
+    return s;
+  }
   Status SetPolicy(std::string_view host, const admin::HostPolicy& p) override {
     return inner_->SetPolicy(host, p);
   }

@@ -29,7 +29,9 @@ admin::PageRecord ToRecord(const state::PageEntry& p) {
           .digest = p.digest,
           .warc_file = p.warc_file,
           .warc_offset = p.warc_offset,
-          .warc_length = p.warc_length};
+          .warc_length = p.warc_length,
+          .outcome = p.outcome,
+          .reason = p.reason};
 }
 
 Result<state::PageFilter> ToFilter(const admin::PageQuery& q) {
@@ -64,6 +66,10 @@ admin::PageList ToList(state::PageScan scan) {
 
 Result<admin::PageContent> ReadContent(const std::filesystem::path& out_dir,
                                        const state::PageEntry& page) {
+  if (page.attempt()) {
+    return Status::NotFound("page " + std::to_string(page.id) + " is an attempt (" + page.outcome +
+                            "): the request left no WARC record");
+  }
   Result<store::WarcRecord> rec = store::ReadRecordAt(out_dir / page.warc_file, page.warc_offset);
   if (!rec.ok()) return rec.status();
   Result<store::HttpResponse> http = store::ParseHttpResponse(rec->block);

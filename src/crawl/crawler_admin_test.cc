@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <map>
 #include <thread>
 
 #include "admin/backend.h"
@@ -335,6 +336,64 @@ TEST_F(CrawlerAdminTest, ReadOnlyBackendServesAFinishedCrawl) {
   EXPECT_EQ(b.GetHost("nowhere.test").status().code(), Status::Code::kNotFound);
   EXPECT_NE(b.MetricsText().find("harvest_pages_stored_total"), std::string::npos);
   EXPECT_EQ(OpenReadOnlyBackend(dir_ / "none").status().code(), Status::Code::kNotFound);
+}
+
+// Every request the crawler sent has exactly one page record (docs/metadata.md "What is a
+// row"): a stored fetch with its WARC location, an attempt — an answer asked again, a request
+// without a response — without one; each with the crawler's outcome and reason.
+TEST_F(CrawlerAdminTest, EveryRequestSentHasOnePageRecordWithItsOutcome) {
+  using fetch::FetchOutcome;
+  fetcher_->Script("http://a.test/",
+                   FakeResponse::Html(Links({"/flaky", "/gone", "/dead", "http://b.test/"})));
+  fetcher_->Script("http://a.test/flaky",
+                   {FakeResponse::WithStatus(503), FakeResponse::Html("<title>ok</title>")});
+  fetcher_->Script("http://a.test/gone", FakeResponse::WithStatus(500));
+  fetcher_->Script("http://a.test/dead", FakeResponse::Error(FetchOutcome::kTimeout, "too slow"));
+  fetcher_->Script("http://b.test/robots.txt",
+                   {FakeResponse::Error(FetchOutcome::kTimeout, "robots too slow"),
+                    FakeResponse::Text("User-agent: *\nAllow: /\n")});
+  fetcher_->Script("http://b.test/", FakeResponse::Html("b"));
+  Crawl(Options(), {"http://a.test/"});
+  const size_t requests = fetcher_->log().size();
+  auto backend = OpenReadOnlyBackend(dir_ / "crawl");
+  ASSERT_TRUE(backend.ok()) << backend.status().ToString();
+  Result<admin::PageList> list = (*backend)->ListPages({.limit = 1000});
+  ASSERT_TRUE(list.ok());
+  std::map<std::string, std::vector<admin::PageRecord>> by_url;
+  for (const admin::PageRecord& p : list->pages) by_url[p.url].push_back(p);
+  EXPECT_EQ(list->pages.size(), requests);
+  for (const FakeRequestLog& r : fetcher_->log()) {
+    EXPECT_EQ(by_url[r.url].size(), RequestsOf(r.url).size()) << r.url;
+  }
+  auto expect = [&](const std::string& url, size_t i, int status, const std::string& outcome,
+                    const std::string& reason, bool stored) {
+    ASSERT_GT(by_url[url].size(), i) << url;
+    const admin::PageRecord& p = by_url[url][i];
+    EXPECT_EQ(p.status, status) << url << " #" << i;
+    EXPECT_EQ(p.outcome, outcome) << url << " #" << i;
+    EXPECT_NE(p.reason.find(reason), std::string::npos) << url << " #" << i << ": " << p.reason;
+    EXPECT_EQ(!p.warc_file.empty(), stored) << url << " #" << i;
+  };
+  expect("http://a.test/flaky", 0, 503, "retried", "HTTP 503 (attempt 1)", false);
+  expect("http://a.test/flaky", 1, 200, "fetched", "", true);
+  expect("http://a.test/gone", 0, 500, "retried", "HTTP 500 (attempt 1)", false);
+  expect("http://a.test/gone", 1, 500, "retried", "HTTP 500 (attempt 2)", false);
+  expect("http://a.test/gone", 2, 500, "gave-up", "HTTP 500 (3 attempts)", true);
+  expect("http://a.test/dead", 0, 0, "retried", "too slow", false);
+  expect("http://a.test/dead", 1, 0, "retried", "(attempt 2)", false);
+  expect("http://a.test/dead", 2, 0, "gave-up", "too slow (3 attempts)", false);
+  expect("http://b.test/robots.txt", 0, 0, "retried", "robots too slow", false);
+  expect("http://b.test/robots.txt", 1, 200, "fetched", "", true);
+  expect("http://b.test/", 0, 200, "fetched", "", true);
+  // An attempt has no content to read back.
+  EXPECT_EQ((*backend)->GetPageContent(by_url["http://a.test/dead"][0].id).status().code(),
+            Status::Code::kNotFound);
+  backend->reset();
+  // The URL given up without a response was marked done (after its record): a second run
+  // does not ask again.
+  EXPECT_EQ(OutcomesOf("http://a.test/dead"), std::vector<std::string>{"gave-up"});
+  Crawl(Options(), {"http://a.test/"});
+  EXPECT_EQ(RequestsOf("http://a.test/dead").size(), 3u);
 }
 
 }  // namespace

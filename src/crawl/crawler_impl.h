@@ -196,6 +196,10 @@ class Crawler::Impl {
                        std::optional<state::SeenRecord> previous = std::nullopt,
                        bool not_modified = false);
   void RecordUnreached();
+  // A request that leaves no WARC record: its page record (docs/metadata.md), written by the
+  // writer thread; `done`, if any, is marked once that record is durable.
+  void SubmitAttempt(const std::string& url, const fetch::FetchResult& r, std::string outcome,
+                     std::string reason, std::optional<DurablePage> done = std::nullopt);
 
   // The process pool (pipeline.cc).
   void Dispatch(PageTask task);

@@ -80,6 +80,12 @@ void Crawler::Impl::OnRobotsDone(InFlight flight, fetch::FetchResult&& r) {
   SavePoliteness(host, done.retry_after);
   if (GotResponse(r)) {
     DispatchCapture(lease.item, std::move(r), /*robots=*/true, "fetched", "");
+  } else if (!flight.no_request) {
+    // A robots.txt request without an answer leaves no WARC record: its attempt record.
+    const char* outcome = step.step == RobotsGate::Step::kUnavailable   ? "robots-unavailable"
+                          : step.step == RobotsGate::Step::kUnreachable ? "gave-up"
+                                                                        : "retried";
+    SubmitAttempt(r.url.empty() ? robots_->RobotsUrl(host) : r.url, r, outcome, step.detail);
   }
   if (robots_to_share_) {  // no capture to wait for (no response)
     PutSharedHost(robots_to_share_->first, {.robots = robots_to_share_->second});
@@ -156,18 +162,45 @@ void Crawler::Impl::OnPageDone(InFlight flight, fetch::FetchResult&& r) {
     frontier::UrlItem retry = lease.item;
     ++retry.attempts;  // as the frontier counted it: a restart keeps the count
     db_->UpdateQueued(retry);
-    return;  // not stored: the retry will produce the stored response
+    // Not stored (the retry will produce the stored response): the request's attempt record.
+    if (!flight.no_request) {
+      SubmitAttempt(lease.item.url, r, "retried",
+                    FetchFailureDetail(r) + " (attempt " + std::to_string(retry.attempts) + ")");
+    }
+    return;
   }
   ++stats_.gave_up;
   std::string detail =
       FetchFailureDetail(r) + " (" + std::to_string(lease.item.attempts + 1) + " attempts)";
   if (!got_response) {
     Record(lease.item.url, "gave-up", 0, detail);
-    MarkDone(lease.item, 0);
+    if (flight.no_request) {
+      MarkDone(lease.item, 0);
+      return;
+    }
+    // The done mark waits for the attempt's record (WarcSink::SubmitAttempt), as a stored
+    // page's waits for its WARC records.
+    state::SeenRecord record{
+        .state = state::SeenRecord::State::kDone, .status = 0, .fetch_time_us = WallNow()};
+    ScheduleNext(PolicyFor(opts_.freshness, lease.item.host), nullptr, Change::kFirst,
+                 record.fetch_time_us, &record);
+    SubmitAttempt(lease.item.url, r, "gave-up", std::move(detail),
+                  DurablePage{lease.item, std::move(record)});
     return;
   }
   DispatchCapture(lease.item, std::move(r), /*robots=*/false, "gave-up", std::move(detail),
                   std::move(flight.previous));
+}
+
+void Crawler::Impl::SubmitAttempt(const std::string& url, const fetch::FetchResult& r,
+                                  std::string outcome, std::string reason,
+                                  std::optional<DurablePage> done) {
+  sink_->SubmitAttempt({.url = url,
+                        .status = GotResponse(r) ? r.status : 0,
+                        .fetched_at_us = r.start_wall_us != 0 ? r.start_wall_us : WallNow(),
+                        .outcome = std::move(outcome),
+                        .reason = std::move(reason),
+                        .done = std::move(done)});
 }
 
 void Crawler::Impl::DispatchCapture(const frontier::UrlItem& item, fetch::FetchResult&& r,

@@ -57,6 +57,8 @@ void WarcSink::Start() {
 
 void WarcSink::Submit(StoreTask task) { queue_.Push(std::move(task)); }
 
+void WarcSink::SubmitAttempt(AttemptTask attempt) { queue_.PushNoWait(std::move(attempt)); }
+
 void WarcSink::Abandon() { abandon_ = true; }
 
 std::vector<DurablePage> WarcSink::TakeDurable() {
@@ -102,8 +104,15 @@ void WarcSink::Resumed() {
 void WarcSink::Loop() {
   auto last_flush = std::chrono::steady_clock::now();
   for (;;) {
-    std::optional<StoreTask> task = queue_.PopFor(options_.flush_interval);
-    if (task) Write(*task);
+    std::optional<std::variant<StoreTask, AttemptTask>> task =
+        queue_.PopFor(options_.flush_interval);
+    if (task) {
+      if (StoreTask* store = std::get_if<StoreTask>(&*task)) {
+        Write(*store);
+      } else {
+        WriteAttempt(std::get<AttemptTask>(*task));
+      }
+    }
     auto now = std::chrono::steady_clock::now();
     if (now - last_flush >= options_.flush_interval) {
       FlushAll();
@@ -298,18 +307,22 @@ void WarcSink::Write(StoreTask& task) {
       }
       if (task.has_simhash) records.simhash = IndexNearDuplicates(task, *loc);
     }
+    // Every request has one page record (docs/metadata.md): a near-duplicate kept as a
+    // metadata record only has one without a WARC location, as an attempt.
+    records.page = state::PageEntry{.url = c.target_uri,
+                                    .host = AuthorityOf(c.target_uri),
+                                    .status = c.status,
+                                    .fetched_at_us = c.fetch_time_us,
+                                    .mime = c.mime,
+                                    .title = task.title,
+                                    .digest = c.payload_digest,
+                                    .revisit = revisit.has_value(),
+                                    .outcome = outcome,
+                                    .reason = task.detail};
     if (!metadata_only) {
-      records.page = state::PageEntry{.url = c.target_uri,
-                                      .host = AuthorityOf(c.target_uri),
-                                      .status = c.status,
-                                      .fetched_at_us = c.fetch_time_us,
-                                      .mime = c.mime,
-                                      .title = task.title,
-                                      .digest = c.payload_digest,
-                                      .warc_file = loc->filename,
-                                      .warc_offset = loc->offset,
-                                      .warc_length = loc->length,
-                                      .revisit = revisit.has_value()};
+      records.page->warc_file = loc->filename;
+      records.page->warc_offset = loc->offset;
+      records.page->warc_length = loc->length;
     }
     // Shared with the other workers right after the record's write(2): a worker that takes
     // this host over after a kill stores a refetch of this page as a revisit.
@@ -331,6 +344,21 @@ void WarcSink::Write(StoreTask& task) {
   }
   bytes_written_ = writer_->bytes_written();
   outcomes_->Record(c.target_uri, outcome, c.status, task.detail, c.fetch_time_us);
+}
+
+void WarcSink::WriteAttempt(AttemptTask& a) {
+  Result<uint64_t> put = db_->AddPage({.url = a.url,
+                                       .host = AuthorityOf(a.url),
+                                       .status = a.status,
+                                       .fetched_at_us = a.fetched_at_us,
+                                       .outcome = std::move(a.outcome),
+                                       .reason = std::move(a.reason)});
+  if (!put.ok()) {
+    // The state's write error is sticky and stops the crawl; the URL stays queued.
+    spdlog::error("writer: {}", put.status().ToString());
+    return;
+  }
+  if (a.done) written_.push_back(std::move(*a.done));
 }
 
 Status WarcSink::Finish() {

@@ -21,9 +21,11 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "base/clock.h"
@@ -41,6 +43,21 @@ namespace harvest::crawl {
 struct DurablePage {
   frontier::UrlItem item;
   state::SeenRecord record;
+};
+
+// A request that left no WARC record (docs/metadata.md "What is a row"): an answer the
+// crawler asks again (408, 429, 5xx), or a request that got no response (timeout, reset). The
+// writer thread adds its page record — no WARC location — so page ids are given by one
+// thread, in order, like those of stored fetches.
+struct AttemptTask {
+  std::string url;
+  int status = 0;             // 0: no response
+  int64_t fetched_at_us = 0;  // when the request started (wall µs)
+  std::string outcome;        // "retried", or the URL's final outcome (gave-up, ...)
+  std::string reason;
+  // A URL given up without a response: its done mark, handed back (TakeDurable) once the
+  // page record is durable, so a kill never leaves a done URL without its record.
+  std::optional<DurablePage> done;
 };
 
 class WarcSink {
@@ -67,6 +84,9 @@ class WarcSink {
   void Start();
   // Blocks while the queue is full (back-pressure).
   void Submit(StoreTask task);
+  // Never blocks (the I/O thread; attempts are bounded by the requests in flight). Queued
+  // with the captures, so written in submission order.
+  void SubmitAttempt(AttemptTask attempt);
   // Pages made durable since the last call.
   std::vector<DurablePage> TakeDurable();
   // Stop waiting for a failed output to recover (see above).
@@ -90,6 +110,7 @@ class WarcSink {
  private:
   void Loop();
   void Write(StoreTask& task);
+  void WriteAttempt(AttemptTask& attempt);
   std::optional<state::DigestRecord> FindDigest(const std::string& digest);
   // Looks for a near-duplicate of the task's page; tags the capture and the detail.
   void FindNearDuplicate(StoreTask& task);
@@ -112,7 +133,7 @@ class WarcSink {
   state::StateDb* db_;
   Options options_;
   std::function<void()> wake_;
-  WorkQueue<StoreTask> queue_;
+  WorkQueue<std::variant<StoreTask, AttemptTask>> queue_;
   std::thread thread_;
 
   // Writer-thread state.

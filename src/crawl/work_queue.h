@@ -27,6 +27,16 @@ class WorkQueue {
     return true;
   }
 
+  // Never blocks: the capacity is ignored. For a producer that must not wait (the I/O
+  // thread), whose items are few and bounded elsewhere. False once closed.
+  bool PushNoWait(T item) {
+    std::lock_guard lock(mu_);
+    if (closed_) return false;
+    items_.push_back(std::move(item));
+    not_empty_.notify_one();
+    return true;
+  }
+
   // Blocks until an item is available; nullopt once closed and drained.
   std::optional<T> Pop() {
     std::unique_lock lock(mu_);

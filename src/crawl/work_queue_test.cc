@@ -19,6 +19,19 @@ TEST(WorkQueueTest, FifoAndCloseDrains) {
   EXPECT_TRUE(q.ClosedAndEmpty());
 }
 
+// The I/O thread's attempts (WarcSink::SubmitAttempt) never wait, even on a full queue.
+TEST(WorkQueueTest, PushNoWaitIgnoresTheCapacityButNotClose) {
+  WorkQueue<int> q(1);
+  ASSERT_TRUE(q.Push(1));
+  EXPECT_TRUE(q.PushNoWait(2));
+  EXPECT_EQ(q.size(), 2u);
+  q.Close();
+  EXPECT_FALSE(q.PushNoWait(3));
+  EXPECT_EQ(q.Pop(), 1);
+  EXPECT_EQ(q.Pop(), 2);
+  EXPECT_EQ(q.Pop(), std::nullopt);
+}
+
 TEST(WorkQueueTest, FullQueueBlocksProducerUntilConsumed) {
   WorkQueue<int> q(1);
   ASSERT_TRUE(q.Push(1));

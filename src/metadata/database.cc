@@ -105,14 +105,16 @@ std::string CopyText(const std::vector<PageRow>& rows) {
     field(r.url, false);
     field(r.host, false);
     field(r.domain, true);
-    field(std::to_string(r.status), false);
+    field(r.status == 0 ? "" : std::to_string(r.status), true);  // 0: no response
     field(TimestampLiteral(r.fetched_at_us), false);
     field(r.mime, true);
     field(r.title, true);
     field(r.digest, true);
-    field(r.warc_file, false);
-    field(std::to_string(r.warc_offset), false);
-    field(std::to_string(r.warc_length), false);
+    // An attempt has no WARC record: no file, offset or length.
+    const bool stored = !r.warc_file.empty();
+    field(r.warc_file, true);
+    field(stored ? std::to_string(r.warc_offset) : "", true);
+    field(stored ? std::to_string(r.warc_length) : "", true);
     field(r.outlinks ? std::to_string(*r.outlinks) : "", true);
     field(r.outcome, false);
     field(r.reason, true);

@@ -1,22 +1,20 @@
-// Crawl metadata in PostgreSQL (docs/metadata.md): one row per stored fetch in a table `pages`,
-// written off the crawl's threads from the crawl's own durable page records.
+// Crawl metadata in PostgreSQL (docs/metadata.md): one row per request the crawler sent in a
+// table `pages`, written off the crawl's threads from the crawl's own durable page records.
 //
-// Source of rows: the crawl state's page records (src/state, family `pages`: one per WARC
-// response or revisit record, robots.txt included, ids increasing over all runs). A row is
-// built from a page record and the WARC record it names (record type, and the outlink count
-// of the fetch's metadata record). Fetches that left no WARC record — a retryable answer that
-// was retried, a transfer with no response — are not rows.
+// Source of rows: the crawl state's page records (src/state, family `pages`, ids increasing
+// over all runs): one per WARC response or revisit record, robots.txt included, and one per
+// attempt — a request that left no WARC record (an answer the crawler asks again, no
+// response). A stored fetch's row is built from its page record and the WARC record it names
+// (the outlink count of the fetch's metadata record); an attempt's from its page record alone.
+// Outcome and reason are the crawler's (page record format 2); a format-1 record's come from
+// its WARC record (`fetched`, `revisit`, `not-modified`; a revisited URI, a truncation).
 //
 // Durability: before a batch is sent the writer fsyncs the WARC files its rows point into, so
 // a row never names a record that is not durable. The batch and the source's cursor (the
 // highest page id written) are committed in one transaction; after a crash, an outage or a
 // restart the writer resumes after the cursor. A row's key is its WARC location
-// (`fetch_key` = "<warc file>:<offset>"), inserted with ON CONFLICT DO NOTHING, so a replayed
-// batch never writes a row twice.
-//
-// Departures: `outcome` is derived from the WARC record (`fetched`, `revisit`, `not-modified`
-// for a 304 revisit), not read from outcomes.jsonl; `reason` names the revisited URI or a
-// truncation.
+// (`fetch_key` = "<warc file>:<offset>"), or for an attempt "<source>#<page id>" (AttemptKey),
+// inserted with ON CONFLICT DO NOTHING, so a replayed batch never writes a row twice.
 //
 // Thread-safety: Database belongs to one thread. MetadataWriter: Start/Finish from the owner,
 // stats() from any thread. The only file that includes <libpq-fe.h> is database.cc.
@@ -41,7 +39,7 @@
 namespace harvest::metadata {
 
 // The schema version this build creates and expects (table schema_version).
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
 struct MetadataOptions {
   // libpq connection URL, e.g. postgresql://harvest@127.0.0.1:5432/harvest. Required.
@@ -67,29 +65,33 @@ struct MetadataOptions {
 
 // One row of `pages`.
 struct PageRow {
-  std::string fetch_key;  // "<warc_file>:<warc_offset>"
+  std::string fetch_key;  // "<warc_file>:<warc_offset>", or for an attempt "<source>#<page_id>"
   uint64_t page_id = 0;   // the page record's id in its crawl state
   std::string url;
   std::string host;    // host[:port]
   std::string domain;  // registrable domain of the host ("" when none: an IP address)
-  int status = 0;
+  int status = 0;      // 0: no response (NULL)
   int64_t fetched_at_us = 0;
   std::string mime;
   std::string title;
   std::string digest;
-  std::string warc_file;
+  std::string warc_file;  // "" for an attempt (no WARC record): NULL, as offset and length
   uint64_t warc_offset = 0;
   uint64_t warc_length = 0;
   std::optional<int> outlinks;  // nullopt when the WARC could not be read
-  std::string outcome;          // fetched | revisit | not-modified
+  std::string outcome;          // the crawler's (state::PageEntry::outcome)
   std::string reason;
   std::string worker;
 };
 
 // Builds the row of a page record, reading its WARC record under `out_dir`. Never fails:
 // an unreadable WARC record leaves outlinks unknown and the outcome from the page record.
+// An attempt (no WARC record) is keyed AttemptKey(source, id): `source` is the writer's
+// cursor source, so a replay or an export of the same crawl directory gives the same key.
 PageRow BuildRow(const state::PageEntry& page, const std::filesystem::path& out_dir,
-                 std::string_view worker);
+                 std::string_view worker, std::string_view source = {});
+// "<source>#<page_id>": the fetch_key of an attempt's row.
+std::string AttemptKey(std::string_view source, uint64_t page_id);
 // The host[:port] of an absolute URL ("" when it has none).
 std::string HostOf(std::string_view url);
 // "YYYY-MM-DD HH:MM:SS.ffffff+00" (a timestamptz literal).

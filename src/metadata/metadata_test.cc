@@ -210,6 +210,12 @@ class FakeCrawl {
       pages_.push_back(p);
     }
   }
+  // A page record as given (an attempt: no WARC location), with the next id.
+  void AddEntry(state::PageEntry p) {
+    std::lock_guard lock(mu_);
+    p.id = pages_.size() + 1;
+    pages_.push_back(std::move(p));
+  }
   PageSource Source() {
     return [this](uint64_t after, size_t limit) -> Result<std::vector<state::PageEntry>> {
       std::lock_guard lock(mu_);
@@ -286,6 +292,60 @@ TEST_F(MetadataDbTest, ARestartedWriterResumesAfterTheCursorAndReplaysAreHarmles
   EXPECT_EQ(replay.stats().rows_existing, 35u);
   auto db = Connect();
   EXPECT_EQ(One(db.get(), "SELECT count(*) FROM pages"), "35");
+}
+
+// Requests that left no WARC record have a row too: no status without a response, no WARC
+// location, keyed "<source>#<page_id>" so a replay of the same crawl directory adds nothing;
+// every row's outcome and reason are the crawler's.
+TEST_F(MetadataDbTest, AttemptsHaveRowsAndOutcomesAreTheCrawlers) {
+  FakeCrawl crawl(dir_);
+  crawl.AddPages(2);
+  crawl.AddEntry({.url = "http://a.test/slow",
+                  .host = "a.test",
+                  .fetched_at_us = 1'700'000'000'000'007,
+                  .outcome = "retried",
+                  .reason = "timeout: too slow (attempt 1)"});
+  crawl.AddEntry({.url = "http://a.test/busy",
+                  .host = "a.test",
+                  .status = 503,
+                  .fetched_at_us = 1'700'000'000'000'008,
+                  .outcome = "retried",
+                  .reason = "HTTP 503 (attempt 1)"});
+  crawl.AddEntry({.url = "http://a.test/slow",
+                  .host = "a.test",
+                  .fetched_at_us = 1'700'000'000'000'009,
+                  .outcome = "gave-up",
+                  .reason = "timeout: too slow (3 attempts)"});
+  crawl.AddPages(1);
+  MetadataWriter writer(Options("w1:/crawl"), crawl.Source());
+  Status s = writer.Finish(crawl.Source(), 20s);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(writer.stats().rows_written, 6u);
+  auto db = Connect();
+  EXPECT_EQ(One(db.get(), "SELECT count(*) FROM pages WHERE warc_file IS NULL"), "3");
+  EXPECT_EQ(One(db.get(),
+                "SELECT string_agg(fetch_key || ' ' || coalesce(status::text, 'NULL') || ' ' || "
+                "outcome || ' ' || reason || ' ' || (warc_offset IS NULL) || ' ' || outlinks, "
+                "'|' ORDER BY page_id) FROM pages WHERE warc_file IS NULL"),
+            "w1:/crawl#3 NULL retried timeout: too slow (attempt 1) true 0|"
+            "w1:/crawl#4 503 retried HTTP 503 (attempt 1) true 0|"
+            "w1:/crawl#5 NULL gave-up timeout: too slow (3 attempts) true 0");
+  EXPECT_EQ(One(db.get(),
+                "SELECT fetched_at = to_timestamp(1700000000.000009) FROM pages "
+                "WHERE page_id = 5"),
+            "t");
+  // Stored fetches whose page records carry no outcome: the one their WARC record implies.
+  EXPECT_EQ(One(db.get(),
+                "SELECT count(*) FROM pages WHERE warc_file IS NOT NULL AND "
+                "outcome = 'fetched' AND status = 200"),
+            "3");
+  // The same crawl directory again (a lost cursor, an export): no row twice.
+  ASSERT_TRUE(db->Query("DELETE FROM metadata_cursors").ok());
+  MetadataWriter replay(Options("w1:/crawl"), crawl.Source());
+  ASSERT_TRUE(replay.Finish(crawl.Source(), 20s).ok());
+  EXPECT_EQ(replay.stats().rows_written, 0u);
+  EXPECT_EQ(replay.stats().rows_existing, 6u);
+  EXPECT_EQ(One(db.get(), "SELECT count(*) FROM pages"), "6");
 }
 
 TEST_F(MetadataDbTest, FinishGivesUpAfterItsLimitWhileTheDatabaseIsDown) {

@@ -107,8 +107,12 @@ std::string TimestampLiteral(int64_t unix_us) {
   return buf;
 }
 
+std::string AttemptKey(std::string_view source, uint64_t page_id) {
+  return std::string(source) + "#" + std::to_string(page_id);
+}
+
 PageRow BuildRow(const state::PageEntry& page, const std::filesystem::path& out_dir,
-                 std::string_view worker) {
+                 std::string_view worker, std::string_view source) {
   PageRow row;
   row.page_id = page.id;
   row.url = page.url;
@@ -119,25 +123,40 @@ PageRow BuildRow(const state::PageEntry& page, const std::filesystem::path& out_
   row.mime = page.mime;
   row.title = page.title;
   row.digest = page.digest;
+  row.worker = std::string(worker);
+  // The crawler's outcome and reason (page record format 2). A record without one (read
+  // through an older admin API) gets the outcome its WARC record implies, as format 1 did.
+  row.outcome = page.outcome;
+  row.reason = page.reason;
+  if (page.attempt()) {
+    // No WARC record to name or read: the key is the record's place in its crawl state.
+    row.fetch_key = AttemptKey(source, page.id);
+    row.outlinks = 0;  // an attempt's links are never extracted
+    if (row.outcome.empty()) row.outcome = "retried";
+    return row;
+  }
   row.warc_file = page.warc_file;
   row.warc_offset = page.warc_offset;
   row.warc_length = page.warc_length;
-  row.worker = std::string(worker);
   row.fetch_key = page.warc_file + ":" + std::to_string(page.warc_offset);
-  row.outcome = page.revisit ? (page.status == 304 ? "not-modified" : "revisit") : "fetched";
+  const bool derive = row.outcome.empty();
+  if (derive)
+    row.outcome = page.revisit ? (page.status == 304 ? "not-modified" : "revisit") : "fetched";
 
   const std::filesystem::path file = out_dir / page.warc_file;
   Result<store::WarcRecord> main = store::ReadRecordAt(file, page.warc_offset);
   if (!main.ok()) return row;
   // The record's date has microseconds; a page record read through the admin API only ms.
   if (std::optional<int64_t> date = internal::ParseWarcDate(main->date)) row.fetched_at_us = *date;
+  // Without the crawler's reason, what the record says: the URI a revisit repeats, a
+  // truncation.
   if (main->type == "revisit") {
-    row.outcome = page.status == 304 ? "not-modified" : "revisit";
-    row.reason = main->header("WARC-Refers-To-Target-URI");
+    if (derive) row.outcome = page.status == 304 ? "not-modified" : "revisit";
+    if (row.reason.empty()) row.reason = main->header("WARC-Refers-To-Target-URI");
   } else {
-    row.outcome = "fetched";
+    if (derive) row.outcome = "fetched";
     std::string truncated = main->header("WARC-Truncated");
-    if (!truncated.empty()) row.reason = "truncated: " + truncated;
+    if (row.reason.empty() && !truncated.empty()) row.reason = "truncated: " + truncated;
   }
   // The fetch's metadata record, when it has one, follows its main record in the same write.
   row.outlinks = 0;

@@ -105,6 +105,38 @@ TEST_F(BuildRowTest, RevisitNamesTheRevisitedUri) {
   EXPECT_EQ(*row.outlinks, 1);
 }
 
+// The crawler's outcome and reason (page record format 2) win over what the WARC record
+// implies; an attempt has no WARC record to read and is keyed by its source and id.
+TEST_F(BuildRowTest, OutcomeAndReasonAreTheCrawlersAndAttemptsNeedNoWarc) {
+  auto a = writer_->WriteResponse(Page("http://a.test/busy", {"http://q.test/"}));
+  ASSERT_TRUE(a.ok());
+  ASSERT_TRUE(writer_->Flush().ok());
+  state::PageEntry gave_up = Entry(*a, "http://a.test/busy", false);
+  gave_up.status = 503;
+  gave_up.outcome = "gave-up";
+  gave_up.reason = "HTTP 503 (3 attempts)";
+  PageRow row = BuildRow(gave_up, dir_, "w", "w:/crawl");
+  EXPECT_EQ(row.outcome, "gave-up");
+  EXPECT_EQ(row.reason, "HTTP 503 (3 attempts)");
+  EXPECT_EQ(row.fetch_key, a->filename + ":" + std::to_string(a->offset));
+  EXPECT_EQ(*row.outlinks, 1);
+  state::PageEntry attempt;
+  attempt.id = 42;
+  attempt.url = "http://a.test/slow";
+  attempt.fetched_at_us = 5;
+  attempt.outcome = "retried";
+  attempt.reason = "timeout: slow (attempt 1)";
+  row = BuildRow(attempt, dir_, "w", "w:/crawl");
+  EXPECT_EQ(row.fetch_key, "w:/crawl#42");
+  EXPECT_EQ(row.fetch_key, AttemptKey("w:/crawl", 42));
+  EXPECT_EQ(row.status, 0);
+  EXPECT_EQ(row.warc_file, "");
+  EXPECT_EQ(row.host, "a.test");
+  EXPECT_EQ(row.outcome, "retried");
+  EXPECT_EQ(row.reason, "timeout: slow (attempt 1)");
+  EXPECT_EQ(row.fetched_at_us, 5);
+}
+
 TEST_F(BuildRowTest, UnreadableWarcLeavesOutlinksUnknown) {
   state::PageEntry p;
   p.id = 1;

@@ -35,6 +35,15 @@ CREATE TABLE metadata_cursors (
   updated_at timestamptz NOT NULL DEFAULT now()
 );
 )sql",
+      // 2: attempts — requests that left no WARC record (a retried answer, no response) —
+      // have a row too: no status when there was no response, no WARC location.
+      R"sql(
+ALTER TABLE pages ALTER COLUMN status DROP NOT NULL,
+                  ALTER COLUMN warc_file DROP NOT NULL,
+                  ALTER COLUMN warc_offset DROP NOT NULL;
+COMMENT ON COLUMN pages.fetch_key IS
+  '<warc_file>:<warc_offset> of a stored fetch; <source>#<page_id> of an attempt';
+)sql",
   };
   return steps;
 }

@@ -112,8 +112,8 @@ Result<size_t> MetadataWriter::Step(PageSource& source) {
   rows.reserve(pages->size());
   std::set<std::string> files;
   for (const state::PageEntry& p : *pages) {
-    rows.push_back(BuildRow(p, options_.out_dir, options_.worker));
-    files.insert(p.warc_file);
+    rows.push_back(BuildRow(p, options_.out_dir, options_.worker, options_.source));
+    if (!p.attempt()) files.insert(p.warc_file);
   }
   for (const std::string& f : files) {
     if (Status s = SyncFile(options_.out_dir / f); !s.ok()) return s;

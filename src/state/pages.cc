@@ -13,7 +13,8 @@ namespace harvest::state {
 namespace {
 
 constexpr char kOverrideKind = 'o';
-constexpr uint64_t kPageFormat = 1;
+// Format 2 appends the crawler's outcome and reason; format 1 records still decode.
+constexpr uint64_t kPageFormat = 2;
 constexpr uint64_t kOverrideFormat = 1;
 
 std::string PageKey(uint64_t id) {
@@ -36,6 +37,8 @@ std::string EncodePage(const PageEntry& p) {
   PutVarint(&out, p.warc_offset);
   PutVarint(&out, p.warc_length);
   PutVarint(&out, p.revisit ? 1 : 0);
+  PutBytes(&out, p.outcome);
+  PutBytes(&out, p.reason);
   return out;
 }
 
@@ -45,7 +48,7 @@ bool DecodePage(std::string_view key, std::string_view value, PageEntry* p) {
   Reader r(value);
   uint64_t format = 0, revisit = 0;
   int64_t status = 0;
-  if (!r.Varint(&format) || format != kPageFormat) return false;
+  if (!r.Varint(&format) || format < 1 || format > kPageFormat) return false;
   if (!r.Bytes(&p->url) || !r.Bytes(&p->host) || !r.SignedVarint(&status) ||
       !r.SignedVarint(&p->fetched_at_us) || !r.Bytes(&p->mime) || !r.Bytes(&p->title) ||
       !r.Bytes(&p->digest) || !r.Bytes(&p->warc_file) || !r.Varint(&p->warc_offset) ||
@@ -54,6 +57,10 @@ bool DecodePage(std::string_view key, std::string_view value, PageEntry* p) {
   }
   p->status = static_cast<int>(status);
   p->revisit = revisit != 0;
+  if (format >= 2) return r.Bytes(&p->outcome) && r.Bytes(&p->reason);
+  // Format 1 knew only the record type: a 304 revisit answered a recrawl.
+  p->outcome = p->revisit ? (p->status == 304 ? "not-modified" : "revisit") : "fetched";
+  p->reason.clear();
   return true;
 }
 

@@ -1,11 +1,15 @@
 // Page records, operator host overrides and the read-only StateReader.
 #include <gtest/gtest.h>
+#include <rocksdb/db.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <map>
 #include <string>
+#include <tuple>
+#include <vector>
 
+#include "state/internal.h"
 #include "state/state.h"
 
 namespace harvest::state {
@@ -105,6 +109,87 @@ TEST_F(PagesTest, PutStoredFetchWritesDigestSimHashAndPage) {
   EXPECT_EQ(db->GetPage(1)->title, "t1");
   EXPECT_EQ(db->GetPage(2)->title, "t2");
   EXPECT_EQ(db->pages_added(), 2u);
+}
+
+// Format 2 keeps the crawler's outcome and reason, and attempts (no WARC location); a
+// format-1 record written by an older build still decodes, its outcome derived.
+TEST_F(PagesTest, OutcomeAndReasonRoundTripAndFormatOneRecordsStillDecode) {
+  {
+    auto db = Open();
+    PageEntry gave_up = Page(1);
+    gave_up.status = 503;
+    gave_up.outcome = "gave-up";
+    gave_up.reason = "HTTP 503 (3 attempts)";
+    ASSERT_EQ(*db->AddPage(gave_up), 1u);
+    // An attempt: a request that got no response and is asked again.
+    ASSERT_EQ(*db->AddPage({.url = "http://a.test/x",
+                            .host = "a.test",
+                            .fetched_at_us = 77,
+                            .outcome = "retried",
+                            .reason = "timeout: too slow, attempt 1"}),
+              2u);
+  }
+  {
+    // Format-1 values as the previous build wrote them: a revisit answering a recrawl
+    // (304) and a response.
+    auto format1 = [](int status, bool revisit) {
+      std::string v;
+      PutVarint(&v, 1);
+      PutBytes(&v, "http://old.test/");
+      PutBytes(&v, "old.test");
+      PutSignedVarint(&v, status);
+      PutSignedVarint(&v, 5);
+      PutBytes(&v, "text/html");
+      PutBytes(&v, "old");
+      PutBytes(&v, "sha256:X");
+      PutBytes(&v, "old.warc.gz");
+      PutVarint(&v, 100);
+      PutVarint(&v, 50);
+      PutVarint(&v, revisit ? 1 : 0);
+      return v;
+    };
+    std::vector<std::string> names;
+    ASSERT_TRUE(rocksdb::DB::ListColumnFamilies({}, dir_.string(), &names).ok());
+    std::vector<rocksdb::ColumnFamilyDescriptor> families;
+    for (const std::string& n : names) families.emplace_back(n, rocksdb::ColumnFamilyOptions());
+    std::vector<rocksdb::ColumnFamilyHandle*> handles;
+    rocksdb::DB* raw = nullptr;
+    ASSERT_TRUE(rocksdb::DB::Open({}, dir_.string(), families, &handles, &raw).ok());
+    std::unique_ptr<rocksdb::DB> rdb(raw);
+    rocksdb::ColumnFamilyHandle* pages = nullptr;
+    for (rocksdb::ColumnFamilyHandle* h : handles) {
+      if (h->GetName() == "pages") pages = h;
+    }
+    ASSERT_NE(pages, nullptr);
+    for (auto [id, status, revisit] :
+         {std::tuple{3, 304, true}, std::tuple{4, 200, false}, std::tuple{5, 200, true}}) {
+      std::string key;
+      PutBigEndian(&key, id, 8);
+      ASSERT_TRUE(rdb->Put({}, pages, key, format1(status, revisit)).ok());
+    }
+    for (rocksdb::ColumnFamilyHandle* h : handles) rdb->DestroyColumnFamilyHandle(h);
+  }
+  auto db = Open();
+  EXPECT_EQ(db->pages_added(), 5u);
+  std::optional<PageEntry> p = db->GetPage(1);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->outcome, "gave-up");
+  EXPECT_EQ(p->reason, "HTTP 503 (3 attempts)");
+  EXPECT_FALSE(p->attempt());
+  p = db->GetPage(2);
+  ASSERT_TRUE(p);
+  EXPECT_TRUE(p->attempt());
+  EXPECT_EQ(p->status, 0);
+  EXPECT_EQ(p->outcome, "retried");
+  EXPECT_EQ(p->reason, "timeout: too slow, attempt 1");
+  std::vector<PageEntry> old = db->ScanPages({.after_id = 2}).pages;
+  ASSERT_EQ(old.size(), 3u);
+  EXPECT_EQ(old[0].outcome, "not-modified");
+  EXPECT_EQ(old[1].outcome, "fetched");
+  EXPECT_EQ(old[2].outcome, "revisit");
+  EXPECT_EQ(old[0].warc_offset, 100u);
+  EXPECT_EQ(old[0].title, "old");
+  for (const PageEntry& e : old) EXPECT_EQ(e.reason, "");
 }
 
 TEST_F(PagesTest, OverridesPersistAndTheReaderSeesEverything) {

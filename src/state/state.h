@@ -114,6 +114,16 @@ struct PageEntry {
   uint64_t warc_offset = 0;
   uint64_t warc_length = 0;
   bool revisit = false;
+  // What the crawler made of the fetch (record format 2): the outcome it recorded in
+  // outcomes.jsonl (fetched, revisit, not-modified, gave-up, ...; "retried" for an attempt it
+  // asks again) and that line's detail. A format-1 record decodes with the outcome derived
+  // from `revisit` and `status` (fetched | revisit | not-modified) and no reason.
+  std::string outcome;
+  std::string reason;
+  // An attempt: a request that left no WARC response or revisit record (a retried answer, no
+  // response, a near-duplicate kept as metadata only); its warc_file is empty and status 0
+  // means no response (docs/metadata.md "What is a row").
+  bool attempt() const { return warc_file.empty(); }
 };
 
 // A scan of the page records (ScanPages): ids above `after_id`, oldest first, matching
