@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cassert>
 #include <cerrno>
 #include <climits>
@@ -121,6 +122,10 @@ class CurlFetcher::Impl {
   CURLM* multi_ = nullptr;
   int epoll_fd_ = -1;
   int event_fd_ = -1;
+  // Set by the Wakeup() that wrote the eventfd, cleared once the I/O thread has drained it:
+  // further Wakeup()s before that write nothing (the eventfd is readable already). A page
+  // finishing on a worker thread calls Wakeup(), thousands of times a second.
+  std::atomic<bool> wake_pending_{false};
   std::thread::id loop_thread_;
   std::optional<SteadyClock::time_point> timer_deadline_;
   std::unordered_map<CURL*, std::unique_ptr<Transfer>> running_;
@@ -375,6 +380,9 @@ void CurlFetcher::Impl::HandleEvents(int n, const epoll_event* events) {
       uint64_t drained = 0;
       while (read(event_fd_, &drained, sizeof(drained)) > 0) {
       }
+      // After the read: a Wakeup() between the read and this store wrote nothing, but what
+      // its caller did before it is seen by the caller of Poll(), which runs after this.
+      wake_pending_.store(false);
       continue;
     }
     int flags = 0;
@@ -453,6 +461,7 @@ int CurlFetcher::Impl::Poll(std::chrono::milliseconds timeout) {
 
 void CurlFetcher::Impl::Wakeup() {
   if (event_fd_ < 0) return;
+  if (wake_pending_.exchange(true)) return;
   const uint64_t one = 1;
   // EAGAIN (counter saturated) still leaves the eventfd readable: the wakeup is not lost.
   [[maybe_unused]] ssize_t w = write(event_fd_, &one, sizeof(one));
