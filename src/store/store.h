@@ -54,8 +54,9 @@ struct WarcOptions {
   // Rotate to a new file when appending a fetch's records would make the file exceed this.
   // A single fetch larger than the limit still goes into one (fresh) file. Default 1 GiB.
   uint64_t max_file_bytes = 1ull << 30;
-  // gzip level for libdeflate, 1 (fast) … 12 (small). Default 1: on the test web's pages
-  // 1.3-3x faster than 6 for 0.2-2.7% more bytes (docs/benchmarks.md "WARC writing").
+  // gzip level, 1 (fast) … 12 (small). Default 1 (ISA-L igzip): on web pages ~2x faster
+  // than libdeflate's level 1 for ~3% more bytes; 2..12: libdeflate (docs/benchmarks.md
+  // "WARC writing").
   int gzip_level = 1;
   // Algorithm of WARC-Block-Digest / WARC-Payload-Digest. Default sha256 (sha1 for old tools).
   DigestAlgorithm digest = DigestAlgorithm::kSha256;
