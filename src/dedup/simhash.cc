@@ -2,7 +2,6 @@
 #include <algorithm>
 #include <array>
 #include <bit>
-#include <vector>
 
 #include "base/hash.h"
 #include "dedup/dedup.h"
@@ -30,11 +29,9 @@ constexpr std::array<uint8_t, 256> kFold = [] {
 // the word hash (FNV-1a over the lower-cased word, finalised with Mix64: FNV alone mixes high
 // bits poorly) and of the majority vote below are persisted in crawl state: never change
 // them (simhash_test.cc keeps the original, unoptimised algorithm as a reference).
-constexpr uint64_t kShingleSeed = 0x243f6a8885a308d3ULL;
-constexpr uint64_t kShingleStep = 0x9e3779b97f4a7c15ULL;
 uint64_t ShingleHash(const uint64_t* words, int n) {
-  uint64_t h = kShingleSeed;
-  for (int i = 0; i < n; ++i) h = Mix64(h ^ words[i]) + kShingleStep;
+  uint64_t h = 0x243f6a8885a308d3ULL;
+  for (int i = 0; i < n; ++i) h = Mix64(h ^ words[i]) + 0x9e3779b97f4a7c15ULL;
   return h;
 }
 
@@ -123,83 +120,39 @@ class BitVote {
   uint64_t ones_[64] = {};
 };
 
-// FNV-1a word hashes (before Mix64) of the words in [p, end), appended at *out. One step per
-// byte with no branch on the data: a branch per word end mispredicts at nearly every word.
-// Two halves of a text are hashed in one loop (TwoStreams below): each FNV chain waits on a
-// multiply per byte, and two independent chains overlap.
-struct WordStream {
-  const unsigned char* p;
-  const unsigned char* end;
-  uint64_t* out;
-  uint64_t h = kFnvOffset;
-  uint64_t in_word = 0;  // 1 while inside a word
-
-  static constexpr uint64_t kFnvOffset = 0xcbf29ce484222325ULL;
-
-  void Step() {
-    const uint64_t f = kFold[*p++];
-    const uint64_t in = f != 0;
-    // The word before this byte ended here: its hash is kept (the slot is overwritten
-    // otherwise).
-    *out = h;
-    out += in_word & (in ^ 1);
-    const uint64_t next = (h ^ f) * 0x100000001b3ULL;
-    h = in ? next : kFnvOffset;
-    in_word = in;
-  }
-  void Finish() {
-    *out = h;
-    out += in_word;
-  }
-};
-
-void HashWords(const unsigned char* p, const unsigned char* end, uint64_t* out, size_t* count) {
-  // Split at a byte that is no word byte, so that no word straddles the halves.
-  const unsigned char* mid = p + (end - p) / 2;
-  while (mid != end && kFold[*mid] != 0) ++mid;
-  WordStream a{p, mid, out};
-  // The second half's words go after the most the first half can have.
-  uint64_t* const b_out = out + (mid - p) / 2 + 1;
-  WordStream b{mid, end, b_out};
-  const size_t both = static_cast<size_t>(std::min(mid - p, end - mid));
-  for (size_t i = 0; i < both; ++i) {
-    a.Step();
-    b.Step();
-  }
-  while (a.p != a.end) a.Step();
-  while (b.p != b.end) b.Step();
-  a.Finish();
-  b.Finish();
-  const size_t na = static_cast<size_t>(a.out - out);
-  const size_t nb = static_cast<size_t>(b.out - b_out);
-  std::copy(b_out, b_out + nb, out + na);
-  *count = na + nb;
-}
-
 }  // namespace
 
 uint64_t SimHash64(std::string_view text) {
   const auto* p = reinterpret_cast<const unsigned char*>(text.data());
-  // At most one word per two bytes (a word byte then a separator) in each half, plus the
-  // slot each stream writes past its last word. Reused per thread (no allocation per page).
-  thread_local std::vector<uint64_t> words;
-  const size_t room = text.size() / 2 + 4;
-  if (words.size() < room) words.resize(room);
-  size_t total = 0;
-  HashWords(p, p + text.size(), words.data(), &total);
-  if (total == 0) return 0;
-  uint64_t* w = words.data();
-  for (size_t i = 0; i < total; ++i) w[i] = Mix64(w[i]);
+  const unsigned char* const end = p + text.size();
   BitVote vote;
-  if (total < kShingleWords) {
-    vote.AddShortText(w, static_cast<int>(total));
-    return vote.Result();
-  }
-  // Batches of at most kMaxBatch shingles; a batch starts with the kShingleWords - 1 words
-  // before its first shingle's last word.
+  // Word hashes of the current batch, after the last kShingleWords - 1 of the previous one
+  // (the words that start the batch's first shingles).
   constexpr size_t kCarry = kShingleWords - 1;
-  for (size_t start = 0; start + kCarry < total; start += BitVote::kMaxBatch) {
-    vote.AddShingles(w + start, std::min(total - start, BitVote::kMaxBatch + kCarry));
+  uint64_t words[kCarry + BitVote::kMaxBatch];
+  size_t n = 0;        // filled entries of words
+  uint64_t total = 0;  // words in the text so far
+  while (true) {
+    while (p != end && kFold[*p] == 0) ++p;
+    if (p == end) break;
+    uint64_t h = 0xcbf29ce484222325ULL;
+    do {
+      h = (h ^ kFold[*p]) * 0x100000001b3ULL;
+      ++p;
+    } while (p != end && kFold[*p] != 0);
+    words[n++] = Mix64(h);
+    ++total;
+    if (n == kCarry + BitVote::kMaxBatch) {
+      vote.AddShingles(words, n);
+      std::copy(words + n - kCarry, words + n, words);
+      n = kCarry;
+    }
+  }
+  if (total == 0) return 0;
+  if (total < kShingleWords) {
+    vote.AddShortText(words, static_cast<int>(total));
+  } else if (n >= kShingleWords) {
+    vote.AddShingles(words, n);
   }
   return vote.Result();
 }
