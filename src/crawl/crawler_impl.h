@@ -133,6 +133,8 @@ class Crawler::Impl {
   void AddOrPark(frontier::UrlItem item);
   void ActivateParked();
   void MarkDone(const frontier::UrlItem& item, int status);
+  // The done mark of a URL finished now without a stored capture (MarkDone writes it).
+  state::SeenRecord DoneRecordNow(const frontier::UrlItem& item, int status) const;
   void RecordDone(const frontier::UrlItem& item, const state::SeenRecord& record);
   Status CheckShared() const;
   void ConsumeShared();

@@ -180,10 +180,7 @@ void Crawler::Impl::OnPageDone(InFlight flight, fetch::FetchResult&& r) {
     }
     // The done mark waits for the attempt's record (WarcSink::SubmitAttempt), as a stored
     // page's waits for its WARC records.
-    state::SeenRecord record{
-        .state = state::SeenRecord::State::kDone, .status = 0, .fetch_time_us = WallNow()};
-    ScheduleNext(PolicyFor(opts_.freshness, lease.item.host), nullptr, Change::kFirst,
-                 record.fetch_time_us, &record);
+    state::SeenRecord record = DoneRecordNow(lease.item, 0);
     SubmitAttempt(lease.item.url, r, "gave-up", std::move(detail),
                   DurablePage{lease.item, std::move(record)});
     return;

@@ -315,12 +315,16 @@ void Crawler::Impl::CounterStore::Evicted(uint64_t host_hash) { db_->NoteHostEvi
 
 // A final outcome without a stored response (disallowed, given up, host given up): asked
 // again one refresh window later, when robots.txt or the host may have changed.
-void Crawler::Impl::MarkDone(const frontier::UrlItem& item, int status) {
+state::SeenRecord Crawler::Impl::DoneRecordNow(const frontier::UrlItem& item, int status) const {
   state::SeenRecord record{
       .state = state::SeenRecord::State::kDone, .status = status, .fetch_time_us = WallNow()};
   ScheduleNext(PolicyFor(opts_.freshness, item.host), nullptr, Change::kFirst, record.fetch_time_us,
                &record);
-  RecordDone(item, record);
+  return record;
+}
+
+void Crawler::Impl::MarkDone(const frontier::UrlItem& item, int status) {
+  RecordDone(item, DoneRecordNow(item, status));
 }
 
 // The done mark, in the local state and — a worker of a shared crawl — in the shared crawl,
