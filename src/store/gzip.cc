@@ -1,6 +1,7 @@
 // Compression of WARC records, one gzip member per record: ISA-L's igzip at level 1 (the
-// default), libdeflate at levels 2..12; zlib for the head of records whose payload is
-// already compressed (stored blocks, see AppendMemberStored).
+// default; records of at most kSmallRecord bytes with igzip's level 0 and a prebuilt Huffman
+// code), libdeflate at levels 2..12; zlib for the head of records whose payload is already
+// compressed (stored blocks, see AppendMemberStored).
 #include <isa-l/igzip_lib.h>
 #include <libdeflate.h>
 #include <zlib.h>
@@ -11,6 +12,62 @@
 #include "store/internal.h"
 
 namespace harvest::store::internal {
+
+namespace {
+
+// What the small records of a fetch look like: the Huffman code of SmallRecordTables is made
+// from the byte frequencies of this text (every byte and length still gets a code, so any
+// input compresses; a text unlike it only compresses less).
+constexpr std::string_view kSmallRecordSample =
+    "WARC/1.1\r\nWARC-Type: request\r\n"
+    "WARC-Record-ID: <urn:uuid:6eca7cdc-55b3-4e90-b933-178c12a0dc34>\r\n"
+    "WARC-Date: 2026-11-28T07:07:14.840483Z\r\n"
+    "WARC-Target-URI: https://www.example.org/news/2026/11/index.html?page=2\r\n"
+    "WARC-IP-Address: 192.0.2.17\r\n"
+    "WARC-Concurrent-To: <urn:uuid:cd5e4346-af9c-4b44-aa64-403ecc809c8a>\r\n"
+    "WARC-Warcinfo-ID: <urn:uuid:e9b29306-b56e-4263-8101-7322328d831e>\r\n"
+    "Content-Type: application/http;msgtype=request\r\n"
+    "WARC-Block-Digest: sha256:53TSXIFEGWOBJBQMIIV6W6VFLY5V2K6HMUNZSSAYER7MA67SG3MA====\r\n"
+    "Content-Length: 177\r\n\r\n"
+    "GET /news/2026/11/index.html?page=2 HTTP/1.1\r\nHost: www.example.org\r\n"
+    "User-Agent: Harvest/0.1.0 (+https://github.com/harvest-crawler/harvest)\r\n"
+    "Accept: */*\r\nAccept-Encoding: gzip, br, zstd\r\n"
+    "If-None-Match: \"6b0a7da2-18\"\r\nIf-Modified-Since: Sat, 28 Nov 2026 07:07:14 GMT\r\n\r\n"
+    "\r\n\r\n"
+    "WARC/1.1\r\nWARC-Type: metadata\r\n"
+    "WARC-Record-ID: <urn:uuid:2d579c00-3b87-47c8-a1b4-52f5911b43e2>\r\n"
+    "WARC-Date: 2026-11-28T07:07:14.840530Z\r\n"
+    "WARC-Target-URI: https://www.example.org/news/2026/11/index.html?page=2\r\n"
+    "WARC-Concurrent-To: <urn:uuid:0f3a9b71-5de2-4c8e-9a16-7be04d2c55f0>\r\n"
+    "Content-Type: application/warc-fields\r\n"
+    "WARC-Block-Digest: sha256:NDY7AAE6CJEAVWBJHDHGGEUKSBCUHABZX3R7FYZCP2EDRSYZYH4A====\r\n"
+    "Content-Length: 412\r\n\r\n"
+    "via: https://www.example.org/news/\r\n"
+    "outlink: https://www.example.org/about/contact.html\r\n"
+    "outlink: https://cdn.example.net/static/css/site-1.4.2.min.css\r\n"
+    "outlink: http://blog.example.com/2025/03/17/a-post-title-with-words\r\n"
+    "outlink: https://www.example.org/search?q=Weather+Report&lang=en_US\r\n"
+    "HTTP/1.1 301 Moved Permanently\r\nServer: nginx/1.22.1\r\n"
+    "Date: Sat, 28 Nov 2026 07:07:14 GMT\r\nContent-Type: text/html; charset=utf-8\r\n"
+    "Location: https://www.example.org/news/\r\nConnection: keep-alive\r\n\r\n";
+
+// Built once, read-only afterwards (isal_create_hufftables is deterministic).
+const isal_hufftables* SmallRecordTables() {
+  static const isal_hufftables* tables = [] {
+    auto* t = new isal_hufftables;
+    isal_huff_histogram histogram{};
+    isal_update_histogram(reinterpret_cast<uint8_t*>(const_cast<char*>(kSmallRecordSample.data())),
+                          static_cast<int>(kSmallRecordSample.size()), &histogram);
+    if (isal_create_hufftables(t, &histogram) != 0) {
+      delete t;
+      return static_cast<isal_hufftables*>(nullptr);  // then level 1 for every record
+    }
+    return t;
+  }();
+  return tables;
+}
+
+}  // namespace
 
 GzipCompressor::GzipCompressor(int level)
     : level_(level < 1 ? 1 : (level > 12 ? 12 : level)), c_(libdeflate_alloc_compressor(level_)) {
@@ -42,9 +99,15 @@ void GzipCompressor::Reserve(size_t size, size_t keep) {
 bool GzipCompressor::IgzipMember(std::string_view data, size_t* size) {
   isal_zstream* z = igzip_;
   isal_deflate_stateless_init(z);
-  z->level = 1;
-  z->level_buf = igzip_level_buf_.get();
-  z->level_buf_size = ISAL_DEF_LVL1_DEFAULT;
+  const isal_hufftables* small = data.size() <= kSmallRecord ? SmallRecordTables() : nullptr;
+  if (small != nullptr) {
+    z->level = 0;  // a fixed code (ours), no level buffer
+    z->hufftables = const_cast<isal_hufftables*>(small);
+  } else {
+    z->level = 1;
+    z->level_buf = igzip_level_buf_.get();
+    z->level_buf_size = ISAL_DEF_LVL1_DEFAULT;
+  }
   z->gzip_flag = IGZIP_GZIP;  // a gzip header and trailer (CRC-32, size) around the stream
   z->end_of_stream = 1;
   z->flush = NO_FLUSH;
