@@ -9,7 +9,8 @@
 //   SeenSet       Bloom filter in front of an exact open-addressing set of 64-bit URL
 //                 fingerprints: the Bloom filter answers "certainly new" cheaply, a Bloom hit
 //                 is confirmed against the exact set, so a false positive never loses a URL.
-//   SimHash64     Charikar's 64-bit SimHash over 3-word shingles (near-duplicate pages).
+//   SimHash64     Charikar's 64-bit SimHash over 3-word shingles (near-duplicate pages), in
+//                 two versions that give different values (see "SimHash versions" below).
 //   SimHashIndex  Manku/Jain/Das Sarma permuted-table index for Hamming distance <= 3:
 //                 the 64 bits are cut into 4 blocks of 16; two hashes within distance 3
 //                 differ in at most 3 blocks, so they agree exactly on at least one block.
@@ -185,11 +186,32 @@ class SeenSet {
 
 // ---------------------------------------------------------------------------------------
 // SimHash
+//
+// SimHash versions. Both read a text the same way: a word is a maximal run of word bytes
+// (ASCII letters and digits, bytes >= 0x80; ASCII letters lower-cased), a shingle is 3
+// consecutive words (a text of 1-2 words is one shingle of its words, an empty text hashes
+// to 0), and bit i of the result is set when more than half of the shingle hashes have it.
+// They differ in how words and shingles are hashed (docs/architecture.md §1.4):
+//   kV1  FNV-1a over a word's bytes, finalised with Mix64; a shingle chains three Mix64.
+//   kV2  a word's bytes 8 at a time, one 64x64->128-bit multiply per chunk, its length mixed
+//        in; a shingle is one Mix64 of its word hashes rotated by 0, 21 and 42 bits and
+//        xored. Words are found from 64-byte word-byte bitmasks (SSE2 on x86-64). About 4x
+//        faster than kV1 (docs/benchmarks.md "Page processing").
+// Values are persisted in crawl state and compared across runs: a crawl keeps the version
+// its state was created with (state::StateDb::simhash_version) and neither function's
+// values may ever change.
+enum class SimHashVersion : int { kV1 = 1, kV2 = 2 };
+// The version of new crawl states.
+inline constexpr SimHashVersion kNewestSimHash = SimHashVersion::kV2;
 // Words per shingle.
 inline constexpr int kShingleWords = 3;
-// 64-bit SimHash of `text`'s 3-word shingles (a text of 1-2 words is one shingle; an empty
-// text hashes to 0). Similar texts give hashes at small Hamming distance.
+// 64-bit SimHash of `text`'s 3-word shingles, version 1. Similar texts give hashes at small
+// Hamming distance.
 uint64_t SimHash64(std::string_view text);
+// The same, version 2.
+uint64_t SimHash64V2(std::string_view text);
+// The SimHash of `version`.
+uint64_t SimHash64(std::string_view text, SimHashVersion version);
 // Number of differing bits.
 int HammingDistance(uint64_t a, uint64_t b);
 

@@ -9,6 +9,7 @@
 
 #include "base/hash.h"
 #include "dedup/dedup.h"
+#include "dedup/simhash_internal.h"
 
 namespace harvest::dedup {
 namespace {
@@ -193,6 +194,270 @@ TEST(SimHash, MatchesReferenceOnRandomTexts) {
     for (int w = 0; w < words; ++w) text += w % 2 ? "b " : "a ";
     EXPECT_EQ(SimHash64(text), reference::SimHash64(text)) << words << " words";
   }
+}
+
+// ---------------------------------------------------------------------------------------
+// Version 2: a plain reference, written from the definition in dedup.h (one word and one
+// shingle at a time, one counter per bit), against the fast implementation and its portable
+// word finder.
+namespace reference_v2 {
+
+uint64_t MulFold(uint64_t a, uint64_t b) {
+  __extension__ using U128 = unsigned __int128;
+  const U128 p = static_cast<U128>(a) * b;
+  return static_cast<uint64_t>(p) ^ static_cast<uint64_t>(p >> 64);
+}
+
+uint64_t Rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+
+// `word`: the lower-cased bytes of one word.
+uint64_t WordHash(const std::string& word) {
+  uint64_t h = 0x452821e638d01377ULL ^ word.size();
+  for (size_t i = 0; i < word.size(); i += 8) {
+    uint64_t chunk = 0;
+    for (size_t j = 0; j < 8 && i + j < word.size(); ++j) {
+      chunk |= static_cast<uint64_t>(static_cast<unsigned char>(word[i + j])) << (8 * j);
+    }
+    h = MulFold(h ^ chunk, 0xa0761d6478bd642fULL);
+  }
+  return h;
+}
+
+uint64_t ShingleHash(const std::vector<uint64_t>& w, size_t i) {
+  return Mix64(w[i] ^ Rotl(w[i + 1], 21) ^ Rotl(w[i + 2], 42));
+}
+
+uint64_t SimHash64V2(std::string_view text) {
+  std::vector<uint64_t> words;
+  std::string word;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    const unsigned char c = i < text.size() ? static_cast<unsigned char>(text[i]) : ' ';
+    if (reference::IsWordByte(c)) {
+      word.push_back(static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c));
+    } else if (!word.empty()) {
+      words.push_back(WordHash(word));
+      word.clear();
+    }
+  }
+  if (words.empty()) return 0;
+  if (words.size() < 3) {
+    const uint64_t second = words.size() == 2 ? Rotl(words[1], 21) : 0;
+    return Mix64((0xbe5466cf34e90c6cULL + words.size()) ^ words[0] ^ second);
+  }
+  std::array<int64_t, 64> ones{};
+  const size_t shingles = words.size() - 2;
+  for (size_t i = 0; i < shingles; ++i) {
+    const uint64_t h = ShingleHash(words, i);
+    for (int bit = 0; bit < 64; ++bit) ones[bit] += (h >> bit) & 1;
+  }
+  uint64_t out = 0;
+  for (int bit = 0; bit < 64; ++bit) {
+    if (2 * ones[bit] > static_cast<int64_t>(shingles)) out |= uint64_t{1} << bit;
+  }
+  return out;
+}
+
+}  // namespace reference_v2
+
+// Both word finders (SSE2 and portable) against the reference.
+void ExpectV2MatchesReference(const std::string& text, const std::string& what) {
+  const uint64_t want = reference_v2::SimHash64V2(text);
+  ASSERT_EQ(SimHash64V2(text), want) << what << " (len " << text.size() << ")";
+  ASSERT_EQ(internal::SimHash64V2Portable(text), want) << what << " portable";
+  ASSERT_EQ(SimHash64(text, SimHashVersion::kV2), want) << what;
+}
+
+TEST(SimHashV2, EmptyShortAndVersionDispatch) {
+  EXPECT_EQ(SimHash64V2(""), 0u);
+  EXPECT_EQ(SimHash64V2("  ,.; \n"), 0u);
+  EXPECT_NE(SimHash64V2("one"), 0u);
+  EXPECT_NE(SimHash64V2("one"), SimHash64V2("one one"));
+  EXPECT_NE(SimHash64V2("one two"), SimHash64V2("two one"));
+  EXPECT_EQ(SimHash64V2("Hello, World! Again."), SimHash64V2("hello world again"));
+  EXPECT_NE(SimHash64V2("hello world again"), SimHash64V2("again world hello"));
+  EXPECT_EQ(SimHash64("some words of a page", SimHashVersion::kV1),
+            SimHash64("some words of a page"));
+  EXPECT_EQ(SimHash64("some words of a page", SimHashVersion::kV2),
+            SimHash64V2("some words of a page"));
+  EXPECT_NE(SimHash64V2("some words of a page"), SimHash64("some words of a page"));
+}
+
+// Values of version 2 are persisted in crawl state: these must never change.
+TEST(SimHashV2, PinnedValues) {
+  const std::pair<const char*, uint64_t> kPinned[] = {
+      {"one", 0x2426a4d1beede8b2ULL},
+      {"one two", 0x6ae7a86526debf4bULL},
+      {"the quick brown fox jumps over the lazy dog", 0x81e6263d46162b7bULL},
+      {"Caf\xc3\xa9 CAF\xc3\x89, na\xc3\xafve: internationalization 2024!", 0x2f9df375ca5a4478ULL},
+  };
+  for (const auto& [text, want] : kPinned) {
+    EXPECT_EQ(SimHash64V2(text), want) << std::hex << SimHash64V2(text) << " " << text;
+  }
+}
+
+TEST(SimHashV2, MatchesReferenceOnEdgeCases) {
+  std::vector<std::string> cases = {"",
+                                    " ",
+                                    "a",
+                                    "A",
+                                    "Z z",
+                                    "one two",
+                                    "one two three",
+                                    "one two three four",
+                                    "  One, TWO; three!  ",
+                                    "\x80",
+                                    "\xff\xfe \x80\x81 \xc3\xa9t\xc3\xa9",
+                                    "x@y#z$w%v^u&t*s",
+                                    "[\\]^_`{|}~ AZaz09 @[`{ /:",
+                                    "abcdefgh abcdefghi abcdefghijklmnop abcdefghijklmnopq"};
+  cases.emplace_back("a\0b\0c\0d", 7);
+  // Words ending or starting at every offset around the 16- and 64-byte blocks and the
+  // 256-byte segments, and words spanning them.
+  for (size_t len : {15,  16,  17,  31,  32,  33,  63,  64,  65,  127, 128,
+                     129, 255, 256, 257, 511, 512, 513, 767, 768, 769}) {
+    cases.push_back(std::string(len, 'w'));
+    cases.push_back(std::string(len, 'w') + " x y");
+    cases.push_back("x y " + std::string(len, 'W'));
+    cases.push_back("x " + std::string(len, 'w') + " y");
+    for (size_t word : {1, 2, 7, 8, 9, 40}) {
+      std::string text;
+      while (text.size() < len) text += std::string(word, 'q') + ' ';
+      text.resize(len);
+      cases.push_back(text);
+      cases.push_back(text + "end of it");
+    }
+  }
+  // Word counts around 8-hash vote groups, 15-group moves and segment batches.
+  for (int words : {2, 3, 4, 9, 10, 11, 12, 127, 128, 129, 130, 131, 250, 255, 256, 257, 1000}) {
+    std::string text;
+    for (int w = 0; w < words; ++w) text += "w" + std::to_string(w % 7) + (w % 3 ? " " : ". ");
+    cases.push_back(text);
+  }
+  for (size_t i = 0; i < cases.size(); ++i) {
+    ExpectV2MatchesReference(cases[i], "edge case " + std::to_string(i));
+  }
+}
+
+// Random texts: letters of both cases, digits, bytes >= 0x80, punctuation, whitespace, NUL,
+// with words of 1..40 bytes, of lengths crossing 16- and 64-byte blocks and segments.
+TEST(SimHashV2, MatchesReferenceOnRandomTexts) {
+  std::mt19937 rng(20261128);
+  for (int t = 0; t < 3000; ++t) {
+    const size_t len = t < 1000 ? rng() % 80 : t < 2500 ? rng() % 4000 : rng() % 40000;
+    const int separators = 5 + static_cast<int>(rng() % 60);
+    ExpectV2MatchesReference(RandomBytes(&rng, len, separators),
+                             "random bytes " + std::to_string(t));
+  }
+  for (int t = 0; t < 1000; ++t) {
+    std::string text;
+    const size_t len = t < 300 ? rng() % 100 : rng() % 3000;
+    while (text.size() < len) {
+      const size_t word = 1 + rng() % 40;
+      const std::string w = RandomBytes(&rng, word, 0);
+      text += w;
+      text += RandomBytes(&rng, 1 + rng() % 3, 100);
+    }
+    ExpectV2MatchesReference(text, "random words " + std::to_string(t));
+  }
+  // Repeated shingles: large majorities and ties, over many vote groups.
+  for (int t = 0; t < 10; ++t) {
+    std::string text;
+    const int vocab = 1 + static_cast<int>(rng() % 4);
+    for (int w = 0; w < 100000; ++w) text += "v" + std::to_string(rng() % vocab) + " ";
+    ExpectV2MatchesReference(text, "repeated " + std::to_string(t));
+  }
+  for (int words : {4, 5, 300, 301, 1000, 1001}) {
+    std::string text;
+    for (int w = 0; w < words; ++w) text += w % 2 ? "b " : "a ";
+    ExpectV2MatchesReference(text, "period 2, words " + std::to_string(words));
+  }
+}
+
+// Words of 2..12 letters from a 5,000-word vocabulary, as prose.
+std::vector<std::string> RandomWords(std::mt19937* rng, int n) {
+  static const std::vector<std::string> kVocab = [] {
+    std::mt19937 g(99);
+    std::vector<std::string> v;
+    for (int i = 0; i < 5000; ++i) {
+      std::string w(2 + g() % 11, 'a');
+      for (char& c : w) c = static_cast<char>('a' + g() % 26);
+      v.push_back(w);
+    }
+    return v;
+  }();
+  std::vector<std::string> out;
+  for (int i = 0; i < n; ++i) out.push_back(kVocab[(*rng)() % kVocab.size()]);
+  return out;
+}
+
+std::string Join(const std::vector<std::string>& words) {
+  std::string out;
+  for (const std::string& w : words) out += w + ' ';
+  return out;
+}
+
+// One word changed in a 2,000-word text moves 3 shingles of ~2,000: distance 0-4.
+TEST(SimHashV2, OneWordChangedIsNear) {
+  std::mt19937 rng(7);
+  int within3 = 0;
+  int max_distance = 0;
+  constexpr int kTrials = 100;
+  for (int t = 0; t < kTrials; ++t) {
+    std::vector<std::string> words = RandomWords(&rng, 2000);
+    const std::string before = Join(words);
+    words[rng() % words.size()] = "changed";
+    const int d = HammingDistance(SimHash64V2(before), SimHash64V2(Join(words)));
+    within3 += d <= 3;
+    max_distance = std::max(max_distance, d);
+  }
+  EXPECT_GE(within3, kTrials * 95 / 100);
+  EXPECT_LE(max_distance, 5);
+}
+
+// Unrelated texts: each bit differs with probability 1/2, so a mean distance near 32.
+TEST(SimHashV2, UnrelatedTextsAreFar) {
+  std::mt19937 rng(8);
+  double sum = 0;
+  int min_distance = 64;
+  constexpr int kPairs = 200;
+  for (int t = 0; t < kPairs; ++t) {
+    const int d = HammingDistance(SimHash64V2(Join(RandomWords(&rng, 500))),
+                                  SimHash64V2(Join(RandomWords(&rng, 500))));
+    sum += d;
+    min_distance = std::min(min_distance, d);
+  }
+  const double mean = sum / kPairs;
+  EXPECT_GE(mean, 28.0);
+  EXPECT_LE(mean, 36.0);
+  EXPECT_GT(min_distance, 10);
+}
+
+// Paragraphs in another order keep every shingle inside a paragraph and change only the
+// few that span a boundary: 20 paragraphs of 100 words, shuffled, stay close (a handful of
+// bits); the same words shuffled one by one are unrelated.
+TEST(SimHashV2, ReorderedParagraphsStayClose) {
+  std::mt19937 rng(9);
+  int sum = 0;
+  int shuffled_words_sum = 0;
+  constexpr int kTrials = 20;
+  for (int t = 0; t < kTrials; ++t) {
+    std::vector<std::vector<std::string>> paragraphs;
+    for (int p = 0; p < 20; ++p) paragraphs.push_back(RandomWords(&rng, 100));
+    std::string original;
+    for (const auto& p : paragraphs) original += Join(p) + "\n";
+    std::shuffle(paragraphs.begin(), paragraphs.end(), rng);
+    std::string reordered;
+    std::vector<std::string> all;
+    for (const auto& p : paragraphs) {
+      reordered += Join(p) + "\n";
+      all.insert(all.end(), p.begin(), p.end());
+    }
+    std::shuffle(all.begin(), all.end(), rng);
+    sum += HammingDistance(SimHash64V2(original), SimHash64V2(reordered));
+    shuffled_words_sum += HammingDistance(SimHash64V2(original), SimHash64V2(Join(all)));
+  }
+  EXPECT_LE(sum, kTrials * 8);  // 38 of ~2,000 shingles changed: a few bits
+  EXPECT_GE(shuffled_words_sum, kTrials * 24);
 }
 
 std::optional<uint64_t> IdNear(const SimHashIndex& index, uint64_t hash,
