@@ -15,6 +15,8 @@ namespace harvest::state {
 
 // Bumped when a key or value layout changes incompatibly.
 inline constexpr std::string_view kFormatVersion = "3";
+// The meta key of the crawl's SimHash version ("1" or "2"; StateDb::simhash_version).
+inline constexpr std::string_view kSimHashVersionKey = "simhash_version";
 
 // ---- byte codecs (little-endian varints; keys big-endian so they sort numerically) ----
 void PutVarint(std::string* out, uint64_t v);

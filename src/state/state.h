@@ -27,7 +27,7 @@
 //   depths   URL fingerprint -> the least depth (links from a seed) of a path that reached
 //            the URL after it was admitted, when shorter than the path it was admitted by
 //            (merged by minimum). Read when the URL's links are followed.
-//   meta     format version, id counters.
+//   meta     format version, SimHash version, epoch bits, id counters.
 //
 // The hosts column family also holds the operator's overrides of a host (admin API:
 // delay, weight, block; kind 'o').
@@ -248,6 +248,10 @@ class StateDb {
 
   // True when Open() created the database (a new crawl), false when it existed (a resume).
   bool created() const;
+  // The SimHash version of this crawl's fingerprints (near-duplicate index, seen records),
+  // fixed when the database is created: dedup::kNewestSimHash for a new one, kV1 for one
+  // written before versions existed (meta "simhash_version"). Any thread.
+  dedup::SimHashVersion simhash_version() const;
 
   // The frontier's queue store over the queues column family (one per database; the
   // StateDb must outlive it). Its items are persisted on Push; existing entries are loaded

@@ -67,6 +67,7 @@ class StateDb::Impl {
   const StateOptions& options() const { return options_; }
   bool created() const { return created_; }
   int epoch_bits() const { return epoch_bits_; }
+  dedup::SimHashVersion simhash_version() const { return simhash_version_; }
   std::string EngineStats() const;
 
   // ---- I/O thread: StateDb's operations (state.h) ----
@@ -188,7 +189,9 @@ class StateDb::Impl {
   Status OpenDatabase();
   Status FindColumnFamilies();
   rocksdb::ColumnFamilyHandle* ColumnFamily(std::string_view name) const;
-  Status CheckFormatVersion();
+  // Sets *new_database when the database held no crawl (no "version" key).
+  Status CheckFormatVersion(bool* new_database);
+  Status LoadSimHashVersion(bool new_database);
   Status LoadEpochBits();
   void LoadCounters();
   Status PutMeta(std::string_view key, std::string_view value);
@@ -219,6 +222,7 @@ class StateDb::Impl {
   const StateOptions options_;
   bool created_ = false;
   int epoch_bits_ = 20;  // meta "epoch_bits" (queue key epochs)
+  dedup::SimHashVersion simhash_version_ = dedup::kNewestSimHash;  // meta "simhash_version"
   std::unique_ptr<rocksdb::DB> db_;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // owned; destroyed before db_
   rocksdb::ColumnFamilyHandle* queues_ = nullptr;

@@ -193,7 +193,9 @@ Result<std::unique_ptr<StateDb::Impl>> StateDb::Impl::Open(const StateOptions& o
   std::error_code ec;
   impl->created_ = !std::filesystem::exists(options.dir / "CURRENT", ec);
   if (Status s = impl->OpenDatabase(); !s.ok()) return s;
-  if (Status s = impl->CheckFormatVersion(); !s.ok()) return s;
+  bool new_database = false;
+  if (Status s = impl->CheckFormatVersion(&new_database); !s.ok()) return s;
+  if (Status s = impl->LoadSimHashVersion(new_database); !s.ok()) return s;
   if (Status s = impl->LoadEpochBits(); !s.ok()) return s;
   impl->LoadCounters();
   impl->LoadSchedule();
@@ -247,16 +249,39 @@ rocksdb::ColumnFamilyHandle* StateDb::Impl::ColumnFamily(std::string_view name) 
   return nullptr;
 }
 
-Status StateDb::Impl::CheckFormatVersion() {
+Status StateDb::Impl::CheckFormatVersion(bool* new_database) {
   std::string version;
   Status s = GetValue(meta_, "version", &version);
-  if (s.code() == Status::Code::kNotFound) return PutMeta("version", kFormatVersion);
+  *new_database = s.code() == Status::Code::kNotFound;
+  if (*new_database) return PutMeta("version", kFormatVersion);
   if (!s.ok()) return s;
   if (version == kFormatVersion) return Status::Ok();
   return Status::InvalidArgument("state: " + options_.dir.string() + " has format version " +
                                  version + "; this harvest reads version " +
                                  std::string(kFormatVersion));
 }
+
+// The SimHash version is fixed when the database is created (docs/architecture.md §1.4): a
+// new database takes the newest; one that holds a crawl but no "simhash" key was written
+// before version 2 existed, so its fingerprints are version 1, which is recorded now so that
+// it stays 1.
+Status StateDb::Impl::LoadSimHashVersion(bool new_database) {
+  std::string value;
+  Status s = GetValue(meta_, kSimHashVersionKey, &value);
+  if (s.ok()) {
+    if (value == "1" || value == "2") {
+      simhash_version_ = static_cast<dedup::SimHashVersion>(value[0] - '0');
+      return Status::Ok();
+    }
+    return Status::InvalidArgument("state: " + options_.dir.string() + " has SimHash version " +
+                                   value + "; this harvest computes versions 1 and 2");
+  }
+  if (s.code() != Status::Code::kNotFound) return s;
+  simhash_version_ = new_database ? dedup::kNewestSimHash : dedup::SimHashVersion::kV1;
+  return PutMeta(kSimHashVersionKey, std::to_string(static_cast<int>(simhash_version_)));
+}
+
+dedup::SimHashVersion StateDb::simhash_version() const { return impl_->simhash_version(); }
 
 // The epoch size is fixed when the database is created (StateOptions::queue_epoch_bits).
 Status StateDb::Impl::LoadEpochBits() {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <rocksdb/db.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -45,6 +46,74 @@ TEST(StateDb, CreatesThenReopens) {
   auto db = OpenDb(dir.path());
   ASSERT_TRUE(db);
   EXPECT_FALSE(db->created());
+}
+
+// Writes (or, with value nullopt, deletes) a meta key of a closed database, as another
+// harvest version may have left it.
+void SetMetaOfClosedDb(const std::filesystem::path& dir, std::string_view key,
+                       std::optional<std::string> value) {
+  std::vector<std::string> names;
+  ASSERT_TRUE(rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), dir.string(), &names).ok());
+  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+  for (const std::string& name : names)
+    descriptors.emplace_back(name, rocksdb::ColumnFamilyOptions());
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* raw = nullptr;
+  ASSERT_TRUE(
+      rocksdb::DB::Open(rocksdb::DBOptions(), dir.string(), descriptors, &handles, &raw).ok());
+  std::unique_ptr<rocksdb::DB> db(raw);
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i] != "meta") continue;
+    const rocksdb::Slice k(key.data(), key.size());
+    rocksdb::Status s = value ? db->Put(rocksdb::WriteOptions(), handles[i], k, *value)
+                              : db->Delete(rocksdb::WriteOptions(), handles[i], k);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+  }
+  for (rocksdb::ColumnFamilyHandle* h : handles) EXPECT_TRUE(db->DestroyColumnFamilyHandle(h).ok());
+}
+
+// docs/architecture.md §1.4: a new crawl state takes SimHash version 2 and keeps it.
+TEST(StateDb, NewDatabaseUsesSimHashVersion2) {
+  TempDir dir;
+  {
+    auto db = OpenDb(dir.path());
+    ASSERT_TRUE(db);
+    EXPECT_EQ(db->simhash_version(), dedup::SimHashVersion::kV2);
+  }
+  auto db = OpenDb(dir.path());
+  ASSERT_TRUE(db);
+  EXPECT_EQ(db->simhash_version(), dedup::SimHashVersion::kV2);
+}
+
+// A crawl state written before SimHash versions existed (a "version" key, no SimHash
+// version) holds version 1 fingerprints: it is version 1, recorded at the first open, and
+// stays 1.
+TEST(StateDb, OldDatabaseKeepsSimHashVersion1) {
+  TempDir dir;
+  {
+    auto db = OpenDb(dir.path());
+    ASSERT_TRUE(db);
+  }
+  SetMetaOfClosedDb(dir.path(), kSimHashVersionKey, std::nullopt);
+  for (int open = 0; open < 2; ++open) {
+    auto db = OpenDb(dir.path());
+    ASSERT_TRUE(db);
+    EXPECT_FALSE(db->created());
+    EXPECT_EQ(db->simhash_version(), dedup::SimHashVersion::kV1) << "open " << open;
+  }
+}
+
+TEST(StateDb, RefusesAnUnknownSimHashVersion) {
+  TempDir dir;
+  {
+    auto db = OpenDb(dir.path());
+    ASSERT_TRUE(db);
+  }
+  SetMetaOfClosedDb(dir.path(), kSimHashVersionKey, "7");
+  Result<std::unique_ptr<StateDb>> db = StateDb::Open({.dir = dir.path()});
+  ASSERT_FALSE(db.ok());
+  EXPECT_NE(db.status().ToString().find("SimHash version 7"), std::string::npos)
+      << db.status().ToString();
 }
 
 TEST(StateDb, RefusesASecondProcessOnTheSameDirectory) {
