@@ -18,9 +18,16 @@ class WorkQueue {
   explicit WorkQueue(size_t capacity) : capacity_(capacity) {}
 
   // Blocks while full. Returns false (dropping nothing: the item is not taken) once closed.
+  // A blocked producer is woken once the queue is down to half its capacity, not at every
+  // pop: a producer faster than its consumer then sleeps once per half queue, not per item
+  // (a futex wake and two context switches each).
   bool Push(T item) {
     std::unique_lock lock(mu_);
-    not_full_.wait(lock, [&] { return closed_ || items_.size() < capacity_; });
+    if (!closed_ && items_.size() >= capacity_) {
+      ++blocked_producers_;
+      not_full_.wait(lock, [&] { return closed_ || items_.size() < capacity_; });
+      --blocked_producers_;
+    }
     if (closed_) return false;
     items_.push_back(std::move(item));
     not_empty_.notify_one();
@@ -44,7 +51,7 @@ class WorkQueue {
     if (items_.empty()) return std::nullopt;
     T item = std::move(items_.front());
     items_.pop_front();
-    not_full_.notify_one();
+    WakeProducers();
     return item;
   }
 
@@ -56,7 +63,7 @@ class WorkQueue {
     if (items_.empty()) return std::nullopt;
     T item = std::move(items_.front());
     items_.pop_front();
-    not_full_.notify_one();
+    WakeProducers();
     return item;
   }
 
@@ -80,11 +87,16 @@ class WorkQueue {
   }
 
  private:
+  void WakeProducers() {
+    if (blocked_producers_ > 0 && items_.size() <= capacity_ / 2) not_full_.notify_all();
+  }
+
   const size_t capacity_;
   mutable std::mutex mu_;
   std::condition_variable not_empty_, not_full_;
   std::deque<T> items_;
   bool closed_ = false;
+  size_t blocked_producers_ = 0;  // in Push, waiting for room
 };
 
 }  // namespace harvest::crawl

@@ -48,6 +48,25 @@ TEST(WorkQueueTest, FullQueueBlocksProducerUntilConsumed) {
   EXPECT_EQ(q.Pop(), 2);
 }
 
+// A blocked producer waits until the queue is down to half its capacity (not woken per pop).
+TEST(WorkQueueTest, BlockedProducerResumesAtHalfCapacity) {
+  WorkQueue<int> q(4);
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(q.Push(i));
+  std::atomic<bool> pushed{false};
+  std::thread producer([&] {
+    q.Push(4);
+    pushed = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // it waits in Push
+  EXPECT_EQ(q.Pop(), 0);                                       // 3 left: room, but above half
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  EXPECT_FALSE(pushed.load());
+  EXPECT_EQ(q.Pop(), 1);  // 2 left: half
+  producer.join();
+  EXPECT_TRUE(pushed.load());
+  for (int want = 2; want <= 4; ++want) EXPECT_EQ(q.Pop(), want);
+}
+
 TEST(WorkQueueTest, ManyProducersNothingLost) {
   WorkQueue<int> q(8);
   std::vector<std::thread> producers;
