@@ -30,7 +30,6 @@ Crawler::Impl::Impl(CrawlOptions options, Clock* clock)
     : opts_(WithDefaults(std::move(options))),
       clock_(clock != nullptr ? clock : SystemClock::Default()),
       product_token_(robots::ProductToken(opts_.fetch.user_agent)),
-      processor_(opts_),
       work_(opts_.max_pending_pages + opts_.fetch.max_concurrent + 64) {}
 
 Crawler::Impl::~Impl() {
@@ -65,6 +64,8 @@ Status Crawler::Impl::Setup() {
                            ec.message());
   }
   if (Status s = OpenState(); !s.ok()) return s;
+  // Fingerprints of this crawl compare with those of its earlier runs: the state's version.
+  processor_.emplace(opts_, PageProcessorOptions{.simhash_version = db_->simhash_version()});
   {
     std::unique_lock lock(pages_mu_);
     pages_open_ = true;

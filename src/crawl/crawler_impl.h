@@ -297,7 +297,8 @@ class Crawler::Impl {
   // Pipeline.
   OutcomeLog outcomes_;
   std::unique_ptr<WarcSink> sink_;
-  PageProcessor processor_;
+  // Created by Setup once the crawl state is open (its SimHash version).
+  std::optional<PageProcessor> processor_;
   WorkQueue<PageTask> work_;
   std::vector<std::thread> workers_;
   std::mutex inbox_mu_;

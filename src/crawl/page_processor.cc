@@ -45,8 +45,10 @@ bool LooksLikeSitemap(std::string_view mime, std::string_view path, std::string_
 
 }  // namespace
 
-PageProcessor::PageProcessor(const CrawlOptions& options)
-    : options_(options), product_token_(robots::ProductToken(options.fetch.user_agent)) {}
+PageProcessor::PageProcessor(const CrawlOptions& options, PageProcessorOptions processor)
+    : options_(options),
+      processor_options_(processor),
+      product_token_(robots::ProductToken(options.fetch.user_agent)) {}
 
 FoundLink MakeFoundLink(const url::Url& u) {
   FoundLink link;
@@ -185,7 +187,7 @@ void PageProcessor::ExtractFromHtml(const PageTask& task, const url::Url& page_u
   }
   store->title = std::move(info.title);  // the admin API's page records
   if (!info.text.empty()) {
-    store->simhash = dedup::SimHash64(info.text);
+    store->simhash = dedup::SimHash64(info.text, processor_options_.simhash_version);
     store->has_simhash = true;
   }
   if (info.meta_robots.noindex || header_robots.noindex) AppendDetail(store, "noindex");

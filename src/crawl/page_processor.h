@@ -15,6 +15,7 @@
 
 #include "crawl/crawl.h"
 #include "crawl/schedule.h"
+#include "dedup/dedup.h"
 #include "fetch/fetch.h"
 #include "frontier/frontier.h"
 #include "store/store.h"
@@ -97,9 +98,17 @@ struct StoreTask {
   std::optional<std::pair<std::string, state::RobotsRecord>> shared_robots;  // see PageTask
 };
 
+// What a PageProcessor needs beyond the crawl's options.
+struct PageProcessorOptions {
+  // The SimHash version of StoreTask::simhash: the crawl state's
+  // (state::StateDb::simhash_version), so fingerprints compare like with like across runs.
+  // Default: dedup::kNewestSimHash (for callers without a crawl state).
+  dedup::SimHashVersion simhash_version = dedup::kNewestSimHash;
+};
+
 class PageProcessor {
  public:
-  explicit PageProcessor(const CrawlOptions& options);
+  explicit PageProcessor(const CrawlOptions& options, PageProcessorOptions processor = {});
   void Process(PageTask& task, PageLinks* links, StoreTask* store) const;
 
  private:
@@ -112,6 +121,7 @@ class PageProcessor {
                PageLinks* links) const;
 
   const CrawlOptions& options_;
+  const PageProcessorOptions processor_options_;
   std::string product_token_;
 };
 

@@ -13,7 +13,7 @@ void Crawler::Impl::WorkerLoop() {
   while (std::optional<PageTask> task = work_.Pop()) {
     PageLinks links;
     StoreTask store;
-    processor_.Process(*task, &links, &store);
+    processor_->Process(*task, &links, &store);
     // Links first: the page is marked done (after its records are durable) only once the
     // I/O thread has admitted its links (see ConsumeInbox).
     {
