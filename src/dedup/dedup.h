@@ -195,8 +195,9 @@ class SeenSet {
 //   kV1  FNV-1a over a word's bytes, finalised with Mix64; a shingle chains three Mix64.
 //   kV2  a word's bytes 8 at a time, one 64x64->128-bit multiply per chunk, its length mixed
 //        in; a shingle is one Mix64 of its word hashes rotated by 0, 21 and 42 bits and
-//        xored. Words are found from 64-byte word-byte bitmasks (SSE2 on x86-64). About 4x
-//        faster than kV1 (docs/benchmarks.md "Page processing").
+//        xored; votes counted bit-sliced. Words are found from 64-byte word-byte bitmasks
+//        (SSE2 on x86-64). About 2.2x faster than kV1 (docs/benchmarks.md "SimHash
+//        version 2").
 // Values are persisted in crawl state and compared across runs: a crawl keeps the version
 // its state was created with (state::StateDb::simhash_version) and neither function's
 // values may ever change.
