@@ -154,7 +154,7 @@ Result<admin::SeedResult> Crawler::Impl::AdminInjectSeeds(const admin::SeedReque
     }
     FoundLink link = MakeFoundLink(*u);
     // An injected seed is a seed: under --scope host|site it brings its host or site in.
-    admission_->AddSeed(link.host, link.registrable_domain);
+    admission_->AddSeed(link.host(), link.registrable_domain());
     const frontier::AdmitVerdict v = Admit(link, nullptr, request.priority);
     switch (v) {
       case frontier::AdmitVerdict::kAccept:

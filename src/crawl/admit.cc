@@ -57,7 +57,7 @@ int Crawler::Impl::PriorityOf(const FoundLink& link, int depth, bool seed) const
   // A sitemap document (named by robots.txt or an index) lists many URLs: fetch it early.
   in.sitemap_priority = link.sitemap ? 1.0 : link.sitemap_priority;
   in.inlinks = inlinks_ ? inlinks_->Estimate(link.fp) : 0;
-  in.host_weight = host_weights_.Weight(link.origin);
+  in.host_weight = host_weights_.Weight(link.origin());
   return frontier::PriorityFor(in, opts_.frontier.priority_classes);
 }
 
@@ -70,7 +70,7 @@ void Crawler::Impl::AdmitSeeds(const std::vector<std::string>& seeds) {
       continue;
     }
     FoundLink link = MakeFoundLink(*u);
-    admission_->AddSeed(link.host, link.registrable_domain);  // for --scope host|site
+    admission_->AddSeed(link.host(), link.registrable_domain());  // for --scope host|site
     Admit(link, nullptr);
   }
 }
@@ -95,10 +95,10 @@ frontier::AdmitVerdict Crawler::Impl::Admit(const FoundLink& link, const frontie
   }
   frontier::AdmitCandidate c;
   c.canonical_url = link.url;
-  c.host = link.host;
-  c.path = link.path;
-  c.query = link.query;
-  c.registrable_domain = link.registrable_domain;
+  c.host = link.host();
+  c.path = link.path();
+  c.query = link.query();
+  c.registrable_domain = link.registrable_domain();
   c.fp = link.fp;
   c.depth = depth;
   frontier::AdmitVerdict v = admission_->Admit(c);
@@ -137,7 +137,7 @@ frontier::AdmitVerdict Crawler::Impl::Admit(const FoundLink& link, const frontie
   ++stats_.admitted;
   frontier::UrlItem item;
   item.url = link.url;
-  item.host = link.origin;
+  item.host = link.origin();
   item.fp = link.fp;
   item.depth = depth;
   item.priority = priority ? *priority : PriorityOf(link, depth, source == nullptr);
@@ -216,7 +216,7 @@ void Crawler::Impl::ApplySitemapHint(const FoundLink& link) {
   if (opts_.shared != nullptr) return;  // the schedule is the shared crawl's (not built there)
   std::optional<state::SeenRecord> seen = db_->GetSeen(link.fp);
   if (!seen || seen->state != state::SeenRecord::State::kDone || seen->next_due_us <= 0) return;
-  const SchedulePolicy policy = PolicyFor(opts_.freshness, link.origin);
+  const SchedulePolicy policy = PolicyFor(opts_.freshness, link.origin());
   // The schedule counts from the response's arrival: next due minus the interval.
   const int64_t base =
       seen->interval_ms > 0 ? seen->next_due_us - seen->interval_ms * 1000 : seen->fetch_time_us;

@@ -53,11 +53,26 @@ PageProcessor::PageProcessor(const CrawlOptions& options, PageProcessorOptions p
 FoundLink MakeFoundLink(const url::Url& u) {
   FoundLink link;
   link.url = u.href();
-  link.origin = std::string(u.origin_key());
-  link.host = std::string(u.host());
-  link.path = std::string(u.path());
-  link.query = std::string(u.query());
-  link.registrable_domain = url::RegistrableDomain(u.host());
+  const std::string_view href = link.url;
+  auto offset = [&](std::string_view part) {
+    return static_cast<uint32_t>(part.empty() ? 0 : part.data() - u.href().data());
+  };
+  const std::string_view origin = u.origin_key();
+  if (href.substr(0, origin.size()) == origin) {
+    link.origin_len = static_cast<uint32_t>(origin.size());
+  } else {
+    link.own_origin = std::string(origin);
+  }
+  const std::string_view host = u.host(), path = u.path(), query = u.query();
+  link.host_at = offset(host), link.host_len = static_cast<uint32_t>(host.size());
+  link.path_at = offset(path), link.path_len = static_cast<uint32_t>(path.size());
+  link.query_at = offset(query), link.query_len = static_cast<uint32_t>(query.size());
+  const std::string domain = url::RegistrableDomain(host);
+  if (host.size() >= domain.size() && host.substr(host.size() - domain.size()) == domain) {
+    link.domain_len = static_cast<uint32_t>(domain.size());
+  } else {
+    link.own_domain = domain;
+  }
   link.fp = url::Fingerprint64(link.url);
   return link;
 }
