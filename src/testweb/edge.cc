@@ -297,7 +297,7 @@ Response HandleEdge(const Site& site, const Request& request, const std::string&
     std::string chrome = a ? "<nav>Daily Gazette | News | Sport</nav>\n"
                            : "<nav>Weekly Courier | Opinion | Culture | Weather</nav>\n";
     return Html(200, Page(a ? "Gazette" : "Courier", "",
-                          chrome + Text(23, 80) +
+                          chrome + Text(23, 240) +
                               (a ? "<footer>Gazette 2026</footer>"
                                  : "<footer>Courier, all rights</footer>")));
   }
