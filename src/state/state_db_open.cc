@@ -262,7 +262,7 @@ Status StateDb::Impl::CheckFormatVersion(bool* new_database) {
 }
 
 // The SimHash version is fixed when the database is created (docs/architecture.md §1.4): a
-// new database takes the newest; one that holds a crawl but no "simhash" key was written
+// new database takes the newest; one that holds a crawl but no "simhash_version" key was written
 // before version 2 existed, so its fingerprints are version 1, which is recorded now so that
 // it stays 1.
 Status StateDb::Impl::LoadSimHashVersion(bool new_database) {
