@@ -96,8 +96,9 @@ void Digester::AppendLabelAndReset(std::string* out) {
 }
 
 std::string NewRecordId() {
-  // 16 ids per RAND_bytes call: the CSPRNG's locking costs more than the bytes.
-  thread_local std::array<unsigned char, 16 * 16> pool{};
+  // 256 ids per RAND_bytes call: each call costs microseconds of locking and provider
+  // lookup, far more than its bytes.
+  thread_local std::array<unsigned char, 16 * 256> pool{};
   thread_local size_t used = pool.size();
   if (used == pool.size()) {
     if (RAND_bytes(pool.data(), static_cast<int>(pool.size())) != 1) {
@@ -107,17 +108,21 @@ std::string NewRecordId() {
     }
     used = 0;
   }
-  std::array<unsigned char, 16> b{};
-  std::copy(pool.begin() + static_cast<std::ptrdiff_t>(used),
-            pool.begin() + static_cast<std::ptrdiff_t>(used + 16), b.begin());
-  std::fill(pool.begin() + static_cast<std::ptrdiff_t>(used),
-            pool.begin() + static_cast<std::ptrdiff_t>(used + 16), 0);  // used once only
-  used += 16;
+  unsigned char* b = pool.data() + used;
   b[6] = static_cast<unsigned char>((b[6] & 0x0f) | 0x40);  // version 4
   b[8] = static_cast<unsigned char>((b[8] & 0x3f) | 0x80);  // variant 10
-  std::string hex = HexEncode(std::string_view(reinterpret_cast<const char*>(b.data()), 16));
-  return "<urn:uuid:" + hex.substr(0, 8) + "-" + hex.substr(8, 4) + "-" + hex.substr(12, 4) + "-" +
-         hex.substr(16, 4) + "-" + hex.substr(20) + ">";
+  static constexpr char kHex[] = "0123456789abcdef";
+  static constexpr std::string_view kTemplate = "<urn:uuid:00000000-0000-0000-0000-000000000000>";
+  std::string id(kTemplate);
+  size_t at = 10;  // after "<urn:uuid:"
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) ++at;  // a '-'
+    id[at++] = kHex[b[i] >> 4];
+    id[at++] = kHex[b[i] & 0x0f];
+  }
+  std::fill(b, b + 16, 0);  // used once only
+  used += 16;
+  return id;
 }
 
 }  // namespace internal

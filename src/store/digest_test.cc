@@ -1,5 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
 #include "store/internal.h"
 #include "store/store.h"
 
@@ -42,6 +47,25 @@ TEST(NewRecordId, IsUuidV4AndUnique) {
   EXPECT_EQ(a.back(), '>');
   EXPECT_EQ(a[10 + 14], '4');                                          // version nibble
   EXPECT_NE(std::string("89ab").find(a[10 + 19]), std::string::npos);  // variant
+}
+
+// Across several refills of the random pool: every id well-formed and new, and every
+// random hex digit takes more than one value.
+TEST(NewRecordId, ManyAreWellFormedDistinctAndRandom) {
+  const std::regex uuid(
+      "<urn:uuid:[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}>");
+  std::set<std::string> ids;
+  std::vector<std::set<char>> digits(47);
+  for (int i = 0; i < 1000; ++i) {
+    std::string id = internal::NewRecordId();
+    ASSERT_TRUE(std::regex_match(id, uuid)) << id;
+    EXPECT_TRUE(ids.insert(id).second) << id;
+    for (size_t j = 0; j < id.size(); ++j) digits[j].insert(id[j]);
+  }
+  for (size_t j = 10; j < 46; ++j) {
+    if (j == 18 || j == 23 || j == 28 || j == 33 || j == 24) continue;  // '-', version '4'
+    EXPECT_GT(digits[j].size(), 1u) << "position " << j;
+  }
 }
 
 }  // namespace
