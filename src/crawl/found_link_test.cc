@@ -48,5 +48,23 @@ TEST(FoundLinkTest, NoQueryIpHostUserinfoAndTrailingDot) {
   EXPECT_EQ(d.registrable_domain(), "example.org");
 }
 
+// The last host's domain is reused for the next link to that host only: runs of one host,
+// alternation, a host that is a suffix of the last one, and an IP after a name.
+TEST(FoundLinkTest, DomainOfEachHostAcrossRunsAndAlternation) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"http://a.example.co.uk/1", "example.co.uk"}, {"http://a.example.co.uk/2", "example.co.uk"},
+      {"http://example.co.uk/3", "example.co.uk"},   {"http://co.uk/4", ""},
+      {"http://a.example.co.uk/5", "example.co.uk"}, {"http://b.example.com/6", "example.com"},
+      {"http://a.example.co.uk/7", "example.co.uk"}, {"http://10.0.0.1/8", ""},
+      {"http://b.example.com/9", "example.com"},     {"http://b.example.com./10", "example.com"},
+      {"http://b.example.com/11", "example.com"},
+  };
+  for (const auto& [href, domain] : cases) {
+    FoundLink l = Make(href);
+    EXPECT_EQ(l.registrable_domain(), domain) << href;
+    EXPECT_EQ(l.registrable_domain(), url::RegistrableDomain(l.host())) << href;
+  }
+}
+
 }  // namespace
 }  // namespace harvest::crawl

@@ -67,7 +67,14 @@ FoundLink MakeFoundLink(const url::Url& u) {
   link.host_at = offset(host), link.host_len = static_cast<uint32_t>(host.size());
   link.path_at = offset(path), link.path_len = static_cast<uint32_t>(path.size());
   link.query_at = offset(query), link.query_len = static_cast<uint32_t>(query.size());
-  const std::string domain = url::RegistrableDomain(host);
+  // Most links of a page are to its own host: the last host's domain (the Public Suffix
+  // List is fixed for the process) spares a psl_registrable_domain call per such link.
+  thread_local std::string last_host, last_domain;
+  if (host != last_host) {
+    last_domain = url::RegistrableDomain(host);
+    last_host.assign(host);
+  }
+  const std::string& domain = last_domain;
   if (host.size() >= domain.size() && host.substr(host.size() - domain.size()) == domain) {
     link.domain_len = static_cast<uint32_t>(domain.size());
   } else {

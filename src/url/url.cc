@@ -1,6 +1,6 @@
 // Url value type: percent-encode tables, the record serializer and small accessors.
 #include <array>
-#include <cstdio>
+#include <charconv>
 
 #include "url/internal.h"
 
@@ -114,9 +114,9 @@ Url Builder::Serialize(const Record& r) {
     out.append(r.host);
     u.host_end_ = static_cast<uint32_t>(out.size());
     if (r.port >= 0) {
-      char buf[8];
-      int n = std::snprintf(buf, sizeof buf, ":%d", r.port);
-      out.append(buf, n);
+      char buf[8] = {':'};
+      const std::to_chars_result end = std::to_chars(buf + 1, buf + sizeof buf, r.port);
+      out.append(buf, static_cast<size_t>(end.ptr - buf));
     }
     u.port_end_ = static_cast<uint32_t>(out.size());
     if (userinfo) {
