@@ -190,26 +190,11 @@ std::vector<std::string> CanonOptions::DefaultSessionParams() {
           "session_id", "aspsessionid*", "cfid", "cftoken"};
 }
 
-Url Canonicalize(const Url& url, const CanonOptions& o) {
-  Record& r = tls_canon;
-  std::string& scratch = tls_scratch;
-  r.Clear();
-  r.scheme.assign(url.scheme());
-  bool special = url.is_special();
-  r.has_host = url.has_host();
-  r.host.assign(url.host());
-  r.port = url.port();
-  r.opaque_path = url.has_opaque_path();
-  r.path.assign(url.path());
-  r.has_query = url.has_query();
-  r.query.assign(url.query());
-  r.has_fragment = url.has_fragment() && !o.drop_fragment;
-  if (r.has_fragment) r.fragment.assign(url.fragment());
-  if (!o.drop_userinfo) {
-    r.username.assign(url.username());
-    r.password.assign(url.password());
-  }
+namespace {
 
+// Canonicalizes a parsed record in place (fragment and userinfo already dropped as `o` asks).
+void CanonicalizeRecord(Record& r, bool special, const CanonOptions& o) {
+  std::string& scratch = tls_scratch;
   if (o.normalize_percent_encoding) {
     Normalize(r.username, false, scratch);
     Normalize(r.password, false, scratch);
@@ -233,6 +218,29 @@ Url Canonicalize(const Url& url, const CanonOptions& o) {
     }
   }
   if (r.has_query) CanonQuery(r, o, scratch);
+}
+
+}  // namespace
+
+Url Canonicalize(const Url& url, const CanonOptions& o) {
+  Record& r = tls_canon;
+  r.Clear();
+  r.scheme.assign(url.scheme());
+  bool special = url.is_special();
+  r.has_host = url.has_host();
+  r.host.assign(url.host());
+  r.port = url.port();
+  r.opaque_path = url.has_opaque_path();
+  r.path.assign(url.path());
+  r.has_query = url.has_query();
+  r.query.assign(url.query());
+  r.has_fragment = url.has_fragment() && !o.drop_fragment;
+  if (r.has_fragment) r.fragment.assign(url.fragment());
+  if (!o.drop_userinfo) {
+    r.username.assign(url.username());
+    r.password.assign(url.password());
+  }
+  CanonicalizeRecord(r, special, o);
   return Builder::Serialize(r);
 }
 
@@ -241,11 +249,22 @@ const CanonOptions& DefaultCanonOptions() {
   return *kDefault;
 }
 
+// Parse + Canonicalize on one record, serialized once (what Canonicalize(*Parse(...)) gives:
+// url_test's ParseCanonicalEqualsParseThenCanonicalize).
 std::optional<Url> ParseCanonical(std::string_view input, const Url* base,
                                   const CanonOptions& options) {
-  std::optional<Url> url = Parse(input, base);
-  if (!url) return std::nullopt;
-  return Canonicalize(*url, options);
+  Record& r = tls_canon;
+  if (!ParseRecord(input, base, r)) return std::nullopt;
+  if (!r.has_fragment || options.drop_fragment) {
+    r.has_fragment = false;
+    r.fragment.clear();
+  }
+  if (options.drop_userinfo) {
+    r.username.clear();
+    r.password.clear();
+  }
+  CanonicalizeRecord(r, IsSpecialScheme(r.scheme), options);
+  return Builder::Serialize(r);
 }
 
 }  // namespace harvest::url

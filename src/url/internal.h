@@ -69,6 +69,10 @@ struct Record {
 int DefaultPort(std::string_view scheme);
 bool IsSpecialScheme(std::string_view scheme);
 
+// WHATWG URL parsing of `input` against `base` into `record` (cleared first): Parse without
+// the serialization. False on failure (then `record` holds a partial parse).
+bool ParseRecord(std::string_view input, const Url* base, Record& record);
+
 // Builds Url values (the only code that writes Url's private fields).
 class Builder {
  public:

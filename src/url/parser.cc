@@ -502,13 +502,13 @@ thread_local std::string tls_input;
 
 }  // namespace
 
-std::optional<Url> Parse(std::string_view input, const Url* base) {
+bool ParseRecord(std::string_view input, const Url* base, Record& record) {
   // Strip leading and trailing C0 control or space; remove ASCII tab or newline.
   size_t b = 0, e = input.size();
   while (b < e && static_cast<unsigned char>(input[b]) <= 0x20) ++b;
   while (e > b && static_cast<unsigned char>(input[e - 1]) <= 0x20) --e;
   input = input.substr(b, e - b);
-  if (input.size() > kMaxInputBytes) return std::nullopt;
+  if (input.size() > kMaxInputBytes) return false;
   bool has_tab_or_newline = false;
   for (char c : input) has_tab_or_newline |= (c == '\t' || c == '\n' || c == '\r');
   if (has_tab_or_newline) {
@@ -518,10 +518,14 @@ std::optional<Url> Parse(std::string_view input, const Url* base) {
     }
     input = tls_input;
   }
-  Record& record = tls_record;
   record.Clear();
   Parser parser(input, base, record);
-  if (!parser.Run()) return std::nullopt;
+  return parser.Run();
+}
+
+std::optional<Url> Parse(std::string_view input, const Url* base) {
+  Record& record = tls_record;
+  if (!ParseRecord(input, base, record)) return std::nullopt;
   return Builder::Serialize(record);
 }
 

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "url/url.h"
 
@@ -123,6 +124,61 @@ TEST(UrlWpt, UrlTestData) {
   double rate = 100.0 * passed / total;
   std::printf("WPT urltestdata: %d/%d passed (%.2f%%)\n", passed, total, rate);
   EXPECT_GE(rate, 99.0);
+}
+
+// ParseCanonical canonicalizes the parser's record in place and serializes once; it must give
+// exactly Canonicalize(Parse(...)): over every WPT input (with its base) and a crawler's
+// links, under the default options, all of them off and others on.
+TEST(UrlWpt, ParseCanonicalEqualsParseThenCanonicalize) {
+  std::string text = ReadFile(std::string(HARVEST_CONFORMANCE_DIR) + "/urltestdata.json");
+  ASSERT_FALSE(text.empty()) << "missing " << HARVEST_CONFORMANCE_DIR << "/urltestdata.json";
+  Json cases = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  ASSERT_TRUE(cases.is_array());
+  std::vector<std::pair<std::string, std::string>> inputs;  // input, base ("" for none)
+  for (const Json& c : cases) {
+    if (!c.is_object()) continue;
+    std::string base =
+        c.contains("base") && c["base"].is_string() ? c["base"].get<std::string>() : "";
+    inputs.emplace_back(c["input"].get<std::string>(), base);
+  }
+  for (const char* link :
+       {"/a/./b/../index.html;jsessionid=9?utm_source=x&b=%41&a=&sid=1#top", "../up/?", "?q",
+        "#frag", "//User:Pw@Other.Example.COM.:8080/p/default.asp?z=1&y", "HTTP://H/%7e/",
+        "mailto:Someone@Example.com?Subject=hi", "sc://X%41/p%2e?b&a#f", "file:///C:/a/../b/"}) {
+    inputs.emplace_back(link, "https://www.example.com:8443/dir/page.html?x=1");
+  }
+  CanonOptions off;
+  off.lowercase_host = off.drop_fragment = off.normalize_percent_encoding = false;
+  off.sort_query = off.drop_empty_query = off.drop_empty_query_params = false;
+  off.drop_session_path_params = off.drop_host_trailing_dot = false;
+  off.tracking_params.clear();
+  off.session_params.clear();
+  CanonOptions on;
+  on.drop_userinfo = on.strip_trailing_slash = on.strip_index = true;
+  CanonOptions lower_only = off;
+  lower_only.lowercase_host = true;
+  int compared = 0;
+  for (const auto& [input, base_text] : inputs) {
+    std::optional<Url> base;
+    if (!base_text.empty()) {
+      base = Parse(base_text);
+      if (!base) continue;
+    }
+    const Url* b = base ? &*base : nullptr;
+    for (const CanonOptions* o :
+         {&DefaultCanonOptions(), static_cast<const CanonOptions*>(&off),
+          static_cast<const CanonOptions*>(&on), static_cast<const CanonOptions*>(&lower_only)}) {
+      std::optional<Url> parsed = Parse(input, b);
+      std::optional<Url> fused = ParseCanonical(input, b, *o);
+      ASSERT_EQ(parsed.has_value(), fused.has_value()) << input << " base " << base_text;
+      if (!parsed) continue;
+      const Url two_step = Canonicalize(*parsed, *o);
+      EXPECT_EQ(fused->href(), two_step.href()) << input << " base " << base_text;
+      EXPECT_EQ(Getters(*fused), Getters(two_step)) << input << " base " << base_text;
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, 2000);
 }
 
 }  // namespace
