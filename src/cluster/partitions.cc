@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstdio>
 
+#include "base/hash.h"
 #include "cluster/cluster.h"
 #include "cluster/internal.h"
 #include "url/url.h"
@@ -94,19 +95,6 @@ std::optional<frontier::UrlItem> DecodeItem(std::string_view s) {
 
 }  // namespace internal
 
-namespace {
-
-uint64_t Fnv1a(std::string_view s) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
-
-}  // namespace
-
 int PartitionCount(const PartitionOptions& options) {
   return options.partitions + static_cast<int>(options.hot_hosts.size());
 }
@@ -121,7 +109,7 @@ int PartitionOf(std::string_view host, const PartitionOptions& options) {
     std::string domain = url::RegistrableDomain(name);
     if (!domain.empty()) key = std::move(domain);
   }
-  return static_cast<int>(Fnv1a(key) % static_cast<uint64_t>(std::max(options.partitions, 1)));
+  return static_cast<int>(Fnv1a64(key) % static_cast<uint64_t>(std::max(options.partitions, 1)));
 }
 
 }  // namespace harvest::cluster

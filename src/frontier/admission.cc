@@ -247,14 +247,7 @@ AdmitVerdict Admission::Admit(const AdmitCandidate& c) {
   return v;
 }
 
-uint64_t Admission::HostHash(std::string_view host) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char ch : host) {
-    h ^= ch;
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
+uint64_t Admission::HostHash(std::string_view host) { return Fnv1a64(host); }
 
 void Admission::SetCounterStore(CounterStore* store, size_t max_resident) {
   counter_store_ = store;

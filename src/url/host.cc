@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "base/hash.h"
 #include "url/internal.h"
 
 namespace harvest::url {
@@ -277,11 +278,7 @@ struct IdnaCacheEntry {
 };
 thread_local IdnaCacheEntry tls_idna_cache[kIdnaCacheSize];
 
-size_t LabelHash(std::string_view s) {
-  uint64_t h = 1469598103934665603ULL;  // FNV-1a
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ULL;
-  return static_cast<size_t>(h % kIdnaCacheSize);
-}
+size_t LabelHash(std::string_view s) { return static_cast<size_t>(Fnv1a64(s) % kIdnaCacheSize); }
 
 bool IdnaLabelUncached(std::string_view label, std::string& out);
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "base/hash.h"
 #include "url/internal.h"
 
 namespace harvest::url {
@@ -63,6 +64,30 @@ std::string Surt(const Url& url) {
   return out;
 }
 
+namespace {
+
+// The memo of RegistrableDomain: kDomainCacheSize entries per thread, of host names up to
+// kDomainCacheMaxHost bytes (~100 KB per thread when full).
+constexpr size_t kDomainCacheSize = 1024;
+constexpr size_t kDomainCacheMaxHost = 64;
+struct DomainCacheEntry {
+  std::string host;
+  std::string domain;
+  bool used = false;
+};
+thread_local DomainCacheEntry tls_domain_cache[kDomainCacheSize];
+
+std::string RegistrableDomainUncached(const psl_ctx_t* psl, std::string_view host) {
+  std::string lower;
+  lower.reserve(host.size());
+  for (char c : host) lower.push_back(AsciiLower(c));
+  while (!lower.empty() && lower.back() == '.') lower.pop_back();
+  const char* rd = psl_registrable_domain(psl, lower.c_str());
+  return rd != nullptr ? std::string(rd) : "";
+}
+
+}  // namespace
+
 std::string RegistrableDomain(std::string_view host) {
   if (host.empty() || IsIpHost(host)) return "";
   static const psl_ctx_t* const kPsl = [] {
@@ -70,18 +95,17 @@ std::string RegistrableDomain(std::string_view host) {
     return ctx != nullptr ? ctx : psl_latest(nullptr);
   }();
   if (kPsl == nullptr) return "";
-  // The links of a page mostly share its host: the last answer of this thread is reused
-  // (a public-suffix lookup costs ~0.5 us; docs/benchmarks.md, "Durable frontier at scale").
-  thread_local std::string last_host, last_domain;
-  if (host == last_host) return last_domain;
-  std::string lower;
-  lower.reserve(host.size());
-  for (char c : host) lower.push_back(AsciiLower(c));
-  while (!lower.empty() && lower.back() == '.') lower.pop_back();
-  const char* rd = psl_registrable_domain(kPsl, lower.c_str());
-  last_host.assign(host);
-  last_domain = rd != nullptr ? std::string(rd) : "";
-  return last_domain;
+  // A page links to its own host and a few others, again and again: a per-thread
+  // direct-mapped memo of recent answers spares most public-suffix lookups (~0.5 us each;
+  // docs/benchmarks.md, "Durable frontier at scale"). The list is fixed for the process.
+  if (host.size() > kDomainCacheMaxHost) return RegistrableDomainUncached(kPsl, host);
+  DomainCacheEntry& e = tls_domain_cache[Fnv1a64(host) % kDomainCacheSize];
+  if (!e.used || e.host != host) {
+    e.host.assign(host);
+    e.domain = RegistrableDomainUncached(kPsl, host);
+    e.used = true;
+  }
+  return e.domain;
 }
 
 }  // namespace harvest::url

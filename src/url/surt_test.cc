@@ -48,5 +48,22 @@ TEST(RegistrableDomain, PublicSuffixList) {
   }
 }
 
+// The per-thread memo (1024 slots) over far more hosts than slots, in alternation: every
+// answer must be the host's own, whichever host held its slot before.
+TEST(RegistrableDomain, MemoAnswersEachHostAcrossCollisions) {
+  const std::string long_label(70, 'l');
+  for (int pass = 0; pass < 3; ++pass) {
+    for (int i = 0; i < 3000; ++i) {
+      const std::string n = std::to_string(i);
+      ASSERT_EQ(RegistrableDomain("w.x" + n + ".com"), "x" + n + ".com") << pass << " " << i;
+      ASSERT_EQ(RegistrableDomain("W.X" + n + ".COM"), "x" + n + ".com") << pass << " " << i;
+      ASSERT_EQ(RegistrableDomain("a.b" + n + ".co.uk."), "b" + n + ".co.uk") << pass << " " << i;
+      ASSERT_EQ(RegistrableDomain("h" + n + ".github.io"), "h" + n + ".github.io") << i;
+      ASSERT_EQ(RegistrableDomain("10.0." + std::to_string(i % 256) + ".1"), "") << i;
+      ASSERT_EQ(RegistrableDomain(long_label + n + ".example.org"), "example.org") << i;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace harvest::url
