@@ -166,6 +166,14 @@ std::vector<rocksdb::ColumnFamilyDescriptor> Descriptors(const StateOptions& opt
     if (std::string_view(spec.name) == kParked) {
       descriptors.back().options.prefix_extractor = NewParkedGroupPrefix();
     }
+    const std::string_view name = spec.name;
+    if (name == kSeen || name == kHosts || name == kDigests || name == kDepths) {
+      // Point reads of mostly absent keys (a new payload's digest, a link never reached by a
+      // shorter path, a host never evicted): a Bloom filter over the memtable's keys answers
+      // them without a skip-list search (RocksDB's table filters only cover table files).
+      descriptors.back().options.memtable_prefix_bloom_size_ratio = 0.05;
+      descriptors.back().options.memtable_whole_key_filtering = true;
+    }
   }
   return descriptors;
 }
