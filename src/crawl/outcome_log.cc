@@ -58,7 +58,7 @@ bool IsOutcomeName(std::string_view name) {
 }
 
 void OutcomeLog::Record(std::string_view url, std::string_view outcome, int status,
-                        std::string_view detail, int64_t time_us) {
+                        std::string_view detail, int64_t time_us, Write write) {
   assert(IsOutcomeName(outcome));
   std::string line;
   line.reserve(url.size() + detail.size() + 96);
@@ -80,7 +80,7 @@ void OutcomeLog::Record(std::string_view url, std::string_view outcome, int stat
   ++count_;
   if (fd_ < 0) return;
   pending_ += line;
-  (void)WritePending();
+  if (write == Write::kNow || pending_.size() >= kMaxDeferredBytes) (void)WritePending();
 }
 
 // REQUIRES: mu_ held. Lines that could not be written stay pending (in order) for the next

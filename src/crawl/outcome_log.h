@@ -6,9 +6,13 @@
 // Outcomes: the names in kOutcomeNames (documented in docs/crawling.md; a test compares the
 // two). Every outcome but fetched and revisit carries a detail naming its cause.
 //
-// Durability: each line is appended with one write(2) as it is recorded, so a recorded
-// outcome survives a kill -9 of the process (Flush() fsyncs). Open() on an existing log cuts
-// a torn last line (a kill during the write) and appends after it.
+// Durability: a line recorded with Write::kNow is appended with one write(2) as it is
+// recorded, so it survives a kill -9 of the process; one recorded with Write::kWithFlush
+// waits in memory for the next Flush() (which writes and fsyncs everything pending). The
+// writer thread records its pages' outcomes kWithFlush: a page is marked done only after
+// that flush, so a kill that loses the line also leaves the page to be fetched again
+// (docs/recovery.md). Open() on an existing log cuts a torn last line (a kill during the
+// write) and appends after it.
 //
 // Thread-safety: Record() is safe from any thread (internally locked).
 #pragma once
@@ -49,10 +53,18 @@ class OutcomeLog {
   OutcomeLog(const OutcomeLog&) = delete;
   OutcomeLog& operator=(const OutcomeLog&) = delete;
 
+  // When a recorded line is written (see "Durability" above). Lines reach the file in the
+  // order they were recorded either way: a kNow line writes the kWithFlush lines before it.
+  enum class Write {
+    kNow,        // one write(2) before Record returns
+    kWithFlush,  // at the next Flush(), or once kMaxDeferredBytes are waiting
+  };
+  static constexpr size_t kMaxDeferredBytes = 64 * 1024;
+
   Status Open(const std::filesystem::path& file);
   // REQUIRES: IsOutcomeName(outcome) (checked in debug builds).
   void Record(std::string_view url, std::string_view outcome, int status, std::string_view detail,
-              int64_t time_us);
+              int64_t time_us, Write write = Write::kNow);
   Status Flush();
   uint64_t count() const;
 
@@ -61,7 +73,7 @@ class OutcomeLog {
   Status WritePending();
   int fd_ = -1;
   std::string path_;
-  std::string pending_;  // lines not yet written (output error)
+  std::string pending_;  // lines not yet written (kWithFlush, or an output error)
   uint64_t count_ = 0;
 };
 

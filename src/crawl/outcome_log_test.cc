@@ -30,6 +30,42 @@ TEST(OutcomeLog, EachRecordIsInTheFileAtOnce) {
   std::filesystem::remove(path);
 }
 
+TEST(OutcomeLog, DeferredLinesWaitForFlushAndKeepTheirOrder) {
+  auto path = std::filesystem::temp_directory_path() /
+              ("outcomes_deferred_" + std::to_string(::getpid()) + ".jsonl");
+  std::filesystem::remove(path);
+  OutcomeLog log;
+  ASSERT_TRUE(log.Open(path).ok());
+  const auto line = [](const std::string& url, int t) {
+    return "{\"url\":\"" + url +
+           "\",\"outcome\":\"fetched\",\"status\":200,\"time_us\":" + std::to_string(t) + "}\n";
+  };
+  log.Record("http://a.test/1", "fetched", 200, "", 1, OutcomeLog::Write::kWithFlush);
+  log.Record("http://a.test/2", "fetched", 200, "", 2, OutcomeLog::Write::kWithFlush);
+  EXPECT_EQ(ReadAll(path), "");  // not written yet
+  EXPECT_EQ(log.count(), 2u);
+  ASSERT_TRUE(log.Flush().ok());
+  EXPECT_EQ(ReadAll(path), line("http://a.test/1", 1) + line("http://a.test/2", 2));
+  // A line written at once takes the deferred ones before it, in order.
+  log.Record("http://a.test/3", "fetched", 200, "", 3, OutcomeLog::Write::kWithFlush);
+  log.Record("http://a.test/4", "fetched", 200, "", 4);
+  EXPECT_EQ(ReadAll(path), line("http://a.test/1", 1) + line("http://a.test/2", 2) +
+                               line("http://a.test/3", 3) + line("http://a.test/4", 4));
+  // Deferred lines are written once kMaxDeferredBytes of them wait.
+  const std::string before = ReadAll(path);
+  size_t recorded = 0, bytes = 0;
+  while (ReadAll(path) == before) {
+    const std::string url = "http://b.test/" + std::to_string(recorded);
+    log.Record(url, "fetched", 200, "", 5, OutcomeLog::Write::kWithFlush);
+    bytes += line(url, 5).size();
+    ++recorded;
+    ASSERT_LE(bytes, OutcomeLog::kMaxDeferredBytes + 200) << "deferred lines never written";
+  }
+  EXPECT_GE(bytes, OutcomeLog::kMaxDeferredBytes);
+  EXPECT_EQ(ReadAll(path).size(), before.size() + bytes);
+  std::filesystem::remove(path);
+}
+
 TEST(OutcomeLog, OpenCutsATornLastLineAndAppends) {
   auto path = std::filesystem::temp_directory_path() /
               ("outcomes_torn_" + std::to_string(::getpid()) + ".jsonl");

@@ -343,7 +343,9 @@ void WarcSink::Write(StoreTask& task) {
     task.detail = loc.status().ToString();
   }
   bytes_written_ = writer_->bytes_written();
-  outcomes_->Record(c.target_uri, outcome, c.status, task.detail, c.fetch_time_us);
+  // Written with the group's flush, before the page can be marked done (FlushAll).
+  outcomes_->Record(c.target_uri, outcome, c.status, task.detail, c.fetch_time_us,
+                    OutcomeLog::Write::kWithFlush);
 }
 
 void WarcSink::WriteAttempt(AttemptTask& a) {
