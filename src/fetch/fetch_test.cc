@@ -343,6 +343,57 @@ TEST_F(FetcherTest, ExtraRequestHeadersSentAndInjectionRejected) {
   EXPECT_EQ(server_->requests().size(), 1u);
 }
 
+// Finished transfers' easy handles are reset and reused: nothing of one request (headers,
+// redirects, a refused connection reuse, a body cap) may carry over to the next.
+TEST_F(FetcherTest, ReusedHandlesCarryNothingOver) {
+  Serve([](const RawRequest& req) {
+    if (req.target == "/a" || req.target == "/b" || req.target == "/c") return RedirectChain(req);
+    return RawReply{.bytes = MakeResponse(200, "OK", {}, "body of " + req.target)};
+  });
+  FetchOptions o = TestOptions();
+  o.max_body_bytes = 1000;
+  CurlFetcher f(o);
+  for (int round = 0; round < 3; ++round) {
+    FetchResult r =
+        FetchOne(f, {.url = Url("/a"), .headers = {{"X-One", "1"}}, .max_redirects = 5});
+    EXPECT_EQ(r.status, 200);
+    EXPECT_EQ(r.redirects_followed, 2);
+    EXPECT_EQ(r.body, "final");
+    r = FetchOne(f, {.url = Url("/plain"), .reuse_connection = false});
+    EXPECT_EQ(r.outcome, FetchOutcome::kOk) << r.error;
+    EXPECT_EQ(r.redirects_followed, 0);
+    EXPECT_EQ(r.body, "body of /plain");
+    EXPECT_EQ(r.request_head.find("X-One"), std::string::npos) << r.request_head;
+    EXPECT_TRUE(r.request_head.starts_with("GET /plain HTTP/1.1\r\n")) << r.request_head;
+    // A 3xx is the result again once a request does not ask to follow.
+    r = FetchOne(f, {.url = Url("/a")});
+    EXPECT_EQ(r.status, 301);
+    EXPECT_EQ(r.effective_url, Url("/a"));
+    EXPECT_EQ(r.request_head.find("X-One"), std::string::npos) << r.request_head;
+    r = FetchOne(f, {.url = Url("/plain2"), .headers = {{"X-Two", "2"}}});
+    EXPECT_EQ(r.body, "body of /plain2");
+    EXPECT_EQ(r.request_head.find("X-One"), std::string::npos) << r.request_head;
+    EXPECT_NE(r.request_head.find("X-Two: 2"), std::string::npos) << r.request_head;
+    // A connect address (CURLOPT_CONNECT_TO, a list freed with its transfer): the next
+    // round's requests must not use it.
+    r = FetchOne(f, {.url = "http://reuse.invalid:" + std::to_string(server_->port()) + "/via",
+                     .connect_address = "127.0.0.1"});
+    EXPECT_EQ(r.body, "body of /via") << r.error;
+  }
+  const auto log = server_->requests();
+  ASSERT_EQ(log.size(), 3u * 7u);  // 3 for the chain, then one each
+  // /plain refused connection reuse; the next round's redirect chain reuses one again.
+  for (size_t round = 1; round < 3; ++round) {
+    EXPECT_EQ(log[round * 7].connection, log[round * 7 + 1].connection) << round;
+    EXPECT_EQ(log[round * 7 + 1].connection, log[round * 7 + 2].connection) << round;
+  }
+  for (const auto& req : log) {
+    if (req.target != "/a" && req.target != "/b" && req.target != "/c") {
+      EXPECT_FALSE(req.Header("X-One").has_value()) << req.target;
+    }
+  }
+}
+
 TEST_F(FetcherTest, RetryAfterFromResponse) {
   Serve([](const RawRequest&) {
     return RawReply{.bytes = MakeResponse(503, "Busy", {{"Retry-After", "120"}}, "")};

@@ -139,7 +139,8 @@ Status Transfer::ConfigureConnectAddress() {
   return Status::Ok();
 }
 
-Status Transfer::Configure(const ResolvedOptions& r, int64_t start_wall_us) {
+Status Transfer::Configure(const ResolvedOptions& r, int64_t start_wall_us, CURL* reuse) {
+  easy_ = reuse;  // owned from here on, even if configuring fails (cleaned up with us)
   const FetchOptions& o = r.options;
   result_.start_wall_us = start_wall_us;
   max_body_bytes_ = o.max_body_bytes;
@@ -153,7 +154,7 @@ Status Transfer::Configure(const ResolvedOptions& r, int64_t start_wall_us) {
   if (!request_.connect_address.empty()) {
     if (Status s = ConfigureConnectAddress(); !s.ok()) return s;
   }
-  easy_ = curl_easy_init();
+  if (easy_ == nullptr) easy_ = curl_easy_init();
   if (easy_ == nullptr) return Status::ResourceExhausted("curl_easy_init failed");
 
   auto add_header = [this](const std::string& line) {

@@ -35,9 +35,18 @@ class Transfer {
   Transfer(const Transfer&) = delete;
   Transfer& operator=(const Transfer&) = delete;
 
-  // Creates and configures the easy handle. On failure the transfer is not startable and
-  // Finish() reports the returned error as kOtherError.
-  Status Configure(const ResolvedOptions& opts, int64_t start_wall_us);
+  // Configures `reuse` (a handle a finished transfer released, reset with curl_easy_reset;
+  // this transfer owns it from now on) or, when null, a new easy handle. On failure the
+  // transfer is not startable and Finish() reports the returned error as kOtherError.
+  Status Configure(const ResolvedOptions& opts, int64_t start_wall_us, CURL* reuse = nullptr);
+  // Gives up the easy handle (after Finish(), out of the multi handle): the caller cleans it
+  // up or resets it for another transfer. The transfer's header lists outlive it only until
+  // the transfer is destroyed, so a kept handle must be reset first.
+  CURL* ReleaseEasy() {
+    CURL* e = easy_;
+    easy_ = nullptr;
+    return e;
+  }
   CURL* easy() const { return easy_; }
   uint64_t id() const { return result_.id; }
   // "host[:port]" of the request URL, lower-cased: the unit of max_host_connections.
