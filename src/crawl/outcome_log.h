@@ -9,10 +9,10 @@
 // Durability: a line recorded with Write::kNow is appended with one write(2) as it is
 // recorded, so it survives a kill -9 of the process; one recorded with Write::kWithFlush
 // waits in memory for the next Flush() (which writes and fsyncs everything pending). The
-// writer thread records its pages' outcomes kWithFlush: a page is marked done only after
-// that flush, so a kill that loses the line also leaves the page to be fetched again
-// (docs/recovery.md). Open() on an existing log cuts a torn last line (a kill during the
-// write) and appends after it.
+// writer thread records a stored page's outcome kWithFlush: the page is marked done only
+// after that flush, so a kill that loses the line also leaves the page to be fetched again
+// (docs/recovery.md). robots.txt, whose rules the crawl keeps at once, is recorded kNow. Open() on
+// an existing log cuts a torn last line (a kill during the write) and appends after it.
 //
 // Thread-safety: Record() is safe from any thread (internally locked).
 #pragma once

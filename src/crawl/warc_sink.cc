@@ -343,9 +343,12 @@ void WarcSink::Write(StoreTask& task) {
     task.detail = loc.status().ToString();
   }
   bytes_written_ = writer_->bytes_written();
-  // Written with the group's flush, before the page can be marked done (FlushAll).
-  outcomes_->Record(c.target_uri, outcome, c.status, task.detail, c.fetch_time_us,
-                    OutcomeLog::Write::kWithFlush);
+  // A page marked done only after the group's flush (FlushAll) has its line written with
+  // that flush: a kill before it loses both, and the page is fetched again. Anything else
+  // (robots.txt, whose rules the crawl keeps at once) is written now.
+  outcomes_->Record(
+      c.target_uri, outcome, c.status, task.detail, c.fetch_time_us,
+      task.mark_done && loc.ok() ? OutcomeLog::Write::kWithFlush : OutcomeLog::Write::kNow);
 }
 
 void WarcSink::WriteAttempt(AttemptTask& a) {
