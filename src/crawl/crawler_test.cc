@@ -525,5 +525,38 @@ TEST_F(CrawlerTest, LinksInTheReceivedPartOfATruncatedBodyAreFollowed) {
   EXPECT_EQ(o->detail, "truncated: length");
 }
 
+// ---- content codings ----
+
+// An uncoded body (no Content-Encoding, or "identity" in any case and spacing) is parsed as
+// received; anything else goes through the decoder, whose failures and cap are recorded.
+TEST_F(CrawlerTest, BodiesAreParsedThroughTheirContentCoding) {
+  auto coded = [](std::string body, std::string coding) {
+    FakeResponse r = FakeResponse::Html(std::move(body));
+    r.headers.emplace_back("Content-Encoding", std::move(coding));
+    return r;
+  };
+  fetcher_->Script("http://a.test/", FakeResponse::Html(Links({"/identity"})));
+  fetcher_->Script("http://a.test/identity", coded(Links({"/spaced"}), "Identity"));
+  fetcher_->Script("http://a.test/spaced", coded(Links({"/big", "/br"}), " identity\t"));
+  fetcher_->Script("http://a.test/br", coded(Links({"/never-br"}), "br"));
+  fetcher_->Script("http://a.test/big",
+                   FakeResponse::Html(Links({"/never-big"}) + std::string(200, ' ')));
+  CrawlOptions o = Options();
+  o.max_decoded_bytes = 150;  // the other pages are shorter
+  Crawl(o, {"http://a.test/"});
+  for (const char* url : {"http://a.test/identity", "http://a.test/spaced", "http://a.test/br",
+                          "http://a.test/big"}) {
+    EXPECT_EQ(fetcher_->RequestsFor(url), 1u) << url;
+  }
+  EXPECT_EQ(fetcher_->RequestsFor("http://a.test/never-br"), 0u);
+  EXPECT_EQ(fetcher_->RequestsFor("http://a.test/never-big"), 0u);
+  const OutcomeLine* br = FirstOutcome("http://a.test/br");
+  ASSERT_NE(br, nullptr);
+  EXPECT_NE(br->detail.find("content decoding failed"), std::string::npos) << br->detail;
+  const OutcomeLine* big = FirstOutcome("http://a.test/big");
+  ASSERT_NE(big, nullptr);
+  EXPECT_EQ(big->detail, "decoded body over the cap (not parsed)");
+}
+
 }  // namespace
 }  // namespace harvest::crawl

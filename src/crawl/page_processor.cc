@@ -31,6 +31,24 @@ void AppendDetail(StoreTask* store, std::string_view note) {
   store->detail += note;
 }
 
+// A Content-Encoding that leaves the body as it is: none, or "identity" (any case, spaces
+// around it).
+bool IsIdentityCoding(std::string_view coding) {
+  while (!coding.empty() && (coding.front() == ' ' || coding.front() == '\t')) {
+    coding.remove_prefix(1);
+  }
+  while (!coding.empty() && (coding.back() == ' ' || coding.back() == '\t')) {
+    coding.remove_suffix(1);
+  }
+  if (coding.empty()) return true;
+  constexpr std::string_view kIdentity = "identity";
+  if (coding.size() != kIdentity.size()) return false;
+  for (size_t i = 0; i < coding.size(); ++i) {
+    if ((coding[i] | 0x20) != kIdentity[i]) return false;
+  }
+  return true;
+}
+
 bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
@@ -166,19 +184,24 @@ void PageProcessor::ExtractLinks(const PageTask& task, const url::Url& page_url,
                                  std::string_view mime, const std::string& content_type,
                                  PageLinks* links, StoreTask* store) const {
   const fetch::FetchResult& r = task.result;
-  std::string encoding(r.Header("content-encoding").value_or(""));
-  extract::DecodeResult decoded =
-      extract::DecodeContent(encoding, r.body, options_.max_decoded_bytes);
-  const bool cut_stream = !r.truncated.empty() && !decoded.ok && !decoded.too_large;
-  if (!decoded.ok && !cut_stream) {
-    AppendDetail(store, decoded.too_large ? "decoded body over the cap (not parsed)"
-                                          : "content decoding failed: " + decoded.error);
-    return;
+  const std::string_view encoding = r.Header("content-encoding").value_or("");
+  // An uncoded body within the cap is parsed where it is (no copy of the page).
+  std::string_view body = r.body;
+  extract::DecodeResult decoded;
+  if (!IsIdentityCoding(encoding) || r.body.size() > options_.max_decoded_bytes) {
+    decoded = extract::DecodeContent(encoding, r.body, options_.max_decoded_bytes);
+    const bool cut_stream = !r.truncated.empty() && !decoded.ok && !decoded.too_large;
+    if (!decoded.ok && !cut_stream) {
+      AppendDetail(store, decoded.too_large ? "decoded body over the cap (not parsed)"
+                                            : "content decoding failed: " + decoded.error);
+      return;
+    }
+    body = decoded.body;
   }
-  if (extract::IsHtml(content_type, decoded.body)) {
-    ExtractFromHtml(task, page_url, decoded.body, links, store);
-  } else if (task.sitemap_hint || LooksLikeSitemap(mime, page_url.path(), decoded.body)) {
-    extract::SitemapResult sitemap = extract::ParseSitemap(decoded.body, /*maybe_gzip=*/true);
+  if (extract::IsHtml(content_type, body)) {
+    ExtractFromHtml(task, page_url, body, links, store);
+  } else if (task.sitemap_hint || LooksLikeSitemap(mime, page_url.path(), body)) {
+    extract::SitemapResult sitemap = extract::ParseSitemap(body, /*maybe_gzip=*/true);
     for (size_t i = 0; i < sitemap.urls.size(); ++i) {
       if (!AddLink(sitemap.urls[i], page_url, false, /*sitemap=*/sitemap.is_index, links)) {
         continue;
