@@ -210,7 +210,13 @@ bool Admission::InScope(const AdmitCandidate& c) const {
 AdmitVerdict Admission::ShapeTrap(const AdmitCandidate& c) const {
   if (c.canonical_url.size() > traps_.max_url_length) return AdmitVerdict::kTrapLongUrl;
   if (CountParams(c.query) > traps_.max_query_params) return AdmitVerdict::kTrapManyParams;
-  if (traps_.max_repeated_segment > 0 && MaxSegmentRepeats(c.path) >= traps_.max_repeated_segment) {
+  // A path of fewer segments than the limit cannot repeat one that often: most links are
+  // judged without splitting their path. Its segments are at most its slashes (plus one
+  // when it does not start with one).
+  const auto segments_at_most =
+      std::count(c.path.begin(), c.path.end(), '/') + (c.path.starts_with('/') ? 0 : 1);
+  if (traps_.max_repeated_segment > 0 && segments_at_most >= traps_.max_repeated_segment &&
+      MaxSegmentRepeats(c.path) >= traps_.max_repeated_segment) {
     return AdmitVerdict::kTrapRepeatedSegment;
   }
   return AdmitVerdict::kAccept;

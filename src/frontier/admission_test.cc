@@ -220,6 +220,16 @@ TEST_F(AdmissionTest, TrapRepeatedSegment) {
   EXPECT_EQ(a.Admit(Candidate(Make("a.test", "/x/x/x"))), AdmitVerdict::kTrapRepeatedSegment);
   EXPECT_EQ(a.Admit(Candidate(Make("a.test", "//////"))), AdmitVerdict::kAccept)
       << "empty segments do not count";
+  // At the limit: as many segments as the limit (3), all alike, with and without a
+  // trailing slash; one fewer is never a trap.
+  EXPECT_EQ(a.Admit(Candidate(Make("a.test", "/y/y/y/"))), AdmitVerdict::kTrapRepeatedSegment);
+  EXPECT_EQ(a.Admit(Candidate(Make("a.test", "/z/z"))), AdmitVerdict::kAccept);
+  EXPECT_EQ(a.Admit(Candidate(Make("a.test", "/w/w/"))), AdmitVerdict::kAccept);
+  TrapOptions two;
+  two.max_repeated_segment = 2;
+  Admission b({}, two, &seen_, &clock_);
+  EXPECT_EQ(b.Admit(Candidate(Make("b.test", "/v/v"))), AdmitVerdict::kTrapRepeatedSegment);
+  EXPECT_EQ(b.Admit(Candidate(Make("b.test", "/u"))), AdmitVerdict::kAccept);
 }
 
 TEST_F(AdmissionTest, TrapQuotaResetsDaily) {
