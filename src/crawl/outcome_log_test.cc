@@ -16,10 +16,16 @@ std::string ReadAll(const std::filesystem::path& p) {
   return ss.str();
 }
 
-TEST(OutcomeLog, EachRecordIsInTheFileAtOnce) {
-  auto path = std::filesystem::temp_directory_path() /
-              ("outcomes_test_" + std::to_string(::getpid()) + ".jsonl");
+// A fresh log file under the temporary directory, unique to this process.
+std::filesystem::path FreshLogPath(const std::string& name) {
+  auto path =
+      std::filesystem::temp_directory_path() / (name + "_" + std::to_string(::getpid()) + ".jsonl");
   std::filesystem::remove(path);
+  return path;
+}
+
+TEST(OutcomeLog, EachRecordIsInTheFileAtOnce) {
+  const auto path = FreshLogPath("outcomes_test");
   OutcomeLog log;
   ASSERT_TRUE(log.Open(path).ok());
   log.Record("http://a.test/", "fetched", 200, "", 5);
@@ -31,9 +37,7 @@ TEST(OutcomeLog, EachRecordIsInTheFileAtOnce) {
 }
 
 TEST(OutcomeLog, DeferredLinesWaitForFlushAndKeepTheirOrder) {
-  auto path = std::filesystem::temp_directory_path() /
-              ("outcomes_deferred_" + std::to_string(::getpid()) + ".jsonl");
-  std::filesystem::remove(path);
+  const auto path = FreshLogPath("outcomes_deferred");
   OutcomeLog log;
   ASSERT_TRUE(log.Open(path).ok());
   const auto line = [](const std::string& url, int t) {
@@ -67,8 +71,7 @@ TEST(OutcomeLog, DeferredLinesWaitForFlushAndKeepTheirOrder) {
 }
 
 TEST(OutcomeLog, OpenCutsATornLastLineAndAppends) {
-  auto path = std::filesystem::temp_directory_path() /
-              ("outcomes_torn_" + std::to_string(::getpid()) + ".jsonl");
+  const auto path = FreshLogPath("outcomes_torn");  // then written by hand, truncating
   {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     out << "{\"url\":\"http://a.test/\"}\n{\"url\":\"http://b.te";  // killed mid-line

@@ -17,13 +17,17 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
+// `s` without the spaces and tabs around it.
+std::string_view TrimSpaceTab(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
 // "text/html; charset=utf-8" -> "text/html".
 std::string MimeOf(std::string_view content_type) {
   size_t semi = content_type.find(';');
-  std::string_view mime = content_type.substr(0, semi);
-  while (!mime.empty() && (mime.back() == ' ' || mime.back() == '\t')) mime.remove_suffix(1);
-  while (!mime.empty() && (mime.front() == ' ' || mime.front() == '\t')) mime.remove_prefix(1);
-  return Lower(mime);
+  return Lower(TrimSpaceTab(content_type.substr(0, semi)));
 }
 
 void AppendDetail(StoreTask* store, std::string_view note) {
@@ -34,12 +38,7 @@ void AppendDetail(StoreTask* store, std::string_view note) {
 // A Content-Encoding that leaves the body as it is: none, or "identity" (any case, spaces
 // around it).
 bool IsIdentityCoding(std::string_view coding) {
-  while (!coding.empty() && (coding.front() == ' ' || coding.front() == '\t')) {
-    coding.remove_prefix(1);
-  }
-  while (!coding.empty() && (coding.back() == ' ' || coding.back() == '\t')) {
-    coding.remove_suffix(1);
-  }
+  coding = TrimSpaceTab(coding);
   if (coding.empty()) return true;
   constexpr std::string_view kIdentity = "identity";
   if (coding.size() != kIdentity.size()) return false;
