@@ -12,7 +12,7 @@
 namespace harvest::fetch {
 namespace {
 
-constexpr long kReceiveBufferBytes = 32 * 1024 - 1;  // curl allocates one byte more: 32 KiB
+constexpr long kReceiveBufferBytes = 24 * 1024 - 1;  // curl allocates one byte more: 24 KiB
 
 bool StartsWithStatusLine(std::string_view line) { return line.substr(0, 5) == "HTTP/"; }
 
@@ -206,9 +206,10 @@ Status Transfer::Configure(const ResolvedOptions& r, int64_t start_wall_us, CURL
   Set(easy_, CURLOPT_DNS_CACHE_TIMEOUT, static_cast<long>(o.dns_cache_ttl.count()));
   // curl reads a response into a buffer of this size, one recv(2) per fill. Its default
   // (16 KiB) takes two reads and two passes of its receive loop for a typical page (17 KB
-  // with its head); 32 KiB takes one (bench-peers: 1.57 recv(2) and 2.76 poll(2) per page
-  // before, 1.0 and 2.23 after). Finished handles are kept for reuse (RecycleEasy), so the
-  // buffer is allocated once per handle, not per transfer: 16 KiB more per transfer running.
+  // with its head); 24 KiB mostly one (bench-peers: 1.57 recv(2) and 2.76 poll(2) per page
+  // before, 1.14 and 2.34 after, peak RSS unchanged; 32 KiB took 1.0 recv(2) but 40 MiB
+  // more peak RSS). Finished handles are kept for reuse (RecycleEasy), so the buffer is
+  // allocated once per handle, not per transfer.
   Set(easy_, CURLOPT_BUFFERSIZE, kReceiveBufferBytes);
   Set(easy_, CURLOPT_WRITEFUNCTION, &Transfer::OnBody);
   Set(easy_, CURLOPT_WRITEDATA, static_cast<void*>(this));
