@@ -4,8 +4,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <map>
@@ -181,6 +183,37 @@ TEST_F(FetcherTest, BodyOverCapIsTruncatedAtTheCap) {
   EXPECT_EQ(r.truncated, "length");
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.body, big.substr(0, 1000));
+}
+
+// curl reads into a 24 KiB buffer (transfer.cc): bodies of several fills, with a length, chunked
+// with chunks across the fills' edges, and a cap inside the second fill, arrive byte for byte.
+TEST_F(FetcherTest, BodiesOfSeveralReceiveBuffersArriveWhole) {
+  std::string big(200000, '\0');
+  for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>((i * 131 + i / 977) % 251);
+  std::string chunked = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+  for (size_t at = 0, n = 1; at < big.size(); at += n, n = n * 3 + 7) {
+    const size_t len = std::min(n, big.size() - at);
+    char size_line[32];
+    std::snprintf(size_line, sizeof(size_line), "%zx\r\n", len);
+    chunked += size_line + big.substr(at, len) + "\r\n";
+  }
+  chunked += "0\r\n\r\n";
+  Serve([&](const RawRequest& req) {
+    if (req.target == "/chunked") return RawReply{.bytes = chunked};
+    return RawReply{.bytes = MakeResponse(200, "OK", {}, big)};
+  });
+  const FetchResult fixed = FetchPath("/fixed");
+  EXPECT_EQ(fixed.outcome, FetchOutcome::kOk) << fixed.error;
+  EXPECT_TRUE(fixed.body == big) << "fixed-length body differs, " << fixed.body.size() << " bytes";
+  const FetchResult dechunked = FetchPath("/chunked");
+  EXPECT_EQ(dechunked.outcome, FetchOutcome::kOk) << dechunked.error;
+  EXPECT_TRUE(dechunked.body == big)
+      << "chunked body differs, " << dechunked.body.size() << " bytes";
+  FetchOptions o = TestOptions();
+  o.max_body_bytes = 30000;
+  const FetchResult capped = FetchPath("/fixed", o);
+  EXPECT_EQ(capped.outcome, FetchOutcome::kTruncated);
+  EXPECT_TRUE(capped.body == big.substr(0, 30000)) << capped.body.size() << " bytes";
 }
 
 TEST_F(FetcherTest, OversizedResponseHeadIsProtocolError) {
