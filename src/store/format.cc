@@ -2,6 +2,10 @@
 // rewrite.
 #include <ctime>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "store/internal.h"
 #include "store/store.h"
 
@@ -49,6 +53,50 @@ std::string Timestamp14(int64_t micros) {
 }
 
 namespace internal {
+
+namespace {
+
+bool NeedsEscape(unsigned char c, bool is_uri) {
+  return c < 0x20 || c == 0x7f || (is_uri && c == ' ');
+}
+
+// Index of the first byte of v[from, v.size()) that needs an escape, or v.size().
+size_t FirstToEscape(std::string_view v, size_t from, bool is_uri) {
+  size_t i = from;
+#if defined(__SSE2__)
+  // Signed compares on bytes biased by 0x80: c < limit (unsigned) <=> (c ^ 0x80) < (limit ^
+  // 0x80) (signed). The limit is 0x21 for a URI (the space escaped too), else 0x20.
+  const __m128i bias = _mm_set1_epi8(static_cast<char>(0x80));
+  const __m128i limit = _mm_set1_epi8(static_cast<char>((is_uri ? 0x21 : 0x20) ^ 0x80));
+  const __m128i del = _mm_set1_epi8(0x7f);
+  for (; i + 16 <= v.size(); i += 16) {
+    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(v.data() + i));
+    const __m128i bad =
+        _mm_or_si128(_mm_cmplt_epi8(_mm_xor_si128(c, bias), limit), _mm_cmpeq_epi8(c, del));
+    const int mask = _mm_movemask_epi8(bad);
+    if (mask != 0) return i + static_cast<size_t>(__builtin_ctz(static_cast<unsigned>(mask)));
+  }
+#endif
+  for (; i < v.size(); ++i) {
+    if (NeedsEscape(static_cast<unsigned char>(v[i]), is_uri)) return i;
+  }
+  return v.size();
+}
+
+}  // namespace
+
+void AppendSafe(std::string_view v, bool is_uri, std::string* out) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  size_t start = 0;
+  for (size_t i = FirstToEscape(v, 0, is_uri); i < v.size(); i = FirstToEscape(v, i + 1, is_uri)) {
+    const unsigned char c = static_cast<unsigned char>(v[i]);
+    out->append(v.data() + start, i - start);
+    const char esc[3] = {'%', kHex[c >> 4], kHex[c & 15]};
+    out->append(esc, sizeof(esc));
+    start = i + 1;
+  }
+  out->append(v.data() + start, v.size() - start);
+}
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;

@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+
 #include "store/internal.h"
 #include "store/store.h"
 
@@ -14,6 +17,62 @@ TEST(WarcDate, MicrosecondPrecision) {
   EXPECT_EQ(internal::Timestamp14FromWarcDate("2026-11-26T03:20:01.123456Z"), "20261126032001");
   EXPECT_EQ(internal::Timestamp14FromWarcDate("2026-11-26T03:20:01Z"), "20261126032001");
   EXPECT_EQ(internal::Timestamp14FromWarcDate("garbage"), "");
+}
+
+// The byte-at-a-time rule AppendSafe implements (16 bytes a step): controls, DEL and (in a
+// URI) the space become %XX with upper-case hex; every other byte, >= 0x80 included, is kept.
+std::string AppendSafeReference(std::string_view v, bool is_uri) {
+  std::string out;
+  for (const char ch : v) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == 0x7f || (is_uri && c == ' ')) {
+      static constexpr char kHex[] = "0123456789ABCDEF";
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
+TEST(AppendSafe, EscapesExactlyTheBytesOfTheRuleAtEveryPosition) {
+  EXPECT_EQ(AppendSafeReference("a b\r\n\x7f\x80", true), "a%20b%0D%0A%7F\x80");
+  // Every byte value at every position of strings up to 70 bytes (four 16-byte steps and a
+  // tail), in a URI and in a plain value, appended after existing text.
+  for (const bool is_uri : {true, false}) {
+    for (size_t len = 0; len <= 70; ++len) {
+      for (int byte = 0; byte < 256; ++byte) {
+        for (size_t at = 0; at < std::max<size_t>(len, 1); at += (len > 20 ? 7 : 1)) {
+          std::string v(len, 'x');
+          if (len > 0) v[at] = static_cast<char>(byte);
+          if (len > 3) v[len - 1] = static_cast<char>(byte ^ 0x20);
+          std::string out = "prefix:";
+          internal::AppendSafe(v, is_uri, &out);
+          ASSERT_EQ(out, "prefix:" + AppendSafeReference(v, is_uri))
+              << "len " << len << " byte " << byte << " at " << at << " uri " << is_uri;
+        }
+      }
+    }
+  }
+  // Random strings rich in bytes to escape.
+  uint64_t state = 0x9e3779b97f4a7c15ULL;
+  for (int n = 0; n < 2000; ++n) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    std::string v((state >> 33) % 200, '\0');
+    for (char& ch : v) {
+      state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+      const int r = static_cast<int>((state >> 33) % 8);
+      ch = r == 0   ? ' '
+           : r == 1 ? '\x7f'
+           : r == 2 ? static_cast<char>((state >> 40) % 0x20)
+                    : static_cast<char>((state >> 40) & 0xff);
+    }
+    std::string out;
+    internal::AppendSafe(v, n % 2 == 0, &out);
+    ASSERT_EQ(out, AppendSafeReference(v, n % 2 == 0)) << "string " << n;
+  }
 }
 
 TEST(RewriteResponseHead, RenamesTransferEncoding) {

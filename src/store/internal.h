@@ -218,6 +218,11 @@ std::string FormatCdxjLine(const CdxjEntry& e);
 void AppendJsonString(std::string_view s, std::string* out);
 // Appends the decimal digits of `v` (no allocation).
 void AppendDecimal(uint64_t v, std::string* out);
+// Appends `v` to a WARC header value or warc-fields line: header values must stay on one
+// line, so bytes below 0x20 and DEL (and, in a URI, the space) are percent-encoded and outside
+// data cannot inject WARC headers. Runs without such bytes (all of them, normally) are copied
+// at once; the scan takes 16 bytes a step (SSE2).
+void AppendSafe(std::string_view v, bool is_uri, std::string* out);
 
 // What the index says about one response or revisit record. WarcWriter fills it from the
 // Capture, RecoverWarc from the record read back, and both format it with CdxjLineFor(), so

@@ -16,6 +16,7 @@ namespace harvest::store {
 namespace {
 
 using internal::AppendDecimal;
+using internal::AppendSafe;
 using internal::ErrnoText;
 using internal::WriteAll;
 
@@ -24,24 +25,6 @@ constexpr std::string_view kConformsTo =
 // Serial numbers have five digits; a writer that needs more files than that in one second
 // of start-up is misconfigured.
 constexpr int kMaxSerial = 99999;
-
-// Header values must stay on one line: CR, LF and other controls in a URI or field value
-// are percent-encoded so outside data cannot inject WARC headers. Appends to `*out`; runs
-// without such bytes (all of them, normally) are copied at once.
-void AppendSafe(std::string_view v, bool is_uri, std::string* out) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  size_t start = 0;
-  for (size_t i = 0; i < v.size(); ++i) {
-    const unsigned char c = static_cast<unsigned char>(v[i]);
-    if (c < 0x20 || c == 0x7f || (is_uri && c == ' ')) {
-      out->append(v.data() + start, i - start);
-      const char esc[3] = {'%', kHex[c >> 4], kHex[c & 15]};
-      out->append(esc, sizeof(esc));
-      start = i + 1;
-    }
-  }
-  out->append(v.data() + start, v.size() - start);
-}
 
 // Appends the header line "name: value\r\n".
 void AddHeader(std::string_view name, std::string_view value, std::string* out) {
