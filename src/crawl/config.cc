@@ -221,6 +221,7 @@ const std::map<std::string, Setter>& Keys() {
       {"fetch.max_concurrent", Int("fetch.max_concurrent", 1, 1 << 20, [](auto* o, int64_t v) { o->fetch.max_concurrent = v; })},
       {"fetch.max_idle_connections", Int("fetch.max_idle_connections", 0, 1 << 20, [](auto* o, int64_t v) { o->fetch.max_idle_connections = v; })},
       {"fetch.http2", Bool("fetch.http2", [](auto* o, bool v) { o->fetch.http2 = v; })},
+      {"fetch.native_http", Bool("fetch.native_http", [](auto* o, bool v) { o->fetch.native_http = v; })},
       {"fetch.verify_tls", Bool("fetch.verify_tls", [](auto* o, bool v) { o->fetch.verify_tls = v; })},
       {"fetch.accept_encoding", String("fetch.accept_encoding", [](auto* o, std::string v) {
          o->fetch.accept_encoding = std::move(v);

@@ -109,7 +109,7 @@ Status Crawler::Impl::Setup() {
   if (opts_.fetcher != nullptr) {
     fetcher_ = opts_.fetcher;
   } else {
-    owned_fetcher_ = std::make_unique<fetch::CurlFetcher>(opts_.fetch);
+    owned_fetcher_ = std::make_unique<fetch::HttpFetcher>(opts_.fetch);
     fetcher_ = owned_fetcher_.get();
   }
   if (Status s = fetcher_->status(); !s.ok()) return s;

@@ -12,6 +12,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing::FetcherTest;
+using testing::FetcherUnderTest;
 using testing::MakeResponse;
 using testing::RawReply;
 using testing::RawRequest;
@@ -28,7 +29,7 @@ class ConnectAddressTest : public FetcherTest {
 };
 
 TEST_F(ConnectAddressTest, UnresolvableNameReachesTheGivenAddress) {
-  CurlFetcher f(TestOptions());
+  FetcherUnderTest f(TestOptions());
   const std::string url = "http://some-name.invalid:" + Port() + "/x";
   const FetchResult r = FetchOne(f, {.id = 1, .url = url, .connect_address = "127.0.0.1"});
   EXPECT_EQ(r.outcome, FetchOutcome::kOk) << r.error;
@@ -42,7 +43,7 @@ TEST_F(ConnectAddressTest, UnresolvableNameReachesTheGivenAddress) {
 }
 
 TEST_F(ConnectAddressTest, ConnectPortReplacesTheUrlPort) {
-  CurlFetcher f(TestOptions());
+  FetcherUnderTest f(TestOptions());
   const std::string url = "http://Pinned.Invalid:" + std::to_string(UnusedPort()) + "/p";
   const FetchResult r =
       FetchOne(f, {.url = url, .connect_address = "127.0.0.1", .connect_port = server_->port()});
@@ -53,7 +54,7 @@ TEST_F(ConnectAddressTest, ConnectPortReplacesTheUrlPort) {
 TEST_F(ConnectAddressTest, TakesThePlaceOfConnectTo) {
   FetchOptions o = TestOptions();
   o.connect_to = {"::127.0.0.1:" + std::to_string(UnusedPort())};  // nothing listens there
-  CurlFetcher f(o);
+  FetcherUnderTest f(o);
   const std::string url = "http://routed.invalid:" + Port() + "/";
   EXPECT_EQ(FetchOne(f, {.url = url}).outcome, FetchOutcome::kConnectError);
   const FetchResult r = FetchOne(f, {.url = url, .connect_address = "127.0.0.1"});
@@ -61,7 +62,7 @@ TEST_F(ConnectAddressTest, TakesThePlaceOfConnectTo) {
 }
 
 TEST_F(ConnectAddressTest, TrailingDotAndUpperCaseHost) {
-  CurlFetcher f(TestOptions());
+  FetcherUnderTest f(TestOptions());
   for (const char* host : {"dot.invalid.", "UPPER.Invalid"}) {
     const std::string url = "http://" + std::string(host) + ":" + Port() + "/d";
     const FetchResult r = FetchOne(f, {.url = url, .connect_address = "127.0.0.1"});
@@ -70,7 +71,7 @@ TEST_F(ConnectAddressTest, TrailingDotAndUpperCaseHost) {
 }
 
 TEST_F(ConnectAddressTest, ConnectionReusedPerHost) {
-  CurlFetcher f(TestOptions());
+  FetcherUnderTest f(TestOptions());
   const std::string base = "http://reuse.invalid:" + Port();
   for (const char* path : {"/1", "/2", "/3"}) {
     const FetchResult r = FetchOne(f, {.url = base + path, .connect_address = "127.0.0.1"});
@@ -81,7 +82,7 @@ TEST_F(ConnectAddressTest, ConnectionReusedPerHost) {
 
 // Each host keeps its own idle connection although every host is behind one address.
 TEST_F(ConnectAddressTest, HostsBehindOneAddressEachKeepTheirConnection) {
-  CurlFetcher f(TestOptions());
+  FetcherUnderTest f(TestOptions());
   for (int round = 0; round < 3; ++round) {
     for (const char* host : {"a.invalid", "b.invalid", "c.invalid"}) {
       const std::string url = "http://" + std::string(host) + ":" + Port() + "/";
@@ -97,7 +98,7 @@ TEST_F(ConnectAddressTest, HostsBehindOneAddressEachKeepTheirConnection) {
 TEST_F(ConnectAddressTest, IdleConnectionsBeyondTheCapAreClosed) {
   FetchOptions o = TestOptions();
   o.max_idle_connections = 1;
-  CurlFetcher f(o);
+  FetcherUnderTest f(o);
   for (const char* host : {"a.invalid", "a.invalid", "b.invalid", "b.invalid", "a.invalid"}) {
     const std::string url = "http://" + std::string(host) + ":" + Port() + "/";
     const FetchResult r = FetchOne(f, {.url = url, .connect_address = "127.0.0.1"});
@@ -107,7 +108,7 @@ TEST_F(ConnectAddressTest, IdleConnectionsBeyondTheCapAreClosed) {
 }
 
 TEST_F(ConnectAddressTest, ConnectionNotKeptWhenNotAskedTo) {
-  CurlFetcher f(TestOptions());
+  FetcherUnderTest f(TestOptions());
   const std::string url = "http://once.invalid:" + Port() + "/";
   FetchResult r =
       FetchOne(f, {.url = url, .connect_address = "127.0.0.1", .reuse_connection = false});
@@ -120,7 +121,7 @@ TEST_F(ConnectAddressTest, ConnectionNotKeptWhenNotAskedTo) {
 }
 
 TEST_F(ConnectAddressTest, Ipv6AddressIsBracketed) {
-  CurlFetcher f(TestOptions());
+  FetcherUnderTest f(TestOptions());
   // Nothing listens on [::1] at this port (or IPv6 is off): a connect error proves curl took
   // the address, not a malformed CONNECT_TO entry (kOtherError) or a DNS lookup (kDnsError).
   const FetchResult r = FetchOne(
@@ -130,7 +131,7 @@ TEST_F(ConnectAddressTest, Ipv6AddressIsBracketed) {
 }
 
 TEST_F(ConnectAddressTest, NonNumericAddressIsRejected) {
-  CurlFetcher f(TestOptions());
+  FetcherUnderTest f(TestOptions());
   FetchResult r = FetchOne(f, {.url = "http://a.invalid/", .connect_address = "localhost"});
   EXPECT_EQ(r.outcome, FetchOutcome::kOtherError);
   EXPECT_EQ(r.error, "connect_address 'localhost' is not a numeric IPv4 or IPv6 address");

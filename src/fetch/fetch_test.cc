@@ -27,6 +27,7 @@ namespace {
 using namespace std::chrono_literals;
 using testing::Clock;
 using testing::FetcherTest;
+using testing::FetcherUnderTest;
 using testing::Gzip;
 using testing::MakeResponse;
 using testing::RawReply;
@@ -112,7 +113,7 @@ RawReply RedirectChain(const RawRequest& req) {
 
 TEST_F(FetcherTest, RedirectsFollowedWhenRequestAllows) {
   Serve(RedirectChain);
-  CurlFetcher f(TestOptions());
+  FetcherUnderTest f(TestOptions());
   const FetchResult r = FetchOne(f, {.url = Url("/a"), .max_redirects = 5});
   EXPECT_EQ(r.outcome, FetchOutcome::kOk) << r.error;
   EXPECT_EQ(r.status, 200);
@@ -129,7 +130,7 @@ TEST_F(FetcherTest, RedirectsFollowedWhenRequestAllows) {
 
 TEST_F(FetcherTest, TooManyRedirects) {
   Serve(RedirectChain);
-  CurlFetcher f(TestOptions());
+  FetcherUnderTest f(TestOptions());
   const FetchResult r = FetchOne(f, {.url = Url("/loop"), .max_redirects = 2});
   EXPECT_EQ(r.outcome, FetchOutcome::kTooManyRedirects);
   EXPECT_FALSE(r.error.empty());
@@ -292,7 +293,7 @@ TEST_F(FetcherTest, ConnectionClosedMidBodyIsDisconnect) {
 }
 
 TEST_F(FetcherTest, ConnectionRefused) {
-  CurlFetcher f(TestOptions());
+  FetcherUnderTest f(TestOptions());
   const FetchResult r =
       FetchOne(f, {.url = "http://127.0.0.1:" + std::to_string(UnusedPort()) + "/"});
   EXPECT_EQ(r.outcome, FetchOutcome::kConnectError) << r.error;
@@ -318,7 +319,7 @@ TEST_F(FetcherTest, TlsHandshakeWithPlainHttpServerIsTlsError) {
     std::this_thread::sleep_for(100ms);
     close(c);
   });
-  CurlFetcher f(TestOptions());
+  FetcherUnderTest f(TestOptions());
   const FetchResult r =
       FetchOne(f, {.url = "https://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)) + "/"});
   greeter.join();
@@ -327,7 +328,7 @@ TEST_F(FetcherTest, TlsHandshakeWithPlainHttpServerIsTlsError) {
 }
 
 TEST_F(FetcherTest, UnresolvableHostIsDnsError) {
-  CurlFetcher f(TestOptions());
+  FetcherUnderTest f(TestOptions());
   const FetchResult r = FetchOne(f, {.url = "http://no-such-host.invalid/"}, 10s);
   EXPECT_EQ(r.outcome, FetchOutcome::kDnsError) << r.error;
 }
@@ -338,7 +339,7 @@ TEST_F(FetcherTest, ConnectToRoutesAnyHostName) {
   });
   FetchOptions o = TestOptions();
   o.connect_to = {RouteAll()};
-  CurlFetcher f(o);
+  FetcherUnderTest f(o);
   ASSERT_TRUE(f.status().ok());
   const FetchResult r = FetchOne(f, {.url = "http://h1.test/x"});
   EXPECT_EQ(r.outcome, FetchOutcome::kOk) << r.error;
@@ -350,7 +351,7 @@ TEST_F(FetcherTest, ConnectToRoutesAnyHostName) {
 TEST_F(FetcherTest, BadConnectToFailsEveryRequest) {
   FetchOptions o = TestOptions();
   o.connect_to = {"nonsense"};
-  CurlFetcher f(o);
+  FetcherUnderTest f(o);
   EXPECT_EQ(f.status().code(), Status::Code::kInvalidArgument);
   const FetchResult r = FetchOne(f, {.url = "http://h1.test/"});
   EXPECT_EQ(r.outcome, FetchOutcome::kOtherError);
@@ -361,7 +362,7 @@ TEST_F(FetcherTest, ExtraRequestHeadersSentAndInjectionRejected) {
   Serve([](const RawRequest&) {
     return RawReply{.bytes = MakeResponse(304, "Not Modified", {}, "")};
   });
-  CurlFetcher f(TestOptions());
+  FetcherUnderTest f(TestOptions());
   FetchResult r =
       FetchOne(f, {.url = Url("/c"),
                    .headers = {{"If-None-Match", "\"abc\""},
@@ -385,7 +386,7 @@ TEST_F(FetcherTest, ReusedHandlesCarryNothingOver) {
   });
   FetchOptions o = TestOptions();
   o.max_body_bytes = 1000;
-  CurlFetcher f(o);
+  FetcherUnderTest f(o);
   for (int round = 0; round < 3; ++round) {
     FetchResult r =
         FetchOne(f, {.url = Url("/a"), .headers = {{"X-One", "1"}}, .max_redirects = 5});

@@ -13,11 +13,13 @@
 #include <thread>
 
 #include "fetch/fetch.h"
+#include "fetch/testing/fetcher_fixture.h"
 
 namespace harvest::fetch {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::FetcherUnderTest;
 using Clock = std::chrono::steady_clock;
 
 struct KeyDeleter {
@@ -68,7 +70,7 @@ class TlsServer {
 FetchResult FetchOne(FetchOptions options, const std::string& url) {
   options.connect_timeout = 2s;
   options.total_timeout = 5s;
-  CurlFetcher f(options);
+  FetcherUnderTest f(options);
   std::optional<FetchResult> out;
   f.Start({.url = url}, [&out](FetchResult&& r) { out = std::move(r); });
   const auto deadline = Clock::now() + 6s;

@@ -78,6 +78,8 @@ class CurlFetcher::Impl {
   void Wakeup();
   size_t in_flight() const { return running_.size() + queued_.size() + ready_.size(); }
   Status status() const { return status_; }
+  int wait_fd() const { return epoll_fd_; }
+  int WaitMillis(std::chrono::milliseconds timeout) const;
 
  private:
   struct Ready {
@@ -112,7 +114,6 @@ class CurlFetcher::Impl {
   void Launch(std::unique_ptr<Transfer> t);
   void RecycleEasy(CURL* easy);
   void LaunchQueued();
-  int WaitMillis(std::chrono::milliseconds timeout) const;
   void HandleEvents(int n, const epoll_event* events);
   void HandleTimers();
   void CollectFinished();
@@ -506,5 +507,9 @@ int CurlFetcher::Poll(std::chrono::milliseconds timeout) { return impl_->Poll(ti
 void CurlFetcher::Wakeup() { impl_->Wakeup(); }
 size_t CurlFetcher::in_flight() const { return impl_->in_flight(); }
 Status CurlFetcher::status() const { return impl_->status(); }
+int CurlFetcher::wait_fd() const { return impl_->wait_fd(); }
+std::chrono::milliseconds CurlFetcher::TimeUntilDue(std::chrono::milliseconds cap) const {
+  return std::chrono::milliseconds(impl_->WaitMillis(cap));
+}
 
 }  // namespace harvest::fetch

@@ -22,6 +22,7 @@ namespace {
 using namespace std::chrono_literals;
 using testing::Clock;
 using testing::FetcherTest;
+using testing::FetcherUnderTest;
 using testing::Gzip;
 using testing::MakeResponse;
 using testing::RawReply;
@@ -30,7 +31,7 @@ using testing::UnusedPort;
 
 TEST_F(FetcherTest, KeepAliveReusesOneConnection) {
   Serve([](const RawRequest&) { return RawReply{.bytes = MakeResponse(200, "OK", {}, "k")}; });
-  CurlFetcher f(TestOptions());
+  FetcherUnderTest f(TestOptions());
   for (int i = 0; i < 5; ++i) {
     EXPECT_EQ(FetchOne(f, {.url = Url("/k" + std::to_string(i))}).outcome, FetchOutcome::kOk);
   }
@@ -45,7 +46,7 @@ TEST_F(FetcherTest, ServerClosingEachConnectionStillWorks) {
     return RawReply{.bytes = MakeResponse(200, "OK", {{"Connection", "close"}}, "c"),
                     .close = true};
   });
-  CurlFetcher f(TestOptions());
+  FetcherUnderTest f(TestOptions());
   for (int i = 0; i < 20; ++i) {
     const FetchResult r = FetchOne(f, {.url = Url("/c" + std::to_string(i))});
     ASSERT_EQ(r.outcome, FetchOutcome::kOk) << i << ": " << r.error;
@@ -61,7 +62,7 @@ TEST_F(FetcherTest, FiveHundredConcurrentTransfersComplete) {
   });
   FetchOptions o = TestOptions();
   o.connect_to = {RouteAll()};
-  CurlFetcher f(o);
+  FetcherUnderTest f(o);
   constexpr int kCount = 500;
   std::map<uint64_t, FetchResult> results;
   for (int i = 0; i < kCount; ++i) {
@@ -96,7 +97,7 @@ TEST_F(FetcherTest, MaxConcurrentQueuesTheRest) {
   FetchOptions o = TestOptions();
   o.connect_to = {RouteAll()};
   o.max_concurrent = 3;
-  CurlFetcher f(o);
+  FetcherUnderTest f(o);
   std::vector<uint64_t> order;
   for (uint64_t i = 0; i < 20; ++i) {
     f.Start({.id = i, .url = "http://q" + std::to_string(i) + ".test/"},
@@ -132,7 +133,7 @@ TEST_F(FetcherTest, MaxHostConnectionsLimitsEachUrlHost) {
   });
   FetchOptions o = TestOptions();
   o.connect_to = {RouteAll()};  // both hosts share one connect address
-  CurlFetcher f(o);
+  FetcherUnderTest f(o);
   int done = 0;
   for (int i = 0; i < 8; ++i) {
     f.Start({.url = std::string(i % 2 ? "http://a.test/" : "http://b.test/") + std::to_string(i)},
@@ -150,7 +151,7 @@ TEST_F(FetcherTest, CallbackMayStartTheNextTransfer) {
   Serve([](const RawRequest& req) {
     return RawReply{.bytes = MakeResponse(200, "OK", {}, req.target)};
   });
-  CurlFetcher f(TestOptions());
+  FetcherUnderTest f(TestOptions());
   std::vector<std::string> bodies;
   std::function<void(FetchResult &&)> next = [&](FetchResult&& r) {
     bodies.push_back(r.body);
@@ -163,7 +164,7 @@ TEST_F(FetcherTest, CallbackMayStartTheNextTransfer) {
 }
 
 TEST_F(FetcherTest, WakeupFromAnotherThreadEndsPoll) {
-  CurlFetcher f(TestOptions());
+  FetcherUnderTest f(TestOptions());
   f.Poll(0ms);  // binds the loop thread
   std::thread waker([&f] {
     std::this_thread::sleep_for(100ms);
@@ -178,7 +179,7 @@ TEST_F(FetcherTest, WakeupFromAnotherThreadEndsPoll) {
 }
 
 TEST_F(FetcherTest, ErrorsAreDeliveredInsidePollNotStart) {
-  CurlFetcher f(TestOptions());
+  FetcherUnderTest f(TestOptions());
   bool called = false;
   FetchResult got;
   f.Start({.url = "http://"}, [&](FetchResult&& r) {
@@ -200,7 +201,7 @@ TEST_F(FetcherTest, DestructorAbortsWithoutCallbacks) {
   Serve([](const RawRequest&) { return RawReply{.hang = true}; });
   bool called = false;
   {
-    CurlFetcher f(TestOptions());
+    FetcherUnderTest f(TestOptions());
     for (int i = 0; i < 3; ++i) f.Start({.url = Url("/h")}, [&](FetchResult&&) { called = true; });
     for (int i = 0; i < 5; ++i) f.Poll(20ms);
     EXPECT_EQ(f.in_flight(), 3u);

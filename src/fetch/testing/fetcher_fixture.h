@@ -15,7 +15,15 @@
 #include "fetch/fetch.h"
 #include "fetch/testing/raw_http_server.h"
 
+// The fetch tests are built twice: against CurlFetcher (fetch_test) and against HttpFetcher,
+// whose plain-http requests run on Harvest's own client (http1_fetch_test).
+#ifndef HARVEST_FETCHER_UNDER_TEST
+#define HARVEST_FETCHER_UNDER_TEST CurlFetcher
+#endif
+
 namespace harvest::fetch::testing {
+
+using FetcherUnderTest = HARVEST_FETCHER_UNDER_TEST;
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
@@ -64,8 +72,7 @@ class FetcherTest : public ::testing::Test {
     return o;
   }
   // Starts one request and polls until it completes (or `limit` passes).
-  static FetchResult FetchOne(CurlFetcher& f, FetchRequest req,
-                              std::chrono::milliseconds limit = 5s) {
+  static FetchResult FetchOne(Fetcher& f, FetchRequest req, std::chrono::milliseconds limit = 5s) {
     std::optional<FetchResult> out;
     f.Start(std::move(req), [&out](FetchResult&& r) { out = std::move(r); });
     const auto deadline = Clock::now() + limit;
@@ -74,7 +81,7 @@ class FetcherTest : public ::testing::Test {
     return out ? std::move(*out) : FetchResult{};
   }
   FetchResult FetchPath(const std::string& path, FetchOptions o = TestOptions()) {
-    CurlFetcher f(o);
+    FetcherUnderTest f(o);
     EXPECT_TRUE(f.status().ok()) << f.status().ToString();
     return FetchOne(f, {.id = 7, .url = Url(path)});
   }
