@@ -155,7 +155,10 @@ struct CrawlOptions {
   // Cap on a decoded (Content-Encoding undone) body; larger ones are recorded, not parsed.
   size_t max_decoded_bytes = 50u << 20;
   // Pages dispatched to the process pool but not yet consumed; above it no new fetch starts.
-  size_t max_pending_pages = 4096;
+  // Also the writer's queue. 1024: about a quarter second of pages at 4,000 pages/s, enough to
+  // ride out a group flush's fsync; 4096 doubled the crawl's peak RSS and its first-touch page
+  // faults for nothing (docs/benchmarks.md "Pipeline depth").
+  size_t max_pending_pages = 1024;
   // Group commit: the writer flushes (and fsyncs) at least this often.
   std::chrono::milliseconds flush_interval{1000};
   // Print a live progress line on stderr when it is a terminal.
