@@ -93,8 +93,10 @@ void WriteSummaryJson(const std::string& path, const crawl::CrawlStats& stats,
       << ",\"still_queued\":" << stats.still_queued << extra << "}\n";
 }
 
-// A crawl holds a socket per transfer in flight and per idle host connection kept, plus
-// the crawl state's files; Debian's default soft limit (1,024) is below that. Raises the
+// A crawl holds a socket per transfer in flight and per idle host connection kept (in two
+// pools of up to fetch.max_idle_connections each: the own HTTP/1.1 client's and libcurl's,
+// docs/fetching.md), plus the crawl state's files; Debian's default soft limit (1,024) is
+// below that. Raises the
 // soft open-file limit to what the configuration needs (at most the hard limit), and warns
 // when the hard limit is too low: the crawl then runs, but connects fail with EMFILE.
 void RaiseOpenFileLimit(const crawl::CrawlOptions& o) {
@@ -102,7 +104,7 @@ void RaiseOpenFileLimit(const crawl::CrawlOptions& o) {
   const uint64_t want =
       o.fetch.max_concurrent == 0
           ? RLIM_INFINITY
-          : o.fetch.max_concurrent + o.fetch.max_idle_connections + kStateAndOutputFiles;
+          : o.fetch.max_concurrent + 2 * o.fetch.max_idle_connections + kStateAndOutputFiles;
   rlimit lim{};
   if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur >= want) return;
   const rlim_t raised = lim.rlim_max == RLIM_INFINITY ? want : std::min<rlim_t>(lim.rlim_max, want);
@@ -114,7 +116,7 @@ void RaiseOpenFileLimit(const crawl::CrawlOptions& o) {
   if (lim.rlim_cur < want && want != RLIM_INFINITY) {
     spdlog::warn(
         "open-file limit {} is below the {} this configuration may use (fetch.max_concurrent + "
-        "fetch.max_idle_connections + {} for the crawl state and outputs): raise `ulimit -n` "
+        "2 x fetch.max_idle_connections + {} for the crawl state and outputs): raise `ulimit -n` "
         "or lower them",
         static_cast<uint64_t>(lim.rlim_cur), want, kStateAndOutputFiles);
   }
