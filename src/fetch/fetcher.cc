@@ -6,11 +6,9 @@
 // outside any curl callback, so a callback may Start() the next transfer.
 #include <curl/curl.h>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cassert>
 #include <cerrno>
 #include <climits>
@@ -24,6 +22,7 @@
 #include <spdlog/spdlog.h>
 
 #include "base/version.h"
+#include "fetch/event_loop.h"
 #include "fetch/fetch.h"
 #include "fetch/transfer.h"
 
@@ -82,10 +81,6 @@ class CurlFetcher::Impl {
   int WaitMillis(std::chrono::milliseconds timeout) const;
 
  private:
-  struct Ready {
-    FetchCallback done;
-    FetchResult result;
-  };
   static int OnSocket(CURL* easy, curl_socket_t s, int what, void* self, void* socketp);
   static int OnTimer(CURLM* multi, long timeout_ms, void* self);
   void CheckThread();
@@ -117,17 +112,12 @@ class CurlFetcher::Impl {
   void HandleEvents(int n, const epoll_event* events);
   void HandleTimers();
   void CollectFinished();
-  int RunCallbacks();
 
   Status status_;
   ResolvedOptions resolved_;
   CURLM* multi_ = nullptr;
   int epoll_fd_ = -1;
-  int event_fd_ = -1;
-  // Set by the Wakeup() that wrote the eventfd, cleared once the I/O thread has drained it:
-  // further Wakeup()s before that write nothing (the eventfd is readable already). A page
-  // finishing on a worker thread calls Wakeup(), thousands of times a second.
-  std::atomic<bool> wake_pending_{false};
+  internal::Waker waker_;
   std::thread::id loop_thread_;
   std::optional<SteadyClock::time_point> timer_deadline_;
   std::unordered_map<CURL*, std::unique_ptr<Transfer>> running_;
@@ -135,7 +125,7 @@ class CurlFetcher::Impl {
   // and launched entries are taken from the middle.
   std::list<std::unique_ptr<Transfer>> queued_;
   std::unordered_map<std::string, size_t> per_host_;  // running transfers per host_key()
-  std::vector<Ready> ready_;                          // finished; callbacks not yet run
+  std::vector<internal::Completion> ready_;           // finished; callbacks not yet run
   std::vector<std::pair<CURL*, CURLcode>> done_;      // CollectFinished's batch (reused)
   // Easy handles of finished transfers, reset, for the next ones (RecycleEasy).
   static constexpr size_t kMaxSpareEasies = 64;
@@ -179,18 +169,8 @@ CurlFetcher::Impl::Impl(FetchOptions options) {
     status_ = Status::IOError(std::string("epoll_create1: ") + std::strerror(errno));
     return;
   }
-  event_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (event_fd_ < 0) {
-    status_ = Status::IOError(std::string("eventfd: ") + std::strerror(errno));
-    return;
-  }
-  epoll_event ev{};
-  ev.events = EPOLLIN;
-  ev.data.fd = event_fd_;
-  if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, event_fd_, &ev) != 0) {
-    status_ = Status::IOError(std::string("epoll_ctl(eventfd): ") + std::strerror(errno));
-    return;
-  }
+  status_ = waker_.Open(epoll_fd_, nullptr);
+  if (!status_.ok()) return;
   multi_ = curl_multi_init();
   if (multi_ == nullptr) {
     status_ = Status::ResourceExhausted("curl_multi_init failed");
@@ -224,7 +204,6 @@ CurlFetcher::Impl::~Impl() {
   idle_.clear();
   if (multi_ != nullptr) curl_multi_cleanup(multi_);
   curl_slist_free_all(resolved_.connect_to);
-  if (event_fd_ >= 0) close(event_fd_);
   if (epoll_fd_ >= 0) close(epoll_fd_);
 }
 
@@ -405,13 +384,8 @@ void CurlFetcher::Impl::HandleEvents(int n, const epoll_event* events) {
   int running = 0;
   for (int i = 0; i < n; ++i) {
     const int fd = events[i].data.fd;
-    if (fd == event_fd_) {
-      uint64_t drained = 0;
-      while (read(event_fd_, &drained, sizeof(drained)) > 0) {
-      }
-      // After the read: a Wakeup() between the read and this store wrote nothing, but what
-      // its caller did before it is seen by the caller of Poll(), which runs after this.
-      wake_pending_.store(false);
+    if (fd == waker_.fd()) {
+      waker_.Drain();
       continue;
     }
     int flags = 0;
@@ -458,21 +432,6 @@ void CurlFetcher::Impl::CollectFinished() {
   }
 }
 
-int CurlFetcher::Impl::RunCallbacks() {
-  std::vector<Ready> batch;
-  batch.swap(ready_);
-  for (Ready& r : batch) {
-    try {
-      if (r.done) r.done(std::move(r.result));
-    } catch (const std::exception& e) {
-      spdlog::error("fetch: completion callback threw: {}", e.what());
-    } catch (...) {
-      spdlog::error("fetch: completion callback threw");
-    }
-  }
-  return static_cast<int>(batch.size());
-}
-
 int CurlFetcher::Impl::Poll(std::chrono::milliseconds timeout) {
   CheckThread();
   epoll_event events[kMaxEventsPerWait];
@@ -486,16 +445,10 @@ int CurlFetcher::Impl::Poll(std::chrono::milliseconds timeout) {
     TrimIdlePools(SteadyClock::now());
     LaunchQueued();
   }
-  return RunCallbacks();
+  return internal::RunCompletions(&ready_);
 }
 
-void CurlFetcher::Impl::Wakeup() {
-  if (event_fd_ < 0) return;
-  if (wake_pending_.exchange(true)) return;
-  const uint64_t one = 1;
-  // EAGAIN (counter saturated) still leaves the eventfd readable: the wakeup is not lost.
-  [[maybe_unused]] ssize_t w = write(event_fd_, &one, sizeof(one));
-}
+void CurlFetcher::Impl::Wakeup() { waker_.Wake(); }
 
 CurlFetcher::CurlFetcher(FetchOptions options)
     : impl_(std::make_unique<Impl>(std::move(options))) {}

@@ -6,10 +6,8 @@
 // it is, or when its timers are due. Queueing, max_concurrent and max_host_connections are
 // enforced here for both kinds of transfer, so a host never has one of each in flight.
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cassert>
 #include <cerrno>
 #include <cstring>
@@ -18,9 +16,8 @@
 #include <thread>
 #include <unordered_map>
 
-#include <spdlog/spdlog.h>
-
 #include "base/version.h"
+#include "fetch/event_loop.h"
 #include "fetch/fetch.h"
 #include "fetch/http1_client.h"
 #include "fetch/transfer.h"
@@ -52,10 +49,6 @@ class HttpFetcher::Impl {
     std::string host_key;
     std::optional<internal::Http1Target> target;
   };
-  struct Ready {
-    FetchCallback done;
-    FetchResult result;
-  };
   void CheckThread();
   bool HostHasRoom(const std::string& key) const {
     const size_t limit = options_.max_host_connections;
@@ -69,7 +62,6 @@ class HttpFetcher::Impl {
   void LaunchQueued();
   void Launch(Pending p);
   void Finished(const std::string& key);
-  int RunCallbacks();
 
   FetchOptions options_;
   Status status_;
@@ -77,13 +69,12 @@ class HttpFetcher::Impl {
   std::unique_ptr<CurlFetcher> curl_;
   std::unique_ptr<internal::Http1Client> http1_;
   int epoll_fd_ = -1;
-  int event_fd_ = -1;
-  std::atomic<bool> wake_pending_{false};
+  internal::Waker waker_;
   std::thread::id loop_thread_;
   std::list<Pending> queued_;
   size_t running_ = 0;
   std::unordered_map<std::string, size_t> per_host_;
-  std::vector<Ready> ready_;
+  std::vector<internal::Completion> ready_;
 };
 
 HttpFetcher::Impl::Impl(FetchOptions options) : options_(std::move(options)) {
@@ -99,18 +90,10 @@ HttpFetcher::Impl::Impl(FetchOptions options) : options_(std::move(options)) {
     status_ = Status::IOError(std::string("epoll_create1: ") + std::strerror(errno));
     return;
   }
-  event_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (event_fd_ < 0) {
-    status_ = Status::IOError(std::string("eventfd: ") + std::strerror(errno));
-    return;
-  }
+  status_ = waker_.Open(epoll_fd_, &wake_tag);
+  if (!status_.ok()) return;
   epoll_event ev{};
   ev.events = EPOLLIN;
-  ev.data.ptr = &wake_tag;
-  if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, event_fd_, &ev) != 0) {
-    status_ = Status::IOError(std::string("epoll_ctl(eventfd): ") + std::strerror(errno));
-    return;
-  }
   ev.data.ptr = &curl_tag;
   if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, curl_->wait_fd(), &ev) != 0) {
     status_ = Status::IOError(std::string("epoll_ctl(curl): ") + std::strerror(errno));
@@ -124,7 +107,6 @@ HttpFetcher::Impl::Impl(FetchOptions options) : options_(std::move(options)) {
 HttpFetcher::Impl::~Impl() {
   http1_.reset();  // closes its sockets; no callback is called
   curl_.reset();
-  if (event_fd_ >= 0) close(event_fd_);
   if (epoll_fd_ >= 0) close(epoll_fd_);
 }
 
@@ -185,24 +167,9 @@ void HttpFetcher::Impl::Finished(const std::string& key) {
   if (it != per_host_.end() && --it->second == 0) per_host_.erase(it);
 }
 
-int HttpFetcher::Impl::RunCallbacks() {
-  std::vector<Ready> batch;
-  batch.swap(ready_);
-  for (Ready& r : batch) {
-    try {
-      if (r.done) r.done(std::move(r.result));
-    } catch (const std::exception& e) {
-      spdlog::error("fetch: completion callback threw: {}", e.what());
-    } catch (...) {
-      spdlog::error("fetch: completion callback threw");
-    }
-  }
-  return static_cast<int>(batch.size());
-}
-
 int HttpFetcher::Impl::Poll(std::chrono::milliseconds timeout) {
   CheckThread();
-  if (epoll_fd_ < 0 || !http1_) return RunCallbacks();
+  if (epoll_fd_ < 0 || !http1_) return internal::RunCompletions(&ready_);
   std::chrono::milliseconds wait = timeout;
   if (!ready_.empty() || !http1_->finished().empty() || wait.count() < 0) wait = {};
   wait = http1_->WaitBudget(wait);
@@ -214,10 +181,7 @@ int HttpFetcher::Impl::Poll(std::chrono::milliseconds timeout) {
   for (int i = 0; i < n; ++i) {
     void* ptr = events[i].data.ptr;
     if (ptr == &wake_tag) {
-      uint64_t drained = 0;
-      while (read(event_fd_, &drained, sizeof(drained)) > 0) {
-      }
-      wake_pending_.store(false);
+      waker_.Drain();
     } else if (ptr == &curl_tag) {
       curl_ready = true;
     } else {
@@ -237,15 +201,10 @@ int HttpFetcher::Impl::Poll(std::chrono::milliseconds timeout) {
     completed += curl_->Poll(std::chrono::milliseconds(0));  // runs curl's callbacks
   }
   LaunchQueued();
-  return completed + RunCallbacks();
+  return completed + internal::RunCompletions(&ready_);
 }
 
-void HttpFetcher::Impl::Wakeup() {
-  if (event_fd_ < 0) return;
-  if (wake_pending_.exchange(true)) return;
-  const uint64_t one = 1;
-  [[maybe_unused]] ssize_t w = write(event_fd_, &one, sizeof(one));
-}
+void HttpFetcher::Impl::Wakeup() { waker_.Wake(); }
 
 HttpFetcher::HttpFetcher(FetchOptions options)
     : impl_(std::make_unique<Impl>(std::move(options))) {}
