@@ -115,6 +115,9 @@ struct StoreTask {
   bool not_modified = false;
   std::string title;  // an HTML page's <title> (the admin API's page records)
   std::optional<std::pair<std::string, state::RobotsRecord>> shared_robots;  // see PageTask
+  // The response record, serialised and compressed on the process thread (WarcSink::Prepare);
+  // unused when the writer stores the page as a revisit or a near-duplicate's metadata.
+  std::optional<store::PreparedResponse> prepared;
 };
 
 // What a PageProcessor needs beyond the crawl's options.

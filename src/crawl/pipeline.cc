@@ -21,6 +21,7 @@ void Crawler::Impl::WorkerLoop() {
       inbox_.push_back(std::move(links));
     }
     fetcher_->Wakeup();
+    sink_->Prepare(&store);
     sink_->Submit(std::move(store));
   }
 }

@@ -55,6 +55,13 @@ void WarcSink::Start() {
   thread_ = std::thread([this] { Loop(); });
 }
 
+void WarcSink::Prepare(StoreTask* task) const {
+  if (task->not_modified && task->previous) return;
+  if (task->capture.response_header.empty()) return;  // the writer reports it
+  Result<store::PreparedResponse> p = writer_->PrepareResponse(task->capture);
+  if (p.ok()) task->prepared = std::move(*p);  // else the writer builds the record itself
+}
+
 void WarcSink::Submit(StoreTask task) { queue_.Push(std::move(task)); }
 
 void WarcSink::SubmitAttempt(AttemptTask attempt) { queue_.PushNoWait(std::move(attempt)); }
@@ -283,7 +290,7 @@ void WarcSink::Write(StoreTask& task) {
     } else if (metadata_only) {
       loc = writer_->WriteNearDuplicateMetadata(c);
     } else {
-      loc = writer_->WriteResponse(c);
+      loc = writer_->WriteResponse(c, task.prepared ? &*task.prepared : nullptr);
     }
     if (loc.ok() || !PauseAfter(loc.status())) break;
   }

@@ -82,6 +82,10 @@ class WarcSink {
   // Rebuilds the near-duplicate index from the crawl state (before Start()).
   void RestoreNearDuplicates();
   void Start();
+  // Any thread (the process threads, before Submit): serialises and compresses the task's
+  // response record ahead of the writer thread (store::WarcWriter::PrepareResponse), which
+  // then only appends it. A 304 (stored as a revisit) is left alone.
+  void Prepare(StoreTask* task) const;
   // Blocks while the queue is full (back-pressure).
   void Submit(StoreTask task);
   // Never blocks (the I/O thread; attempts are bounded by the requests in flight). Queued

@@ -14,26 +14,13 @@
 namespace harvest::store {
 namespace {
 
+using testing::ReadAll;
 using testing::ReadFile;
 using testing::SampleCapture;
 using testing::TempDir;
 using testing::WriteFile;
 
 constexpr int64_t kT0 = 1795663201123456;  // 2026-11-26T03:20:01.123456Z
-
-std::vector<WarcRecord> ReadAll(const std::filesystem::path& file) {
-  std::vector<WarcRecord> out;
-  auto reader = WarcReader::Open(file);
-  EXPECT_TRUE(reader.ok()) << reader.status().ToString();
-  if (!reader.ok()) return out;
-  while (true) {
-    auto r = (*reader)->Next();
-    EXPECT_TRUE(r.ok()) << r.status().ToString();
-    if (!r.ok() || !r->has_value()) break;
-    out.push_back(std::move(**r));
-  }
-  return out;
-}
 
 std::vector<std::string> Lines(const std::string& text) {
   std::vector<std::string> out;

@@ -140,6 +140,18 @@ std::string PayloadDigest(std::string_view payload,
 // Appends fetches to rotating WARC files. NOT thread-safe: one writer thread owns it.
 // Every record is one gzip member appended with a single write(2), so a crash leaves at
 // most one torn member at the tail. Records are durable after Flush() (with fsync_on_flush).
+// A fetch's response record, serialised and compressed ahead of its write
+// (WarcWriter::PrepareResponse), so that the writer thread only appends it: the gzip
+// member and its SHA-256 block digest are the largest part of writing a page
+// (docs/benchmarks.md "Peers").
+struct PreparedResponse {
+  std::string record_id;       // "<urn:uuid:...>"
+  std::string date;            // WARC-Date as written
+  std::string warcinfo_id;     // the WARC-Warcinfo-ID it names ("" when none)
+  std::string payload_digest;  // WARC-Payload-Digest as written
+  std::string member;          // the record's gzip member
+};
+
 class WarcWriter {
  public:
   static Result<std::unique_ptr<WarcWriter>> Open(WarcOptions options);
@@ -149,6 +161,15 @@ class WarcWriter {
 
   // request + response (+ metadata when outlinks/via given); returns the response's location.
   Result<RecordLocation> WriteResponse(const Capture& capture);
+  // The same with the response record prepared by PrepareResponse(capture) for this same
+  // capture (unchanged since): appended as it is when the file it named is still the one
+  // being written, else serialised again here (a rotation came between; same id and date).
+  // nullptr: as WriteResponse(capture).
+  Result<RecordLocation> WriteResponse(const Capture& capture, const PreparedResponse* prepared);
+  // Thread-safe: any thread, also while the writer's thread writes. The response record
+  // WriteResponse would write for `capture`, naming the warcinfo record of the file being
+  // written now. InvalidArgument without a response head.
+  Result<PreparedResponse> PrepareResponse(const Capture& capture) const;
   // request + revisit (+ metadata); the revisit block holds the HTTP response head only
   // (for kServerNotModified: the 304 head as received). CDXJ: mime "warc/revisit", status
   // Capture::status, digest as in the record's WARC-Payload-Digest.

@@ -1,6 +1,7 @@
-// Test helpers for src/store tests: temporary directories and sample captures.
+// Test helpers for src/store tests: temporary directories, sample captures, reading a WARC.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -73,6 +74,36 @@ inline std::string ReadFile(const std::filesystem::path& p) {
 inline void WriteFile(const std::filesystem::path& p, const std::string& data) {
   std::ofstream out(p, std::ios::binary | std::ios::trunc);
   out << data;
+}
+
+// A writer into `dir`/out with test warcinfo fields, on `clock`.
+inline std::unique_ptr<WarcWriter> OpenWriter(const TempDir& dir, FakeClock* clock,
+                                              uint64_t max_bytes = 1ull << 30) {
+  WarcOptions o;
+  o.dir = dir.path() / "out";
+  o.clock = clock;
+  o.max_file_bytes = max_bytes;
+  o.operator_contact = "ops@example.com";
+  o.description = "unit test";
+  o.hostname = "testhost";
+  auto w = WarcWriter::Open(o);
+  EXPECT_TRUE(w.ok()) << w.status().ToString();
+  return std::move(w).value();
+}
+
+// Every record of a WARC file, in order; a read error fails the calling test.
+inline std::vector<WarcRecord> ReadAll(const std::filesystem::path& file) {
+  std::vector<WarcRecord> out;
+  auto reader = WarcReader::Open(file);
+  EXPECT_TRUE(reader.ok()) << reader.status().ToString();
+  if (!reader.ok()) return out;
+  while (true) {
+    auto r = (*reader)->Next();
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    if (!r.ok() || !r->has_value()) break;
+    out.push_back(std::move(**r));
+  }
+  return out;
 }
 
 }  // namespace harvest::store::testing

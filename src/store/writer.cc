@@ -6,6 +6,8 @@
 #include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <system_error>
 
 #include "base/version.h"
@@ -87,6 +89,92 @@ struct MainRecord {
   bool payload_compressed = false;  // has a Content-Encoding: stored, not deflated again
 };
 
+// The payload digest to write, into `*out` (replaced): the capture's own when it is of
+// algorithm `algo`, else computed with `digester`.
+void PayloadDigestFor(const Capture& c, DigestAlgorithm algo, internal::Digester* digester,
+                      std::string* out) {
+  out->clear();
+  const std::string_view prefix = internal::DigestPrefix(algo);
+  if (c.payload_digest.size() > prefix.size() && c.payload_digest.starts_with(prefix) &&
+      c.payload_digest[prefix.size()] == ':') {
+    AppendSafe(c.payload_digest, true, out);
+    return;
+  }
+  digester->Update(c.payload);
+  digester->AppendLabelAndReset(out);
+}
+
+// The header lines every record of a fetch starts with, into `*common` (replaced); also the
+// target URI as written, into `*uri` (replaced), which its CDXJ line repeats.
+void CommonHeaders(const Capture& c, std::string_view date, std::string* uri, std::string* common) {
+  uri->clear();
+  AppendSafe(c.target_uri, true, uri);
+  common->clear();
+  AddHeader("WARC-Date", date, common);
+  AddHeader("WARC-Target-URI", *uri, common);
+  if (!c.ip.empty()) AddSafeHeader("WARC-IP-Address", c.ip, true, common);
+}
+
+// The main record's own header lines (beyond the common ones) of a response, into
+// `*headers`, and its rewritten HTTP head, into `*head` (both replaced).
+void ResponseParts(const Capture& c, std::string_view payload_digest, std::string* headers,
+                   std::string* head) {
+  headers->clear();
+  AddHeader("WARC-Payload-Digest", payload_digest, headers);
+  if (!c.truncated.empty()) AddSafeHeader("WARC-Truncated", c.truncated, false, headers);
+  head->clear();
+  internal::AppendRewrittenResponseHead(c.response_header, head);
+}
+
+bool PayloadIsCompressed(const Capture& c) {
+  return c.payload.size() >= kMinStoredPayload && HasContentEncoding(c.response_header);
+}
+
+// Serialises a record into `*out` (replaced): its header lines are `headers1` then
+// `headers2` (neither holding the id, type, digests or lengths), its block `block1` then
+// `block2`; WARC-Warcinfo-ID names `warcinfo_id` (none when "" or for the warcinfo itself).
+void BuildRecord(std::string_view type, std::string_view id, std::string_view warcinfo_id,
+                 std::string_view headers1, std::string_view headers2,
+                 std::string_view content_type, std::string_view block1, std::string_view block2,
+                 internal::Digester* digester, std::string* out) {
+  out->clear();
+  out->reserve(headers1.size() + headers2.size() + block1.size() + block2.size() + 512);
+  *out += "WARC/1.1\r\nWARC-Type: ";
+  *out += type;
+  *out += "\r\nWARC-Record-ID: ";
+  *out += id;
+  *out += "\r\n";
+  *out += headers1;
+  *out += headers2;
+  if (!warcinfo_id.empty() && type != "warcinfo") AddHeader("WARC-Warcinfo-ID", warcinfo_id, out);
+  *out += "Content-Type: ";
+  *out += content_type;
+  *out += "\r\nWARC-Block-Digest: ";
+  digester->Update(block1);
+  digester->Update(block2);
+  digester->AppendLabelAndReset(out);
+  *out += "\r\nContent-Length: ";
+  AppendDecimal(block1.size() + block2.size(), out);
+  *out += "\r\n\r\n";
+  *out += block1;
+  *out += block2;
+  *out += "\r\n\r\n";
+}
+
+// Appends the gzip member of the main record `record` (BuildRecord's text of `main`).
+Status AppendMainMember(const std::string& record, const MainRecord& main,
+                        internal::GzipCompressor* gzip, std::string* out) {
+  if (!main.payload_compressed) return gzip->AppendMember(record, out);
+  // record = WARC head + HTTP head, the payload, CRLF CRLF (BuildRecord).
+  const std::string_view text = record;
+  const size_t payload_at = text.size() - main.payload.size() - 4;
+  return gzip->AppendMemberStored(text.substr(0, payload_at),
+                                  text.substr(payload_at, main.payload.size()),
+                                  text.substr(payload_at + main.payload.size()), out);
+}
+
+constexpr std::string_view kResponseType = "application/http;msgtype=response";
+
 }  // namespace
 
 class WarcWriter::Impl {
@@ -113,18 +201,57 @@ class WarcWriter::Impl {
     return Status::Ok();
   }
 
-  Result<RecordLocation> WriteResponse(const Capture& c) {
-    std::string date = WarcDate(c.fetch_time_us != 0 ? c.fetch_time_us : clock_->WallMicros());
-    PayloadDigestFor(c, &payload_digest_);
-    main_headers_.clear();
-    AddHeader("WARC-Payload-Digest", payload_digest_, &main_headers_);
-    if (!c.truncated.empty()) AddSafeHeader("WARC-Truncated", c.truncated, false, &main_headers_);
-    head_.clear();
-    internal::AppendRewrittenResponseHead(c.response_header, &head_);
-    const bool compressed =
-        c.payload.size() >= kMinStoredPayload && HasContentEncoding(c.response_header);
-    return WriteFetch(c, date, {"response", main_headers_, head_, c.payload, compressed},
-                      payload_digest_, false);
+  Result<RecordLocation> WriteResponse(const Capture& c, const PreparedResponse* prepared) {
+    std::string date = prepared != nullptr ? prepared->date
+                                           : WarcDate(c.fetch_time_us != 0 ? c.fetch_time_us
+                                                                           : clock_->WallMicros());
+    if (prepared != nullptr) {
+      payload_digest_ = prepared->payload_digest;
+    } else {
+      PayloadDigestFor(c, opt_.digest, &digester_, &payload_digest_);
+    }
+    ResponseParts(c, payload_digest_, &main_headers_, &head_);
+    return WriteFetch(c, date,
+                      {"response", main_headers_, head_, c.payload, PayloadIsCompressed(c)},
+                      payload_digest_, false, prepared);
+  }
+
+  // Any thread: the writer's options and clock are not changed after Open, and
+  // warcinfo_shared_ is guarded; compressor, digester and buffers are the thread's own.
+  Result<PreparedResponse> PrepareResponse(const Capture& c) const {
+    if (c.response_header.empty()) {
+      return Status::InvalidArgument("capture of " + c.target_uri + " has no response head");
+    }
+    struct Scratch {
+      int level = 0;
+      DigestAlgorithm digest = DigestAlgorithm::kSha256;
+      std::unique_ptr<internal::GzipCompressor> gzip;
+      std::unique_ptr<internal::Digester> digester;
+      std::string uri, common, headers, head, record;
+    };
+    thread_local Scratch t;
+    if (!t.gzip || t.level != opt_.gzip_level || t.digest != opt_.digest) {
+      t.level = opt_.gzip_level;
+      t.digest = opt_.digest;
+      t.gzip = std::make_unique<internal::GzipCompressor>(opt_.gzip_level);
+      t.digester = std::make_unique<internal::Digester>(opt_.digest);
+    }
+    PreparedResponse p;
+    p.record_id = internal::NewRecordId();
+    p.date = WarcDate(c.fetch_time_us != 0 ? c.fetch_time_us : clock_->WallMicros());
+    {
+      std::lock_guard lock(warcinfo_mu_);
+      p.warcinfo_id = warcinfo_shared_;
+    }
+    PayloadDigestFor(c, opt_.digest, t.digester.get(), &p.payload_digest);
+    CommonHeaders(c, p.date, &t.uri, &t.common);
+    ResponseParts(c, p.payload_digest, &t.headers, &t.head);
+    const MainRecord main{"response", t.headers, t.head, c.payload, PayloadIsCompressed(c)};
+    BuildRecord(main.type, p.record_id, p.warcinfo_id, t.common, main.headers, kResponseType,
+                main.head, main.payload, t.digester.get(), &t.record);
+    Status s = AppendMainMember(t.record, main, t.gzip.get(), &p.member);
+    if (!s.ok()) return s;
+    return p;
   }
 
   Result<RecordLocation> WriteRevisit(const Capture& c, const Revisit& r) {
@@ -137,7 +264,7 @@ class WarcWriter::Impl {
     if (not_modified) {
       AppendSafe(r.refers_to_digest, true, &payload_digest_);
     } else {
-      PayloadDigestFor(c, &payload_digest_);
+      PayloadDigestFor(c, opt_.digest, &digester_, &payload_digest_);
     }
     main_headers_.clear();
     AddHeader("WARC-Profile",
@@ -153,7 +280,8 @@ class WarcWriter::Impl {
     }
     head_.clear();
     internal::AppendRewrittenResponseHead(c.response_header, &head_);
-    return WriteFetch(c, date, {"revisit", main_headers_, head_, {}}, payload_digest_, true);
+    return WriteFetch(c, date, {"revisit", main_headers_, head_, {}}, payload_digest_, true,
+                      nullptr);
   }
 
   Result<RecordLocation> WriteNearDuplicateMetadata(const Capture& c) {
@@ -162,9 +290,9 @@ class WarcWriter::Impl {
       return Status::InvalidArgument("capture of " + c.target_uri + " is no near-duplicate");
     }
     std::string date = WarcDate(c.fetch_time_us != 0 ? c.fetch_time_us : clock_->WallMicros());
-    PayloadDigestFor(c, &payload_digest_);
+    PayloadDigestFor(c, opt_.digest, &digester_, &payload_digest_);
     std::string id = internal::NewRecordId();
-    CommonHeaders(c, date);
+    CommonHeaders(c, date, &uri_, &common_);
     main_headers_.clear();
     if (!c.near_duplicate_of->record_id.empty()) {
       AddSafeHeader("WARC-Refers-To", c.near_duplicate_of->record_id, true, &main_headers_);
@@ -175,8 +303,8 @@ class WarcWriter::Impl {
     for (int attempt = 0; attempt < 2; ++attempt) {  // see WriteFetch: rotation
       std::string warcinfo_before = warcinfo_id_;
       members_.clear();
-      BuildRecord("metadata", id, common_, main_headers_, "application/warc-fields", meta_block_,
-                  {});
+      BuildRecord("metadata", id, warcinfo_id_, common_, main_headers_, "application/warc-fields",
+                  meta_block_, {}, &digester_, &record_);
       Status s = gzip_.AppendMember(record_, &members_);
       if (!s.ok()) return s;
       s = EnsureRoom(members_.size());
@@ -234,77 +362,20 @@ class WarcWriter::Impl {
   std::filesystem::path current_file() const { return fd_ >= 0 ? path_ : std::filesystem::path(); }
 
  private:
-  // The payload digest to write, into `*out` (replaced): the capture's own when it is of
-  // the configured algorithm, else computed.
-  void PayloadDigestFor(const Capture& c, std::string* out) {
-    out->clear();
-    const std::string_view prefix = internal::DigestPrefix(opt_.digest);
-    if (c.payload_digest.size() > prefix.size() && c.payload_digest.starts_with(prefix) &&
-        c.payload_digest[prefix.size()] == ':') {
-      AppendSafe(c.payload_digest, true, out);
-      return;
-    }
-    digester_.Update(c.payload);
-    digester_.AppendLabelAndReset(out);
-  }
-
-  // The header lines every record of a fetch starts with, into common_; also the target
-  // URI as written (uri_), which its CDXJ line repeats.
-  void CommonHeaders(const Capture& c, std::string_view date) {
-    uri_.clear();
-    AppendSafe(c.target_uri, true, &uri_);
-    common_.clear();
-    AddHeader("WARC-Date", date, &common_);
-    AddHeader("WARC-Target-URI", uri_, &common_);
-    if (!c.ip.empty()) AddSafeHeader("WARC-IP-Address", c.ip, true, &common_);
-  }
-
-  // Serialises a record into record_ (replaced): its header lines are `headers1` then
-  // `headers2` (neither holding the id, type, digests or lengths), its block `block1` then
-  // `block2`.
-  void BuildRecord(std::string_view type, std::string_view id, std::string_view headers1,
-                   std::string_view headers2, std::string_view content_type,
-                   std::string_view block1, std::string_view block2) {
-    std::string& out = record_;
-    out.clear();
-    out.reserve(headers1.size() + headers2.size() + block1.size() + block2.size() + 512);
-    out += "WARC/1.1\r\nWARC-Type: ";
-    out += type;
-    out += "\r\nWARC-Record-ID: ";
-    out += id;
-    out += "\r\n";
-    out += headers1;
-    out += headers2;
-    if (!warcinfo_id_.empty() && type != "warcinfo")
-      AddHeader("WARC-Warcinfo-ID", warcinfo_id_, &out);
-    out += "Content-Type: ";
-    out += content_type;
-    out += "\r\nWARC-Block-Digest: ";
-    digester_.Update(block1);
-    digester_.Update(block2);
-    digester_.AppendLabelAndReset(&out);
-    out += "\r\nContent-Length: ";
-    AppendDecimal(block1.size() + block2.size(), &out);
-    out += "\r\n\r\n";
-    out += block1;
-    out += block2;
-    out += "\r\n\r\n";
-  }
-
   // Appends request (if any) + main record + metadata (if any) as one write; the main
   // record's location is returned and indexed.
   Result<RecordLocation> WriteFetch(const Capture& c, const std::string& date,
                                     const MainRecord& main, std::string_view payload_digest,
-                                    bool is_revisit) {
+                                    bool is_revisit, const PreparedResponse* prepared) {
     if (closed_) return Status::Aborted("WarcWriter is closed");
     if ((main.head.empty() && main.payload.empty()) || c.response_header.empty()) {
       // Without a head readers cannot parse the block as HTTP; this is a caller bug.
       return Status::InvalidArgument("capture of " + c.target_uri + " has no response head");
     }
-    std::string main_id = internal::NewRecordId();
+    std::string main_id = prepared != nullptr ? prepared->record_id : internal::NewRecordId();
     std::string request_id = internal::NewRecordId();
     std::string metadata_id = internal::NewRecordId();
-    CommonHeaders(c, date);
+    CommonHeaders(c, date, &uri_, &common_);
     concurrent_.clear();
     AddHeader("WARC-Concurrent-To", main_id, &concurrent_);
     const bool has_metadata = !c.outlinks.empty() || !c.via.empty() || c.near_duplicate_of;
@@ -318,32 +389,27 @@ class WarcWriter::Impl {
       members_.clear();
       records = 0;
       if (!c.request_header.empty()) {
-        BuildRecord("request", request_id, common_, concurrent_, "application/http;msgtype=request",
-                    c.request_header, {});
+        BuildRecord("request", request_id, warcinfo_id_, common_, concurrent_,
+                    "application/http;msgtype=request", c.request_header, {}, &digester_, &record_);
         Status s = gzip_.AppendMember(record_, &members_);
         if (!s.ok()) return s;
         ++records;
       }
-      BuildRecord(main.type, main_id, common_, main.headers, "application/http;msgtype=response",
-                  main.head, main.payload);
       main_offset = members_.size();
       Status s;
-      if (main.payload_compressed) {
-        // record_ = WARC head + HTTP head, the payload, CRLF CRLF (BuildRecord).
-        const std::string_view text = record_;
-        const size_t payload_at = text.size() - main.payload.size() - 4;
-        s = gzip_.AppendMemberStored(text.substr(0, payload_at),
-                                     text.substr(payload_at, main.payload.size()),
-                                     text.substr(payload_at + main.payload.size()), &members_);
+      if (prepared != nullptr && prepared->warcinfo_id == warcinfo_id_) {
+        members_ += prepared->member;
       } else {
-        s = gzip_.AppendMember(record_, &members_);
+        BuildRecord(main.type, main_id, warcinfo_id_, common_, main.headers, kResponseType,
+                    main.head, main.payload, &digester_, &record_);
+        s = AppendMainMember(record_, main, &gzip_, &members_);
       }
       if (!s.ok()) return s;
       main_length = members_.size() - main_offset;
       ++records;
       if (has_metadata) {
-        BuildRecord("metadata", metadata_id, common_, concurrent_, "application/warc-fields",
-                    meta_block_, {});
+        BuildRecord("metadata", metadata_id, warcinfo_id_, common_, concurrent_,
+                    "application/warc-fields", meta_block_, {}, &digester_, &record_);
         s = gzip_.AppendMember(record_, &members_);
         if (!s.ok()) return s;
         ++records;
@@ -450,9 +516,13 @@ class WarcWriter::Impl {
     std::string headers;
     AddHeader("WARC-Date", WarcDate(clock_->WallMicros()), &headers);
     AddHeader("WARC-Filename", filename_, &headers);
-    warcinfo_id_.clear();
-    BuildRecord("warcinfo", id, headers, {}, "application/warc-fields", block, {});
+    BuildRecord("warcinfo", id, {}, headers, {}, "application/warc-fields", block, {}, &digester_,
+                &record_);
     warcinfo_id_ = id;
+    {
+      std::lock_guard lock(warcinfo_mu_);
+      warcinfo_shared_ = id;
+    }
     std::string member;
     Status s = gzip_.AppendMember(record_, &member);
     if (!s.ok()) return s;
@@ -518,6 +588,9 @@ class WarcWriter::Impl {
   std::filesystem::path cdxj_path_;
   std::string filename_;
   std::string warcinfo_id_;
+  // warcinfo_id_ for PrepareResponse on other threads.
+  mutable std::mutex warcinfo_mu_;
+  std::string warcinfo_shared_;  // guarded by warcinfo_mu_
   std::string cdxj_pending_;
   uint64_t file_bytes_ = 0;
   uint64_t records_in_file_ = 0;
@@ -538,7 +611,14 @@ Result<std::unique_ptr<WarcWriter>> WarcWriter::Open(WarcOptions options) {
 }
 
 Result<RecordLocation> WarcWriter::WriteResponse(const Capture& capture) {
-  return impl_->WriteResponse(capture);
+  return impl_->WriteResponse(capture, nullptr);
+}
+Result<RecordLocation> WarcWriter::WriteResponse(const Capture& capture,
+                                                 const PreparedResponse* prepared) {
+  return impl_->WriteResponse(capture, prepared);
+}
+Result<PreparedResponse> WarcWriter::PrepareResponse(const Capture& capture) const {
+  return impl_->PrepareResponse(capture);
 }
 Result<RecordLocation> WarcWriter::WriteRevisit(const Capture& capture, const Revisit& original) {
   return impl_->WriteRevisit(capture, original);

@@ -11,37 +11,11 @@ namespace harvest::store {
 namespace {
 
 using testing::FilesWithSuffix;
+using testing::OpenWriter;
+using testing::ReadAll;
 using testing::ReadFile;
 using testing::SampleCapture;
 using testing::TempDir;
-
-std::vector<WarcRecord> ReadAll(const std::filesystem::path& file) {
-  auto reader = WarcReader::Open(file);
-  EXPECT_TRUE(reader.ok()) << reader.status().ToString();
-  std::vector<WarcRecord> out;
-  if (!reader.ok()) return out;
-  while (true) {
-    auto r = (*reader)->Next();
-    EXPECT_TRUE(r.ok()) << r.status().ToString();
-    if (!r.ok() || !r->has_value()) break;
-    out.push_back(std::move(**r));
-  }
-  return out;
-}
-
-std::unique_ptr<WarcWriter> OpenWriter(const TempDir& dir, FakeClock* clock,
-                                       uint64_t max_bytes = 1ull << 30) {
-  WarcOptions o;
-  o.dir = dir.path() / "out";
-  o.clock = clock;
-  o.max_file_bytes = max_bytes;
-  o.operator_contact = "ops@example.com";
-  o.description = "unit test";
-  o.hostname = "testhost";
-  auto w = WarcWriter::Open(o);
-  EXPECT_TRUE(w.ok()) << w.status().ToString();
-  return std::move(w).value();
-}
 
 TEST(WarcWriter, RoundTripRequestResponseMetadata) {
   TempDir dir;
