@@ -8,6 +8,32 @@
 namespace harvest::crawl {
 namespace {
 
+// Whether a response head declares a Content-Encoding other than identity: the writer then
+// stores the payload in stored deflate blocks (a copy and a CRC, no compression), which is
+// not worth preparing on another thread.
+bool HasContentEncoding(std::string_view head) {
+  static constexpr std::string_view kName = "content-encoding:";
+  size_t eol = head.find('\n');  // after the status line
+  while (eol != std::string_view::npos && eol + 1 < head.size()) {
+    head.remove_prefix(eol + 1);
+    eol = head.find('\n');
+    std::string_view line = head.substr(0, eol);
+    if (line.size() <= kName.size()) continue;
+    bool match = true;
+    for (size_t i = 0; i < kName.size() && match; ++i) {
+      match = std::tolower(static_cast<unsigned char>(line[i])) == kName[i];
+    }
+    if (!match) continue;
+    std::string_view v = line.substr(kName.size());
+    while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+    while (!v.empty() && (v.back() == ' ' || v.back() == '\t' || v.back() == '\r')) {
+      v.remove_suffix(1);
+    }
+    return !v.empty() && v != "identity";
+  }
+  return false;
+}
+
 // host[:port] of an absolute URL ("" if it has none).
 std::string AuthorityOf(std::string_view url) {
   size_t start = url.find("://");
@@ -29,7 +55,25 @@ WarcSink::WarcSink(std::unique_ptr<store::WarcWriter> writer, OutcomeLog* outcom
       options_(options),
       wake_(std::move(wake)),
       queue_(options.queue_capacity),
-      simhashes_(options.near_dup.index_max) {}
+      simhashes_(options.near_dup.index_max),
+      stored_digests_(new std::atomic<uint64_t>[kStoredDigestSlots]) {
+  for (size_t i = 0; i < kStoredDigestSlots; ++i) stored_digests_[i].store(0);
+}
+
+uint64_t WarcSink::DigestKey(const std::string& digest) {
+  const uint64_t h = std::hash<std::string>{}(digest);
+  return h == 0 ? 1 : h;  // 0 marks an empty slot
+}
+
+void WarcSink::NoteStoredDigest(const std::string& digest) {
+  const uint64_t key = DigestKey(digest);
+  stored_digests_[key % kStoredDigestSlots].store(key, std::memory_order_relaxed);
+}
+
+bool WarcSink::MaybeStoredDigest(const std::string& digest) const {
+  const uint64_t key = DigestKey(digest);
+  return stored_digests_[key % kStoredDigestSlots].load(std::memory_order_relaxed) == key;
+}
 
 WarcSink::~WarcSink() {
   abandon_ = true;
@@ -58,6 +102,9 @@ void WarcSink::Start() {
 void WarcSink::Prepare(StoreTask* task) const {
   if (task->not_modified && task->previous) return;
   if (task->capture.response_header.empty()) return;  // the writer reports it
+  const std::string& digest = task->capture.payload_digest;
+  if (!task->capture.payload.empty() && !digest.empty() && MaybeStoredDigest(digest)) return;
+  if (HasContentEncoding(task->capture.response_header)) return;
   Result<store::PreparedResponse> p = writer_->PrepareResponse(task->capture);
   if (p.ok()) task->prepared = std::move(*p);  // else the writer builds the record itself
 }
@@ -296,6 +343,9 @@ void WarcSink::Write(StoreTask& task) {
   }
   if (loc.ok()) {
     Resumed();
+    if (!not_modified && !c.payload.empty() && !c.payload_digest.empty()) {
+      NoteStoredDigest(c.payload_digest);
+    }
     if (revisit) {
       ++revisits_;
       if (not_modified) ++not_modified_;

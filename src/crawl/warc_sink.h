@@ -84,7 +84,8 @@ class WarcSink {
   void Start();
   // Any thread (the process threads, before Submit): serialises and compresses the task's
   // response record ahead of the writer thread (store::WarcWriter::PrepareResponse), which
-  // then only appends it. A 304 (stored as a revisit) is left alone.
+  // then only appends it. Left alone: a 304 (stored as a revisit), a response with a
+  // Content-Encoding (stored blocks: little to gain), a payload this run has stored already.
   void Prepare(StoreTask* task) const;
   // Blocks while the queue is full (back-pressure).
   void Submit(StoreTask task);
@@ -147,6 +148,16 @@ class WarcSink {
   std::vector<DurablePage> written_;  // since the last successful flush
   // robots.txt records for the shared crawl whose captures were written since then.
   std::vector<std::pair<std::string, state::RobotsRecord>> robots_written_;
+
+  // Payload digests this run has stored (responses and revisits), as a direct-mapped table
+  // of their hashes: written by the writer thread, read by Prepare(), which does not prepare
+  // a page whose payload is in it (it will be a revisit). Only a hint: a lost or colliding
+  // entry costs or saves one prepared record; the writer decides what is stored.
+  static constexpr size_t kStoredDigestSlots = size_t{1} << 18;
+  static uint64_t DigestKey(const std::string& digest);
+  void NoteStoredDigest(const std::string& digest);
+  bool MaybeStoredDigest(const std::string& digest) const;
+  std::unique_ptr<std::atomic<uint64_t>[]> stored_digests_;
 
   std::mutex durable_mu_;
   std::vector<DurablePage> durable_;  // guarded by durable_mu_
