@@ -1,6 +1,7 @@
 // Compression of WARC records, one gzip member per record: ISA-L's igzip at level 1 (the
 // default; records of at most kSmallRecord bytes with igzip's level 0 and a prebuilt Huffman
-// code), libdeflate at levels 2..12; zlib for the head of records whose payload is already
+// code, larger ones with level 0 and a code learnt from earlier records once there is one),
+// libdeflate at levels 2..12; zlib for the head of records whose payload is already
 // compressed (stored blocks, see AppendMemberStored).
 #include <isa-l/igzip_lib.h>
 #include <libdeflate.h>
@@ -51,6 +52,10 @@ constexpr std::string_view kSmallRecordSample =
     "Date: Sat, 28 Nov 2026 07:07:14 GMT\r\nContent-Type: text/html; charset=utf-8\r\n"
     "Location: https://www.example.org/news/\r\nConnection: keep-alive\r\n\r\n";
 
+// The size of a gzip member holding `n` bytes in stored deflate blocks: the gzip header and
+// trailer (18 bytes) and 5 bytes per block of at most 65,535 bytes, with a little slack.
+size_t StoredMemberBound(size_t n) { return n + 5 * (n / 65535 + 1) + 18 + 32; }
+
 // Built once, read-only afterwards (isal_create_hufftables is deterministic).
 const isal_hufftables* SmallRecordTables() {
   static const isal_hufftables* tables = [] {
@@ -69,12 +74,43 @@ const isal_hufftables* SmallRecordTables() {
 
 }  // namespace
 
+struct GzipCompressor::LearnedCode {
+  isal_huff_histogram histogram{};
+  isal_hufftables tables;
+  bool ready = false;         // tables holds a code made from histogram
+  uint32_t since_sample = 0;  // large records compressed since the last sample
+  uint32_t samples = 0;       // samples added since the code was last made
+};
+
 GzipCompressor::GzipCompressor(int level)
     : level_(level < 1 ? 1 : (level > 12 ? 12 : level)), c_(libdeflate_alloc_compressor(level_)) {
   if (level_ == 1) {
     igzip_ = new isal_zstream;
     igzip_level_buf_.reset(new unsigned char[ISAL_DEF_LVL1_DEFAULT]);
+    learned_ = std::make_unique<LearnedCode>();
   }
+}
+
+bool GzipCompressor::learnt() const { return learned_ != nullptr && learned_->ready; }
+
+void GzipCompressor::Learn(std::string_view data, size_t size) {
+  LearnedCode& c = *learned_;
+  // Only records that compress (by more than a fifth) teach the code: images and other
+  // incompressible payloads would flatten it for the text it serves.
+  if (size * 5 > data.size() * 4) return;
+  if (c.ready && ++c.since_sample < kLearnEvery) return;
+  c.since_sample = 0;
+  // isal_update_histogram takes an int length; a sample of the first 1 MiB is plenty.
+  const size_t n = std::min<size_t>(data.size(), size_t{1} << 20);
+  isal_update_histogram(reinterpret_cast<uint8_t*>(const_cast<char*>(data.data())),
+                        static_cast<int>(n), &c.histogram);
+  if (++c.samples < kLearnFirst) return;
+  c.samples = 0;
+  // isal_create_hufftables gives every literal, length and distance a code, so any input
+  // still compresses (what the samples did not show only takes longer codes).
+  c.ready = isal_create_hufftables(&c.tables, &c.histogram) == 0;
+  for (auto& v : c.histogram.lit_len_histogram) v >>= 1;  // older records count half
+  for (auto& v : c.histogram.dist_histogram) v >>= 1;
 }
 
 GzipCompressor::~GzipCompressor() {
@@ -99,10 +135,13 @@ void GzipCompressor::Reserve(size_t size, size_t keep) {
 bool GzipCompressor::IgzipMember(std::string_view data, size_t* size) {
   isal_zstream* z = igzip_;
   isal_deflate_stateless_init(z);
-  const isal_hufftables* small = data.size() <= kSmallRecord ? SmallRecordTables() : nullptr;
-  if (small != nullptr) {
-    z->level = 0;  // a fixed code (ours), no level buffer
-    z->hufftables = const_cast<isal_hufftables*>(small);
+  const bool large = data.size() > kSmallRecord;
+  const isal_hufftables* code = !large            ? SmallRecordTables()
+                                : learned_->ready ? &learned_->tables
+                                                  : nullptr;
+  if (code != nullptr) {
+    z->level = 0;  // a fixed code (ours or learnt), no level buffer
+    z->hufftables = const_cast<isal_hufftables*>(code);
   } else {
     z->level = 1;
     z->level_buf = igzip_level_buf_.get();
@@ -114,9 +153,12 @@ bool GzipCompressor::IgzipMember(std::string_view data, size_t* size) {
   z->next_in = reinterpret_cast<uint8_t*>(const_cast<char*>(data.data()));
   z->avail_in = static_cast<uint32_t>(data.size());
   z->next_out = reinterpret_cast<uint8_t*>(buf_.get());
-  z->avail_out = static_cast<uint32_t>(buf_size_);
+  // No more than a stored copy of the record (igzip writes stored blocks when its code would
+  // make more): a learnt code that does not suit a record must not make it grow.
+  z->avail_out = static_cast<uint32_t>(std::min(buf_size_, StoredMemberBound(data.size())));
   if (isal_deflate_stateless(z) != COMP_OK || z->avail_in != 0) return false;
   *size = z->total_out;
+  if (large) Learn(data, *size);
   return true;
 }
 
