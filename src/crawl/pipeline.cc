@@ -47,6 +47,7 @@ void Crawler::Impl::ConsumeInbox() {
         ++stats_.depth_lowered;
       }
     }
+    for (const FoundLink& link : page.links) admission_->Prefetch(link.fp);
     for (const FoundLink& link : page.links) Admit(link, &page.source);
   }
   for (const DurablePage& page : durable) {

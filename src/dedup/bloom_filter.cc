@@ -98,6 +98,10 @@ bool BloomFilter::MayContain(uint64_t key) const {
   return true;
 }
 
+void BloomFilter::Prefetch(uint64_t key) const {
+  __builtin_prefetch(&words_[ProbeFor(key, num_blocks_).block * kWordsPerBlock]);
+}
+
 bool BloomFilter::Insert(uint64_t key) {
   const Probe pr = ProbeFor(key, num_blocks_);
   uint64_t* block = &words_[pr.block * kWordsPerBlock];

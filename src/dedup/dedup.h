@@ -58,6 +58,9 @@ class BloomFilter {
 
   // True if `key` may have been inserted; false means certainly not.
   bool MayContain(uint64_t key) const;
+  // Starts loading the cache line MayContain(key) reads (a batch of keys: prefetch all, then
+  // probe, so that their memory latencies overlap).
+  void Prefetch(uint64_t key) const;
   // Inserts `key`. Returns true if at least one bit changed (the key was certainly new).
   bool Insert(uint64_t key);
 
@@ -83,6 +86,8 @@ class FingerprintSet {
  public:
   explicit FingerprintSet(size_t expected = 0);
   bool Contains(uint64_t key) const;
+  // Starts loading the first slot Contains(key) reads.
+  void Prefetch(uint64_t key) const;
   // Returns true if inserted (was absent).
   bool Insert(uint64_t key);
   size_t size() const { return size_; }
@@ -141,6 +146,9 @@ class SeenSet {
   // True iff `fp` was inserted. Never a false positive or negative. Does not touch counters
   // (but remembers a backend's "yes" in the recent-answer cache).
   bool Contains(uint64_t fp) const;
+  // Starts loading what Contains(fp) reads first: its Bloom block and its slot in the exact
+  // set or the recent-answer cache.
+  void Prefetch(uint64_t fp) const;
   // Fingerprints inserted (with a backend: since start, plus those preloaded).
   size_t size() const { return backend_ != nullptr ? inserted_ + preloaded_ : exact_.size(); }
   size_t memory_bytes() const {

@@ -30,6 +30,10 @@ bool FingerprintSet::Contains(uint64_t key) const {
   return slots_[SlotFor(key)] == key;
 }
 
+void FingerprintSet::Prefetch(uint64_t key) const {
+  __builtin_prefetch(&slots_[Mix64(key) & mask_]);
+}
+
 bool FingerprintSet::Insert(uint64_t key) {
   if (key == 0) {
     if (has_zero_) return false;
@@ -113,6 +117,15 @@ bool SeenSet::InsertIfNew(uint64_t fp) {
   }
   ++inserted_;
   return true;
+}
+
+void SeenSet::Prefetch(uint64_t fp) const {
+  bloom_.Prefetch(fp);
+  if (backend_ == nullptr) {
+    exact_.Prefetch(fp);
+  } else if (!cache_.empty()) {
+    __builtin_prefetch(&cache_[CacheSlot(fp)]);
+  }
 }
 
 bool SeenSet::Contains(uint64_t fp) const { return bloom_.MayContain(fp) && ExactContains(fp); }

@@ -182,5 +182,29 @@ TEST(SeenSetBackend, NoCacheWhenSizedZero) {
   EXPECT_EQ(seen.cache_hits(), 0u);
 }
 
+// Prefetch only warms memory: every answer (and the backend's lookup count) is the same with
+// or without it, in memory, with a backend and its cache, and with no cache — and it reads
+// nothing out of bounds (the sanitizer build runs this too).
+TEST(SeenSet, PrefetchChangesNoAnswer) {
+  CountingBackend backend, backend_no_cache;
+  SeenSet in_memory({.expected_urls = 100, .false_positive_rate = 0.01});
+  SeenSet cached({.expected_urls = 100, .false_positive_rate = 0.01}, &backend);
+  SeenSet uncached({.expected_urls = 100, .false_positive_rate = 0.01, .recent_cache = 0},
+                   &backend_no_cache);
+  for (SeenSet* s : {&in_memory, &cached, &uncached}) {
+    for (uint64_t fp = 0; fp < 300; ++fp) s->Prefetch(fp * 0x9e3779b97f4a7c15ULL);
+    for (uint64_t fp = 0; fp < 300; fp += 2)
+      EXPECT_TRUE(s->InsertIfNew(fp * 0x9e3779b97f4a7c15ULL));
+    for (uint64_t fp = 0; fp < 300; ++fp) {
+      s->Prefetch(fp * 0x9e3779b97f4a7c15ULL);
+      EXPECT_EQ(s->Contains(fp * 0x9e3779b97f4a7c15ULL), fp % 2 == 0) << fp;
+    }
+  }
+  FingerprintSet exact(4);
+  exact.Prefetch(0);
+  exact.Prefetch(~uint64_t{0});
+  EXPECT_FALSE(exact.Contains(~uint64_t{0}));
+}
+
 }  // namespace
 }  // namespace harvest::dedup

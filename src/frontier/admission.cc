@@ -253,6 +253,10 @@ AdmitVerdict Admission::Admit(const AdmitCandidate& c) {
   return v;
 }
 
+void Admission::Prefetch(uint64_t fp) const {
+  if (seen_ != nullptr) seen_->Prefetch(fp);
+}
+
 uint64_t Admission::HostHash(std::string_view host) { return Fnv1a64(host); }
 
 void Admission::SetCounterStore(CounterStore* store, size_t max_resident) {

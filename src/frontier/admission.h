@@ -130,6 +130,9 @@ class Admission {
   // seen (kSeen, no insert), per-host quota and discovery ratio; then inserts the
   // fingerprint into the seen set and returns kAccept.
   AdmitVerdict Admit(const AdmitCandidate& c);
+  // Starts loading the seen-set memory an Admit of `fp` will read: prefetch a page's links,
+  // then admit them, and the cache misses of their lookups overlap.
+  void Prefetch(uint64_t fp) const;
   // A URL of `host` was fetched (any outcome that made a request).
   void NoteFetched(std::string_view host);
 

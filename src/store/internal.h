@@ -103,7 +103,7 @@ class GzipCompressor {
   // level 0: ~19% faster for 1-2% more bytes than level 1 on HTML (docs/benchmarks.md
   // "WARC writing"). A record the code does not suit costs at most a stored block.
   static constexpr uint32_t kLearnFirst = 8;
-  static constexpr uint32_t kLearnEvery = 16;
+  static constexpr uint32_t kLearnEvery = 64;
   // Whether large records now take the learnt code (for tests).
   bool learnt() const;
 
