@@ -292,7 +292,7 @@ void Crawler::Impl::ReleaseDue() {
   });
 }
 
-std::chrono::milliseconds Crawler::Impl::PollTimeout() const {
+std::chrono::microseconds Crawler::Impl::PollTimeout() const {
   constexpr std::chrono::milliseconds kMax(100);
   if (stop_.load() || page_limit_reached_ || admin_paused_) return kMax;  // commands wake us
   if (dispatched_ - consumed_ >= opts_.max_pending_pages) return kMax;    // a worker wakes us
@@ -315,11 +315,10 @@ std::chrono::milliseconds Crawler::Impl::PollTimeout() const {
   }
   const std::chrono::milliseconds cap = idle ? std::chrono::milliseconds(1000) : kMax;
   if (!wake) return cap;
-  // Rounded up: rounded down, the poll would end before the wake-up and cost a whole loop
-  // turn and then a 1 ms poll for the sub-millisecond rest (a host's next request late by
-  // up to a turn plus 1 ms instead of under 1 ms).
-  auto wait = std::chrono::ceil<std::chrono::milliseconds>(*wake - clock_->Now());
-  return std::clamp(wait, std::chrono::milliseconds(0), cap);
+  // To the microsecond, rounded up: rounded down, the poll would end just before the
+  // wake-up and cost a loop turn for nothing.
+  auto wait = std::chrono::ceil<std::chrono::microseconds>(*wake - clock_->Now());
+  return std::clamp<std::chrono::microseconds>(wait, std::chrono::microseconds(0), cap);
 }
 
 void Crawler::Impl::FillLeases() {

@@ -225,7 +225,7 @@ class Crawler::Impl {
   void PublishFinal();
 
   bool Finished() const;
-  std::chrono::milliseconds PollTimeout() const;
+  std::chrono::microseconds PollTimeout() const;
   void Progress(bool final_line);
   void Record(std::string_view url, std::string_view outcome, int status, std::string_view detail);
   int64_t WallNow() const { return clock_->WallMicros(); }

@@ -188,8 +188,10 @@ class Fetcher {
   // Queues a transfer; `done` is called exactly once, on the loop thread, inside Poll().
   virtual void Start(FetchRequest request, FetchCallback done) = 0;
   // Waits up to `timeout` for progress or Wakeup(); drives the transfers; runs completion
-  // callbacks. Returns the number of transfers completed.
-  virtual int Poll(std::chrono::milliseconds timeout) = 0;
+  // callbacks. Returns the number of transfers completed. Microseconds: the crawl wakes for
+  // a host's next request to the microsecond, not rounded up to the next millisecond
+  // (CurlFetcher alone rounds up, epoll_wait's unit).
+  virtual int Poll(std::chrono::microseconds timeout) = 0;
   // Any thread: makes a blocked (or the next) Poll() return early.
   virtual void Wakeup() = 0;
   // Transfers started (running or queued) and not yet completed.
@@ -211,7 +213,7 @@ class CurlFetcher final : public Fetcher {
   CurlFetcher& operator=(const CurlFetcher&) = delete;
 
   void Start(FetchRequest request, FetchCallback done) override;
-  int Poll(std::chrono::milliseconds timeout) override;
+  int Poll(std::chrono::microseconds timeout) override;
   void Wakeup() override;
   size_t in_flight() const override;
   Status status() const override;
@@ -247,7 +249,7 @@ class HttpFetcher final : public Fetcher {
   HttpFetcher& operator=(const HttpFetcher&) = delete;
 
   void Start(FetchRequest request, FetchCallback done) override;
-  int Poll(std::chrono::milliseconds timeout) override;
+  int Poll(std::chrono::microseconds timeout) override;
   void Wakeup() override;
   size_t in_flight() const override;
   Status status() const override;

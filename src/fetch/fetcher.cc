@@ -73,7 +73,7 @@ class CurlFetcher::Impl {
   explicit Impl(FetchOptions options);
   ~Impl();
   void Start(FetchRequest request, FetchCallback done);
-  int Poll(std::chrono::milliseconds timeout);
+  int Poll(std::chrono::microseconds timeout);
   void Wakeup();
   size_t in_flight() const { return running_.size() + queued_.size() + ready_.size(); }
   Status status() const { return status_; }
@@ -432,11 +432,13 @@ void CurlFetcher::Impl::CollectFinished() {
   }
 }
 
-int CurlFetcher::Impl::Poll(std::chrono::milliseconds timeout) {
+int CurlFetcher::Impl::Poll(std::chrono::microseconds timeout) {
   CheckThread();
   epoll_event events[kMaxEventsPerWait];
-  int n =
-      epoll_fd_ >= 0 ? epoll_wait(epoll_fd_, events, kMaxEventsPerWait, WaitMillis(timeout)) : 0;
+  int n = epoll_fd_ >= 0
+              ? epoll_wait(epoll_fd_, events, kMaxEventsPerWait,
+                           WaitMillis(std::chrono::ceil<std::chrono::milliseconds>(timeout)))
+              : 0;
   if (n < 0) n = 0;  // EINTR: treat as a timeout
   if (multi_ != nullptr) {
     HandleEvents(n, events);
@@ -456,7 +458,7 @@ CurlFetcher::~CurlFetcher() = default;
 void CurlFetcher::Start(FetchRequest request, FetchCallback done) {
   impl_->Start(std::move(request), std::move(done));
 }
-int CurlFetcher::Poll(std::chrono::milliseconds timeout) { return impl_->Poll(timeout); }
+int CurlFetcher::Poll(std::chrono::microseconds timeout) { return impl_->Poll(timeout); }
 void CurlFetcher::Wakeup() { impl_->Wakeup(); }
 size_t CurlFetcher::in_flight() const { return impl_->in_flight(); }
 Status CurlFetcher::status() const { return impl_->status(); }

@@ -6,6 +6,7 @@
 // it is, or when its timers are due. Queueing, max_concurrent and max_host_connections are
 // enforced here for both kinds of transfer, so a host never has one of each in flight.
 #include <sys/epoll.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cassert>
@@ -37,7 +38,7 @@ class HttpFetcher::Impl {
   explicit Impl(FetchOptions options);
   ~Impl();
   void Start(FetchRequest request, FetchCallback done);
-  int Poll(std::chrono::milliseconds timeout);
+  int Poll(std::chrono::microseconds timeout);
   void Wakeup();
   size_t in_flight() const { return queued_.size() + running_ + ready_.size(); }
   Status status() const { return status_; }
@@ -167,15 +168,24 @@ void HttpFetcher::Impl::Finished(const std::string& key) {
   if (it != per_host_.end() && --it->second == 0) per_host_.erase(it);
 }
 
-int HttpFetcher::Impl::Poll(std::chrono::milliseconds timeout) {
+int HttpFetcher::Impl::Poll(std::chrono::microseconds timeout) {
   CheckThread();
   if (epoll_fd_ < 0 || !http1_) return internal::RunCompletions(&ready_);
-  std::chrono::milliseconds wait = timeout;
+  std::chrono::microseconds wait = timeout;
   if (!ready_.empty() || !http1_->finished().empty() || wait.count() < 0) wait = {};
-  wait = http1_->WaitBudget(wait);
-  if (curl_->in_flight() > 0) wait = curl_->TimeUntilDue(wait);
+  // The clients' timeout checks and curl's timers need no better than milliseconds.
+  const auto coarse = std::chrono::ceil<std::chrono::milliseconds>(wait);
+  wait = std::min<std::chrono::microseconds>(wait, http1_->WaitBudget(coarse));
+  if (curl_->in_flight() > 0) {
+    wait = std::min<std::chrono::microseconds>(wait, curl_->TimeUntilDue(coarse));
+  }
   epoll_event events[kMaxEventsPerWait];
-  int n = epoll_wait(epoll_fd_, events, kMaxEventsPerWait, static_cast<int>(wait.count()));
+  // epoll_pwait2: a timeout in nanoseconds (epoll_wait's are milliseconds, which would
+  // round a host's wake-up up by half a millisecond on average).
+  const auto secs = std::chrono::duration_cast<std::chrono::seconds>(wait);
+  const timespec ts{.tv_sec = static_cast<time_t>(secs.count()),
+                    .tv_nsec = static_cast<long>((wait - secs).count() * 1000)};
+  int n = epoll_pwait2(epoll_fd_, events, kMaxEventsPerWait, &ts, nullptr);
   if (n < 0) n = 0;  // EINTR: treat as a timeout
   bool curl_ready = false;
   for (int i = 0; i < n; ++i) {
@@ -212,7 +222,7 @@ HttpFetcher::~HttpFetcher() = default;
 void HttpFetcher::Start(FetchRequest request, FetchCallback done) {
   impl_->Start(std::move(request), std::move(done));
 }
-int HttpFetcher::Poll(std::chrono::milliseconds timeout) { return impl_->Poll(timeout); }
+int HttpFetcher::Poll(std::chrono::microseconds timeout) { return impl_->Poll(timeout); }
 void HttpFetcher::Wakeup() { impl_->Wakeup(); }
 size_t HttpFetcher::in_flight() const { return impl_->in_flight(); }
 Status HttpFetcher::status() const { return impl_->status(); }

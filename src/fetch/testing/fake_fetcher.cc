@@ -160,7 +160,7 @@ bool FakeFetcher::WaitForWakeup(std::chrono::milliseconds limit) {
   return woken;
 }
 
-int FakeFetcher::Poll(std::chrono::milliseconds timeout) {
+int FakeFetcher::Poll(std::chrono::microseconds timeout) {
   if (int n = CompleteDue(); n > 0) {
     quiet_ = false;
     return n;
@@ -172,7 +172,8 @@ int FakeFetcher::Poll(std::chrono::milliseconds timeout) {
   // before much simulated time has passed.
   const std::chrono::milliseconds pause =
       !quiet_ ? grace_ : (quiet_steps_++ % 10 == 0 ? kQuietStep : std::chrono::milliseconds(0));
-  if (WaitForWakeup(std::min(timeout, pause))) {
+  if (WaitForWakeup(std::chrono::ceil<std::chrono::milliseconds>(
+          std::min<std::chrono::microseconds>(timeout, pause)))) {
     quiet_ = false;
     return CompleteDue();
   }

@@ -100,7 +100,7 @@ class FakeFetcher final : public Fetcher {
   size_t MaxInFlightPerHost() const;
 
   void Start(FetchRequest request, FetchCallback done) override;
-  int Poll(std::chrono::milliseconds timeout) override;
+  int Poll(std::chrono::microseconds timeout) override;
   void Wakeup() override;
   size_t in_flight() const override { return pending_.size(); }
   Status status() const override { return Status::Ok(); }
