@@ -8,32 +8,6 @@
 namespace harvest::crawl {
 namespace {
 
-// Whether a response head declares a Content-Encoding other than identity: the writer then
-// stores the payload in stored deflate blocks (a copy and a CRC, no compression), which is
-// not worth preparing on another thread.
-bool HasContentEncoding(std::string_view head) {
-  static constexpr std::string_view kName = "content-encoding:";
-  size_t eol = head.find('\n');  // after the status line
-  while (eol != std::string_view::npos && eol + 1 < head.size()) {
-    head.remove_prefix(eol + 1);
-    eol = head.find('\n');
-    std::string_view line = head.substr(0, eol);
-    if (line.size() <= kName.size()) continue;
-    bool match = true;
-    for (size_t i = 0; i < kName.size() && match; ++i) {
-      match = std::tolower(static_cast<unsigned char>(line[i])) == kName[i];
-    }
-    if (!match) continue;
-    std::string_view v = line.substr(kName.size());
-    while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
-    while (!v.empty() && (v.back() == ' ' || v.back() == '\t' || v.back() == '\r')) {
-      v.remove_suffix(1);
-    }
-    return !v.empty() && v != "identity";
-  }
-  return false;
-}
-
 // host[:port] of an absolute URL ("" if it has none).
 std::string AuthorityOf(std::string_view url) {
   size_t start = url.find("://");
@@ -104,7 +78,7 @@ void WarcSink::Prepare(StoreTask* task) const {
   if (task->capture.response_header.empty()) return;  // the writer reports it
   const std::string& digest = task->capture.payload_digest;
   if (!task->capture.payload.empty() && !digest.empty() && MaybeStoredDigest(digest)) return;
-  if (HasContentEncoding(task->capture.response_header)) return;
+  if (store::WarcWriter::StoresPayloadAsIs(task->capture)) return;
   Result<store::PreparedResponse> p = writer_->PrepareResponse(task->capture);
   if (p.ok()) task->prepared = std::move(*p);  // else the writer builds the record itself
 }

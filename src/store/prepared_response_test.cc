@@ -211,5 +211,25 @@ TEST(PreparedResponse, NeedsAResponseHead) {
   EXPECT_EQ(p.status().code(), Status::Code::kInvalidArgument);
 }
 
+// Which captures keep their payload in stored blocks (and so are not worth preparing): a
+// Content-Encoding other than identity, any spelling of the name, on a payload of 512 bytes
+// or more.
+TEST(PreparedResponse, StoresPayloadAsIsOnlyCompressedPayloads) {
+  Capture c = SampleCapture("http://example.com/", std::string(600, 'x'));
+  const std::string plain = "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n";
+  c.response_header = plain;
+  EXPECT_FALSE(WarcWriter::StoresPayloadAsIs(c));
+  c.response_header = "HTTP/1.1 200 OK\r\ncontent-ENCODING:  gzip \r\n\r\n";
+  EXPECT_TRUE(WarcWriter::StoresPayloadAsIs(c));
+  c.response_header = "HTTP/1.1 200 OK\r\nContent-Encoding: identity\r\n\r\n";
+  EXPECT_FALSE(WarcWriter::StoresPayloadAsIs(c));
+  c.response_header = "HTTP/1.1 200 OK\r\nX-Content-Encoding: gzip\r\n\r\n";
+  EXPECT_FALSE(WarcWriter::StoresPayloadAsIs(c));
+  c.response_header = "HTTP/1.1 200 OK\r\nContent-Encoding: br\r\n\r\n";
+  EXPECT_TRUE(WarcWriter::StoresPayloadAsIs(c));
+  c.payload.resize(511);  // too short for the stored path: compressed with the record
+  EXPECT_FALSE(WarcWriter::StoresPayloadAsIs(c));
+}
+
 }  // namespace
 }  // namespace harvest::store

@@ -170,6 +170,10 @@ class WarcWriter {
   // WriteResponse would write for `capture`, naming the warcinfo record of the file being
   // written now. InvalidArgument without a response head.
   Result<PreparedResponse> PrepareResponse(const Capture& capture) const;
+  // Whether the response record of `capture` keeps its payload in stored deflate blocks (a
+  // payload of at least 512 bytes with a Content-Encoding: compressed already), which costs
+  // a copy and a CRC: not worth preparing on another thread.
+  static bool StoresPayloadAsIs(const Capture& capture);
   // request + revisit (+ metadata); the revisit block holds the HTTP response head only
   // (for kServerNotModified: the 304 head as received). CDXJ: mime "warc/revisit", status
   // Capture::status, digest as in the record's WARC-Payload-Digest.

@@ -126,9 +126,7 @@ void ResponseParts(const Capture& c, std::string_view payload_digest, std::strin
   internal::AppendRewrittenResponseHead(c.response_header, head);
 }
 
-bool PayloadIsCompressed(const Capture& c) {
-  return c.payload.size() >= kMinStoredPayload && HasContentEncoding(c.response_header);
-}
+bool PayloadIsCompressed(const Capture& c) { return WarcWriter::StoresPayloadAsIs(c); }
 
 // Serialises a record into `*out` (replaced): its header lines are `headers1` then
 // `headers2` (neither holding the id, type, digests or lengths), its block `block1` then
@@ -617,6 +615,10 @@ Result<RecordLocation> WarcWriter::WriteResponse(const Capture& capture,
                                                  const PreparedResponse* prepared) {
   return impl_->WriteResponse(capture, prepared);
 }
+bool WarcWriter::StoresPayloadAsIs(const Capture& capture) {
+  return capture.payload.size() >= kMinStoredPayload && HasContentEncoding(capture.response_header);
+}
+
 Result<PreparedResponse> WarcWriter::PrepareResponse(const Capture& capture) const {
   return impl_->PrepareResponse(capture);
 }
