@@ -126,8 +126,6 @@ void ResponseParts(const Capture& c, std::string_view payload_digest, std::strin
   internal::AppendRewrittenResponseHead(c.response_header, head);
 }
 
-bool PayloadIsCompressed(const Capture& c) { return WarcWriter::StoresPayloadAsIs(c); }
-
 // Serialises a record into `*out` (replaced): its header lines are `headers1` then
 // `headers2` (neither holding the id, type, digests or lengths), its block `block1` then
 // `block2`; WARC-Warcinfo-ID names `warcinfo_id` (none when "" or for the warcinfo itself).
@@ -209,9 +207,9 @@ class WarcWriter::Impl {
       PayloadDigestFor(c, opt_.digest, &digester_, &payload_digest_);
     }
     ResponseParts(c, payload_digest_, &main_headers_, &head_);
-    return WriteFetch(c, date,
-                      {"response", main_headers_, head_, c.payload, PayloadIsCompressed(c)},
-                      payload_digest_, false, prepared);
+    return WriteFetch(
+        c, date, {"response", main_headers_, head_, c.payload, WarcWriter::StoresPayloadAsIs(c)},
+        payload_digest_, false, prepared);
   }
 
   // Any thread: the writer's options and clock are not changed after Open, and
@@ -244,7 +242,8 @@ class WarcWriter::Impl {
     PayloadDigestFor(c, opt_.digest, t.digester.get(), &p.payload_digest);
     CommonHeaders(c, p.date, &t.uri, &t.common);
     ResponseParts(c, p.payload_digest, &t.headers, &t.head);
-    const MainRecord main{"response", t.headers, t.head, c.payload, PayloadIsCompressed(c)};
+    const MainRecord main{"response", t.headers, t.head, c.payload,
+                          WarcWriter::StoresPayloadAsIs(c)};
     BuildRecord(main.type, p.record_id, p.warcinfo_id, t.common, main.headers, kResponseType,
                 main.head, main.payload, t.digester.get(), &t.record);
     Status s = AppendMainMember(t.record, main, t.gzip.get(), &p.member);
