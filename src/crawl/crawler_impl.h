@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "admin/backend.h"
+#include "base/zeroed_array.h"
 #include "crawl/address_gate.h"
 #include "crawl/crawl.h"
 #include "crawl/metrics.h"
@@ -266,8 +267,8 @@ class Crawler::Impl {
   // run (255: that or more) — a link at no greater depth cannot be shorter than the path its
   // URL was admitted by, and notes nothing. One byte per dedup.seen_cache entry (rounded up
   // to a power of two).
-  std::vector<uint8_t> admitted_depth_ =
-      std::vector<uint8_t>(std::bit_ceil(std::max<size_t>(opts_.seen.recent_cache, 1)));
+  ZeroedArray<uint8_t> admitted_depth_ =
+      ZeroedArray<uint8_t>(std::bit_ceil(std::max<size_t>(opts_.seen.recent_cache, 1)));
   std::unordered_map<std::string, HostState> hosts_;
   // hosts_' keys, least recently active first (EnsureHost moves a host to the back).
   std::list<const std::string*> lru_;

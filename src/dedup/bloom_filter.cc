@@ -84,7 +84,7 @@ BloomFilter::BloomFilter(uint64_t expected_items, double false_positive_rate) {
   }
   num_blocks_ = static_cast<uint64_t>(std::max(blocks, 1.0));
   k_ = best_k;
-  words_.assign(num_blocks_ * kWordsPerBlock, 0);
+  words_ = ZeroedArray<uint64_t>(num_blocks_ * kWordsPerBlock);
 }
 
 bool BloomFilter::MayContain(uint64_t key) const {

@@ -17,7 +17,7 @@ __extension__ typedef unsigned __int128 Uint128;
 CountMinSketch::CountMinSketch(size_t bytes, int depth)
     : depth_(std::clamp(depth, 1, 16)),
       width_(std::max<size_t>(bytes / sizeof(uint16_t) / static_cast<size_t>(depth_), 64)),
-      counters_(width_ * static_cast<size_t>(depth_), 0) {}
+      counters_(width_ * static_cast<size_t>(depth_)) {}
 
 size_t CountMinSketch::Index(int row, uint64_t key) const {
   // Mixed (base/hash.h): a caller's weak hash must not put keys in the same columns.

@@ -15,7 +15,8 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <vector>
+
+#include "base/zeroed_array.h"
 
 namespace harvest::dedup {
 
@@ -43,7 +44,7 @@ class CountMinSketch {
 
   int depth_;
   size_t width_;
-  std::vector<uint16_t> counters_;  // row-major
+  ZeroedArray<uint16_t> counters_;  // row-major; zero until touched (base/zeroed_array.h)
   uint64_t total_ = 0;
 };
 

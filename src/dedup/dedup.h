@@ -35,6 +35,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/zeroed_array.h"
 #include "dedup/count_min.h"
 
 namespace harvest::dedup {
@@ -75,7 +76,7 @@ class BloomFilter {
   uint64_t num_blocks_ = 0;
   int k_ = 0;
   uint64_t inserted_ = 0;
-  std::vector<uint64_t> words_;
+  ZeroedArray<uint64_t> words_;  // zero until touched (base/zeroed_array.h)
 };
 
 // ---------------------------------------------------------------------------------------
@@ -101,7 +102,7 @@ class FingerprintSet {
  private:
   size_t SlotFor(uint64_t key) const;
   void Grow();
-  std::vector<uint64_t> slots_;
+  ZeroedArray<uint64_t> slots_;  // zero until touched (base/zeroed_array.h)
   size_t mask_ = 0;
   size_t size_ = 0;
   bool has_zero_ = false;
@@ -188,7 +189,7 @@ class SeenSet {
   mutable uint64_t cache_hits_ = 0;
   // Recent fingerprints known to be in the backend (0 = empty). Mutable: Contains() keeps
   // what it learnt from the backend.
-  mutable std::vector<uint64_t> cache_;
+  mutable ZeroedArray<uint64_t> cache_;  // zero until touched (base/zeroed_array.h)
   size_t cache_mask_ = 0;
 };
 

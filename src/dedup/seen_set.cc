@@ -15,7 +15,7 @@ FingerprintSet::FingerprintSet(size_t expected) {
   // Capacity: a power of two holding `expected` below the 3/4 load limit.
   size_t cap = kMinCapacity;
   while (cap / 4 * 3 < expected) cap *= 2;
-  slots_.assign(cap, 0);
+  slots_ = ZeroedArray<uint64_t>(cap);
   mask_ = cap - 1;
 }
 
@@ -64,15 +64,14 @@ std::vector<uint64_t> FingerprintSet::SortedKeys() const {
 }
 
 void FingerprintSet::Clear() {
-  std::fill(slots_.begin(), slots_.end(), 0);
+  slots_.Zero();
   size_ = 0;
   has_zero_ = false;
 }
 
 void FingerprintSet::Grow() {
-  std::vector<uint64_t> old;
+  ZeroedArray<uint64_t> old(slots_.size() * 2);
   old.swap(slots_);
-  slots_.assign(old.size() * 2, 0);
   mask_ = slots_.size() - 1;
   for (uint64_t key : old) {
     if (key != 0) slots_[SlotFor(key)] = key;
@@ -84,7 +83,7 @@ SeenSet::SeenSet(SeenSetOptions options, SeenBackend* backend)
       exact_(backend != nullptr ? 0 : options.exact_reserve),
       backend_(backend) {
   if (backend_ != nullptr && options.recent_cache > 0) {
-    cache_.assign(std::bit_floor(options.recent_cache), 0);
+    cache_ = ZeroedArray<uint64_t>(std::bit_floor(options.recent_cache));
     cache_mask_ = cache_.size() - 1;
   }
 }
