@@ -201,39 +201,31 @@ Status MergeRuns(const std::vector<std::filesystem::path>& inputs,
   return MergeCdxjFiles(inputs, [out](std::string_view line) { return AppendLine(out, line); });
 }
 
-// The external merge sort: sorted runs of about `run_bytes` (their empty lines counted,
-// not written: they sort first), merged in rounds of at most kCdxjSortMaxFanIn runs, the
-// last round into the file's replacement.
-Status SortInRuns(const std::filesystem::path& cdxj, bool sync, size_t run_bytes) {
-  internal::RemoveCdxjSortRuns(cdxj);  // of an earlier sort cut short by a crash
-  RunFiles files(cdxj);
-  std::vector<std::filesystem::path> runs;
-  uint64_t empty_lines = 0;
-  {
-    LinePieces in(cdxj, run_bytes);
-    Status s = in.Open();
-    if (!s.ok()) return s;
-    std::string_view piece;
-    for (;;) {
-      Result<bool> more = in.Next(&piece);
-      if (!more.ok()) return more.status();
-      if (!*more) break;
-      internal::BufferedFileWriter out(files.New());
-      s = out.Open();
-      for (std::string_view line : internal::SortedLineViews(piece)) {
-        if (!s.ok()) break;
-        if (line.empty()) {
-          ++empty_lines;
-        } else {
-          s = AppendLine(&out, line);
-        }
-      }
-      Status closed = out.Close(/*sync=*/false);  // a run outlives no crash: never synced
-      if (!s.ok()) return s;
-      if (!closed.ok()) return closed;
-      runs.push_back(out.path());
+// Writes the sorted `lines` (views, without their '\n') as a new run of `files`; empty
+// lines are counted in `*empty_lines`, not written (they sort first).
+Status WriteRun(const std::vector<std::string_view>& lines, RunFiles* files,
+                std::vector<std::filesystem::path>* runs, uint64_t* empty_lines) {
+  internal::BufferedFileWriter out(files->New());
+  Status s = out.Open();
+  for (std::string_view line : lines) {
+    if (!s.ok()) break;
+    if (line.empty()) {
+      ++*empty_lines;
+    } else {
+      s = AppendLine(&out, line);
     }
   }
+  Status closed = out.Close(/*sync=*/false);  // a run outlives no crash: never synced
+  if (!s.ok()) return s;
+  if (!closed.ok()) return closed;
+  runs->push_back(out.path());
+  return Status::Ok();
+}
+
+// Replaces `cdxj` by `empty_lines` empty lines and the merge of the sorted `runs`, merged
+// in rounds of at most kCdxjSortMaxFanIn runs, the last round into the file's replacement.
+Status MergeRunsInto(const std::filesystem::path& cdxj, bool sync, RunFiles* files,
+                     std::vector<std::filesystem::path> runs, uint64_t empty_lines) {
   while (runs.size() > internal::kCdxjSortMaxFanIn) {
     std::vector<std::filesystem::path> merged;
     for (size_t i = 0; i < runs.size(); i += internal::kCdxjSortMaxFanIn) {
@@ -245,7 +237,7 @@ Status SortInRuns(const std::filesystem::path& cdxj, bool sync, size_t run_bytes
         merged.push_back(group[0]);
         continue;
       }
-      internal::BufferedFileWriter out(files.New());
+      internal::BufferedFileWriter out(files->New());
       Status s = out.Open();
       if (s.ok()) s = MergeRuns(group, &out);
       Status closed = out.Close(/*sync=*/false);
@@ -264,6 +256,29 @@ Status SortInRuns(const std::filesystem::path& cdxj, bool sync, size_t run_bytes
     }
     return MergeRuns(runs, out);
   });
+}
+
+// The external merge sort: sorted runs of about `run_bytes` (their empty lines counted,
+// not written: they sort first), then merged (MergeRunsInto).
+Status SortInRuns(const std::filesystem::path& cdxj, bool sync, size_t run_bytes) {
+  internal::RemoveCdxjSortRuns(cdxj);  // of an earlier sort cut short by a crash
+  RunFiles files(cdxj);
+  std::vector<std::filesystem::path> runs;
+  uint64_t empty_lines = 0;
+  {
+    LinePieces in(cdxj, run_bytes);
+    Status s = in.Open();
+    if (!s.ok()) return s;
+    std::string_view piece;
+    for (;;) {
+      Result<bool> more = in.Next(&piece);
+      if (!more.ok()) return more.status();
+      if (!*more) break;
+      s = WriteRun(internal::SortedLineViews(piece), &files, &runs, &empty_lines);
+      if (!s.ok()) return s;
+    }
+  }
+  return MergeRunsInto(cdxj, sync, &files, std::move(runs), empty_lines);
 }
 
 }  // namespace
@@ -347,6 +362,46 @@ Status SortCdxjFileWithBudget(const std::filesystem::path& cdxj, bool sync, size
   }
   if (LinesSorted(text) && (text.empty() || text.back() == '\n')) return Status::Ok();
   return ReplaceFileWithLines(cdxj, SortedLineViews(text), sync, /*newlines=*/true);
+}
+
+// The run files of a CdxjSorter (RunFiles is private to this file).
+struct CdxjSorter::Runs {
+  explicit Runs(const std::filesystem::path& cdxj) : files(cdxj) {}
+  RunFiles files;
+  std::vector<std::filesystem::path> paths;
+};
+
+CdxjSorter::CdxjSorter(std::filesystem::path cdxj, size_t budget)
+    : cdxj_(std::move(cdxj)), budget_(std::max<size_t>(budget, 1)) {}
+
+CdxjSorter::~CdxjSorter() = default;
+
+Status CdxjSorter::Add(std::string_view lines) {
+  lines_ += lines;
+  if (lines_.size() < budget_) return Status::Ok();
+  return Spill();
+}
+
+Status CdxjSorter::Spill() {
+  if (runs_ == nullptr) {
+    RemoveCdxjSortRuns(cdxj_);  // of an earlier sort of this name cut short by a crash
+    runs_ = std::make_unique<Runs>(cdxj_);
+  }
+  Status s = WriteRun(SortedLineViews(lines_), &runs_->files, &runs_->paths, &empty_lines_);
+  lines_.clear();  // keeps its capacity: the budget, for the next run
+  return s;
+}
+
+Status CdxjSorter::Finish(bool sync) {
+  if (runs_ == nullptr) {
+    return ReplaceFileWithLines(cdxj_, SortedLineViews(lines_), sync, /*newlines=*/true);
+  }
+  if (!lines_.empty()) {
+    if (Status s = Spill(); !s.ok()) return s;
+  }
+  Status s = MergeRunsInto(cdxj_, sync, &runs_->files, runs_->paths, empty_lines_);
+  runs_.reset();  // removes the runs
+  return s;
 }
 
 }  // namespace internal

@@ -270,6 +270,83 @@ std::unique_ptr<WarcWriter> OpenWriter(const std::filesystem::path& dir, FakeClo
 
 // A crawl-like run: many hosts and paths in shuffled (not key) order, revisits and
 // near-duplicate notes among them, rotating files. Every CDXJ of a closed WARC is sorted.
+// Lines as a crawl appends them (hosts interleaved), with duplicates, empty lines and bytes
+// above 0x7f, each ending in '\n'.
+std::vector<std::string> CrawlOrderLines(int n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::string> lines;
+  for (int i = 0; i < n; ++i) {
+    std::string line = "com,host" + std::to_string(i % 97) + ")/p/" + std::to_string(rng() % 300) +
+                       " " + std::to_string(20260000000000 + rng() % 1000) +
+                       " {\"n\":" + std::to_string(i % 7) + "}\n";
+    if (i % 41 == 3) line.insert(line.find(' '), "\xc3\xa9");
+    lines.push_back(line);
+    if (i % 53 == 9) lines.push_back(line);  // a duplicate
+    if (i % 71 == 5) lines.push_back("\n");  // an empty line
+  }
+  return lines;
+}
+
+// Whatever the budget (a run per Add, runs merged in rounds, everything in memory), the
+// sorter leaves the file exactly as SortCdxjFile leaves the appended file, and no run.
+TEST(CdxjSorter, EqualsSortingTheAppendedFile) {
+  for (size_t budget : {size_t{1}, size_t{4096}, size_t{1} << 20}) {
+    SCOPED_TRACE(budget);
+    TempDir dir;
+    const std::filesystem::path p = dir.path() / "w.cdxj";
+    const std::filesystem::path oracle = dir.path() / "oracle.cdxj";
+    const std::vector<std::string> lines = CrawlOrderLines(budget == 1 ? 300 : 20000, budget);
+    std::string text;
+    internal::CdxjSorter sorter(p, budget);
+    std::mt19937 rng(5);
+    for (size_t i = 0; i < lines.size();) {
+      std::string chunk;  // a flush's worth of lines
+      for (size_t n = 1 + rng() % 40; n > 0 && i < lines.size(); --n) chunk += lines[i++];
+      text += chunk;
+      ASSERT_TRUE(sorter.Add(chunk).ok());
+    }
+    if (budget == 4096) {
+      ASSERT_GT(text.size() / budget, 2 * internal::kCdxjSortMaxFanIn);
+    }
+    WriteText(p, text);
+    WriteText(oracle, text);
+    ASSERT_TRUE(SortCdxjFile(oracle, /*sync=*/false).ok());
+    Status s = sorter.Finish(/*sync=*/budget == 1);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_TRUE(ReadFile(p) == ReadFile(oracle));
+    EXPECT_TRUE(ReadFile(p) == internal::SortedLines(text));
+    EXPECT_EQ(SortCheck(p), 0);
+    EXPECT_EQ(DirNames(dir.path()), (std::vector<std::string>{"oracle.cdxj", "w.cdxj"}));
+  }
+}
+
+// Runs left by a crashed sort of the same name are removed, not merged; the sorter's own
+// runs go with it when it is dropped without Finish (the file stays as appended).
+TEST(CdxjSorter, StaleRunsAreIgnoredAndItsOwnRunsRemoved) {
+  TempDir dir;
+  const std::filesystem::path p = dir.path() / "w.cdxj";
+  WriteText(dir.path() / "w.cdxj.run0", "zzz stale\n");
+  WriteText(dir.path() / "w.cdxj.run9999", "aaa stale\n");
+  std::string text;
+  {
+    internal::CdxjSorter sorter(p, 64);
+    for (const std::string& line : CrawlOrderLines(50, 1)) {
+      text += line;
+      ASSERT_TRUE(sorter.Add(line).ok());
+    }
+    const std::vector<std::string> names = DirNames(dir.path());
+    EXPECT_GT(names.size(), 1u);  // its runs
+    EXPECT_EQ(std::count(names.begin(), names.end(), "w.cdxj.run9999"), 0);
+  }
+  EXPECT_TRUE(DirNames(dir.path()).empty());
+  WriteText(p, text);
+  internal::CdxjSorter sorter(p, 64);
+  for (const std::string& line : CrawlOrderLines(50, 1)) ASSERT_TRUE(sorter.Add(line).ok());
+  ASSERT_TRUE(sorter.Finish(false).ok());
+  EXPECT_TRUE(ReadFile(p) == internal::SortedLines(text));
+  EXPECT_EQ(DirNames(dir.path()), std::vector<std::string>{"w.cdxj"});
+}
+
 TEST(WarcWriterCdxj, SortedWhenEachFileIsClosed) {
   TempDir dir;
   FakeClock clock(1795663201000000);

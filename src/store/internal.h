@@ -187,6 +187,35 @@ Status SortCdxjFileWithBudget(const std::filesystem::path& cdxj, bool sync, size
 // Removes the run files `<cdxj>.run<N>` a sort interrupted by a crash left beside `cdxj`.
 void RemoveCdxjSortRuns(const std::filesystem::path& cdxj);
 
+// Sorts the CDXJ index of one WARC file while the writer appends lines to it, so that
+// closing the file does not read the index back (docs/architecture.md §[store]): the lines
+// added since the last run stay in memory up to `budget` bytes, then are sorted into a run
+// file `<cdxj>.run<N>` (as SortCdxjFile's runs); Finish replaces the file by every line
+// added, in SortCdxjFile's order, merging the runs with the lines in memory. Given exactly
+// the lines the file holds, the result is SortCdxjFile's. The runs are removed by Finish or
+// the destructor (a crash leaves them to RemoveCdxjSortRuns).
+class CdxjSorter {
+ public:
+  explicit CdxjSorter(std::filesystem::path cdxj, size_t budget = kCdxjSortRunBytes);
+  ~CdxjSorter();
+  CdxjSorter(const CdxjSorter&) = delete;
+  CdxjSorter& operator=(const CdxjSorter&) = delete;
+
+  // `lines`: whole lines, each ending in '\n', as they were appended to the file.
+  Status Add(std::string_view lines);
+  // Writes the sorted index in place of the file (ReplaceFileFrom: fsynced when `sync`).
+  Status Finish(bool sync);
+
+ private:
+  struct Runs;
+  Status Spill();
+  std::filesystem::path cdxj_;
+  size_t budget_;
+  std::string lines_;
+  std::unique_ptr<Runs> runs_;  // none until the first spill
+  uint64_t empty_lines_ = 0;    // in the runs (they sort first)
+};
+
 // "<urn:uuid:xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx>" from 16 random bytes (v4, RFC 9562).
 // The bytes come from a per-thread pool refilled from OpenSSL's CSPRNG 16 ids at a time.
 std::string NewRecordId();

@@ -1,6 +1,7 @@
 // WarcWriter: WARC/1.1 records, one gzip member each, appended to rotating files, with a
 // CDXJ index beside each file.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -8,6 +9,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <system_error>
 
 #include "base/version.h"
@@ -338,7 +340,12 @@ class WarcWriter::Impl {
     }
     if (cdxj_fd_ >= 0 && !cdxj_pending_.empty()) {
       Status s = WriteAll(cdxj_fd_, cdxj_pending_, cdxj_path_);
-      if (!s.ok()) return s;
+      if (!s.ok()) {
+        cdxj_sorter_.reset();  // what reached the file is unknown: it is sorted from disk
+        return s;
+      }
+      // A failed spill leaves the sort to the file at close.
+      if (cdxj_sorter_ && !cdxj_sorter_->Add(cdxj_pending_).ok()) cdxj_sorter_.reset();
       cdxj_pending_.clear();
       if (opt_.fsync_on_flush && ::fsync(cdxj_fd_) != 0) {
         return Status::IOError(cdxj_path_.string() + ": fsync: " + ErrnoText(errno));
@@ -490,6 +497,10 @@ class WarcWriter::Impl {
         cdxj_fd_ = ::open(cdxj_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
         if (cdxj_fd_ < 0)
           return Status::IOError(cdxj_path_.string() + ": open: " + ErrnoText(errno));
+        // Sorted as it grows, unless it held lines already (then sorted from the file).
+        struct stat st {};
+        cdxj_sorter_.reset();
+        if (::fstat(cdxj_fd_, &st) == 0 && st.st_size == 0) cdxj_sorter_.emplace(cdxj_path_);
       }
       return WriteWarcinfo();
     }
@@ -557,7 +568,12 @@ class WarcWriter::Impl {
       // The file is complete: sort its index for replay tools (pywb, OutbackCDX), which
       // expect SURT order. Lines were appended in write order until now. Also after a
       // failed flush, so that what was written is usable (recovery sorts it again anyway).
-      Status sorted = SortCdxjFile(cdxj_path_, opt_.fsync_on_flush);
+      // The sorter has every line in memory or in sorted runs; without it (a write or
+      // spill failed), or if it fails, the file is read back and sorted.
+      Status sorted =
+          cdxj_sorter_ ? cdxj_sorter_->Finish(opt_.fsync_on_flush) : Status::Aborted("no sorter");
+      if (!sorted.ok()) sorted = SortCdxjFile(cdxj_path_, opt_.fsync_on_flush);
+      cdxj_sorter_.reset();
       if (s.ok()) s = sorted;
     }
     cdxj_pending_.clear();
@@ -589,6 +605,7 @@ class WarcWriter::Impl {
   mutable std::mutex warcinfo_mu_;
   std::string warcinfo_shared_;  // guarded by warcinfo_mu_
   std::string cdxj_pending_;
+  std::optional<internal::CdxjSorter> cdxj_sorter_;  // the current file's index, as written
   uint64_t file_bytes_ = 0;
   uint64_t records_in_file_ = 0;
   uint64_t bytes_written_ = 0;
