@@ -1,14 +1,16 @@
-// ZeroedArray<T>: a fixed-size array of a trivially copyable T that starts all zero bits and
-// costs nothing until touched.
+// ZeroedArray<T>: a fixed-size array of a trivially copyable T that starts all zero bits,
+// zeroed by the kernel rather than by a memset.
 //
 // The crawl's big tables (the seen-URL Bloom filter, the evicted-host filter, the exact
-// fingerprint sets) are sized for the whole crawl up front (docs/architecture.md §[dedup]).
-// In a std::vector their zeroing is a memset over memory the kernel has just zeroed, done
-// before the first request: ~20 MB at default settings, a tenth of a second at start-up on
-// this VM (page faults dominate). Here the memory comes from an anonymous mapping (zero on
-// first touch, so an untouched page costs neither time nor resident memory), and tables of
-// 2 MiB or more are aligned and marked MADV_HUGEPAGE, so that touching a 16 MiB filter costs
-// 8 faults rather than 4,096. Small arrays use calloc.
+// fingerprint sets, the seen cache) are sized for the whole crawl up front
+// (docs/architecture.md §[dedup]). In a std::vector their zeroing is a memset over memory
+// the kernel has just zeroed, each page first touched from user space: ~30 MB at default
+// settings, ~100 ms of the crawl's start-up on this VM, where every such page costs a trap.
+// Here an array of 256 KiB or more is an anonymous mapping populated in the same call
+// (MAP_POPULATE: the kernel faults the zero pages in, in order, without a trap per page).
+// Left to be faulted in lazily instead, the tables' random first touches in the crawl's hot
+// loops cost more than the memset saved; huge pages (MADV_HUGEPAGE) saved no CPU on this VM
+// either (docs/benchmarks.md "Stop 27"). Small arrays use calloc.
 //
 // Thread-safety: as a plain array (no internal locking).
 #pragma once
@@ -25,8 +27,8 @@ namespace internal {
 // operator new would throw. Freed with FreeZeroed(p, bytes) of the same size.
 void* AllocateZeroed(size_t bytes);
 void FreeZeroed(void* p, size_t bytes);
-// Sets [p, p + bytes) of an AllocateZeroed block back to zero; a large block gives its
-// pages back to the kernel instead of writing them.
+// Sets [p, p + bytes) of an AllocateZeroed block back to zero (written: the pages stay
+// resident).
 void ZeroAgain(void* p, size_t bytes);
 
 }  // namespace internal

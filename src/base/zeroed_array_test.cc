@@ -12,8 +12,8 @@ bool AllZero(const ZeroedArray<uint64_t>& a) {
   return std::all_of(a.begin(), a.end(), [](uint64_t v) { return v == 0; });
 }
 
-// Sizes on both sides of calloc / page mapping / huge-page mapping, and not multiples of a
-// page: every element starts zero, can be written, and Zero() clears it again.
+// Sizes on both sides of calloc / page mapping, and not multiples of a page: every element starts
+// zero, can be written, and Zero() clears it again.
 TEST(ZeroedArray, StartsZeroAndZeroesAgainAtEverySize) {
   for (size_t n : {size_t{0}, size_t{1}, size_t{1000}, size_t{32 * 1024 + 3},
                    size_t{(2 << 20) / 8 - 1}, size_t{(2 << 20) / 8}, size_t{3'000'001}}) {
@@ -37,11 +37,6 @@ TEST(ZeroedArray, StartsZeroAndZeroesAgainAtEverySize) {
       EXPECT_EQ(a[0], 9u);
     }
   }
-}
-
-TEST(ZeroedArray, LargeArraysStartOnAHugePageBoundary) {
-  ZeroedArray<uint64_t> a((4 << 20) / 8);
-  EXPECT_EQ(reinterpret_cast<uintptr_t>(a.data()) % (2 << 20), 0u);
 }
 
 TEST(ZeroedArray, MovesAndSwapsOwnership) {
