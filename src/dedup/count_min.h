@@ -44,7 +44,7 @@ class CountMinSketch {
 
   int depth_;
   size_t width_;
-  ZeroedArray<uint16_t> counters_;  // row-major; zero until touched (base/zeroed_array.h)
+  ZeroedArray<uint16_t> counters_;  // row-major; zeroed by the kernel (base/zeroed_array.h)
   uint64_t total_ = 0;
 };
 

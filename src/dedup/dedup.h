@@ -76,7 +76,7 @@ class BloomFilter {
   uint64_t num_blocks_ = 0;
   int k_ = 0;
   uint64_t inserted_ = 0;
-  ZeroedArray<uint64_t> words_;  // zero until touched (base/zeroed_array.h)
+  ZeroedArray<uint64_t> words_;  // zeroed by the kernel (base/zeroed_array.h)
 };
 
 // ---------------------------------------------------------------------------------------
@@ -102,7 +102,7 @@ class FingerprintSet {
  private:
   size_t SlotFor(uint64_t key) const;
   void Grow();
-  ZeroedArray<uint64_t> slots_;  // zero until touched (base/zeroed_array.h)
+  ZeroedArray<uint64_t> slots_;  // zeroed by the kernel (base/zeroed_array.h)
   size_t mask_ = 0;
   size_t size_ = 0;
   bool has_zero_ = false;
@@ -189,7 +189,7 @@ class SeenSet {
   mutable uint64_t cache_hits_ = 0;
   // Recent fingerprints known to be in the backend (0 = empty). Mutable: Contains() keeps
   // what it learnt from the backend.
-  mutable ZeroedArray<uint64_t> cache_;  // zero until touched (base/zeroed_array.h)
+  mutable ZeroedArray<uint64_t> cache_;  // zeroed by the kernel (base/zeroed_array.h)
   size_t cache_mask_ = 0;
 };
 
