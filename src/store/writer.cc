@@ -570,9 +570,10 @@ class WarcWriter::Impl {
       // failed flush, so that what was written is usable (recovery sorts it again anyway).
       // The sorter has every line in memory or in sorted runs; without it (a write or
       // spill failed), or if it fails, the file is read back and sorted.
-      Status sorted =
-          cdxj_sorter_ ? cdxj_sorter_->Finish(opt_.fsync_on_flush) : Status::Aborted("no sorter");
-      if (!sorted.ok()) sorted = SortCdxjFile(cdxj_path_, opt_.fsync_on_flush);
+      const bool sorter = cdxj_sorter_.has_value();
+      Status sorted = sorter ? cdxj_sorter_->Finish(opt_.fsync_on_flush)
+                             : SortCdxjFile(cdxj_path_, opt_.fsync_on_flush);
+      if (!sorted.ok() && sorter) sorted = SortCdxjFile(cdxj_path_, opt_.fsync_on_flush);
       cdxj_sorter_.reset();
       if (s.ok()) s = sorted;
     }
