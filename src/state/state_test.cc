@@ -48,6 +48,46 @@ TEST(StateDb, CreatesThenReopens) {
   EXPECT_FALSE(db->created());
 }
 
+std::set<std::string> FamiliesOfClosedDb(const std::filesystem::path& dir) {
+  std::vector<std::string> names;
+  EXPECT_TRUE(rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), dir.string(), &names).ok());
+  return {names.begin(), names.end()};
+}
+
+// A new database gets its families in one call after the open (one OPTIONS file write); a
+// crash in between leaves a database with the default family only, which the next open
+// completes and starts as a new crawl state.
+TEST(StateDb, CreatesEveryFamilyAndCompletesADatabaseLeftWithoutThem) {
+  const std::set<std::string> all = {"default", "queues", "seen",     "hosts",
+                                     "digests", "meta",   "admitted", "schedule",
+                                     "simhash", "parked", "pages",    "depths"};
+  TempDir fresh;
+  { ASSERT_TRUE(OpenDb(fresh.path())); }
+  EXPECT_EQ(FamiliesOfClosedDb(fresh.path()), all);
+
+  TempDir left;
+  {
+    rocksdb::Options o;
+    o.create_if_missing = true;
+    rocksdb::DB* raw = nullptr;
+    ASSERT_TRUE(rocksdb::DB::Open(o, left.path().string(), &raw).ok());
+    delete raw;
+  }
+  {
+    auto db = OpenDb(left.path());
+    ASSERT_TRUE(db);
+    EXPECT_FALSE(db->created());
+    EXPECT_EQ(db->simhash_version(), dedup::kNewestSimHash);  // no crawl in it: a new one
+    db->PutPoliteness("a.test", {.next_allowed_us = 7});
+    ASSERT_TRUE(db->Commit().ok());
+  }
+  EXPECT_EQ(FamiliesOfClosedDb(left.path()), all);
+  auto db = OpenDb(left.path());
+  ASSERT_TRUE(db);
+  ASSERT_TRUE(db->GetPoliteness("a.test"));
+  EXPECT_EQ(db->GetPoliteness("a.test")->next_allowed_us, 7);
+}
+
 // Writes (or, with value nullopt, deletes) a meta key of a closed database, as another
 // harvest version may have left it.
 void SetMetaOfClosedDb(const std::filesystem::path& dir, std::string_view key,
