@@ -224,7 +224,7 @@ Status StateDb::Impl::OpenDatabase() {
   if (created_) {
     // A new database: opened with the default family, then ours created in one call.
     // RocksDB writes (and reads back) its OPTIONS file once per family DB::Open creates,
-    // but once for all of a CreateColumnFamilies call (a fresh open: ~40 ms -> ~10 ms). A
+    // but once for all of a CreateColumnFamilies call (docs/benchmarks.md "Stop 28"). A
     // crash in between leaves families missing, which the next open creates.
     rs = rocksdb::DB::Open(db_options, options_.dir.string(), {descriptors.front()}, &handles_,
                            &raw);
