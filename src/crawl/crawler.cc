@@ -205,6 +205,7 @@ Status Crawler::Impl::Finish() {
     s = Status::Ok();
   }
   ConsumeInbox();  // pages made durable by the last flush
+  admission_->SaveChanged();
   Status c = db_->Commit();
   if (c.ok()) c = db_->Sync();
   if (s.ok() && !c.ok()) s = c;

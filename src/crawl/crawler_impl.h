@@ -85,6 +85,13 @@ class Crawler::Impl {
     bool breaker_saved = false;
     bool breaker_open = false;
     Clock::TimePoint breaker_until{};
+    // The politeness record as last written by SavePoliteness, which writes only what a
+    // restart or a reload after eviction needs; `politeness_stale`: a completion since
+    // moved the next-allowed time past the record (EvictHosts writes it then).
+    bool politeness_saved = false;
+    bool politeness_stale = false;
+    int64_t saved_next_allowed_us = 0;
+    int64_t saved_crawl_delay_ms = -1;
   };
   // Admission's per-host counters in the crawl state (read back only for a resumed crawl
   // or a host that was evicted).
@@ -121,6 +128,8 @@ class Crawler::Impl {
   // The host's state, loaded from the crawl state the first time this run touches it.
   HostState& EnsureHost(const std::string& host);
   void SavePoliteness(const std::string& host, std::optional<std::chrono::milliseconds> ra);
+  // Writes the host's politeness record `p` to the local state and notes it in `host`.
+  void WritePoliteness(const std::string& name, HostState& host, const state::HostPoliteness& p);
   // Persists the host's circuit breaker when it changed (or, evicting, whenever it is not
   // empty).
   void SaveBreaker(const std::string& name, HostState& host, bool evicting);

@@ -90,6 +90,55 @@ TEST_F(CrawlerMemoryTest, OpenBreakerSurvivesAKill) {
   EXPECT_TRUE(any);
 }
 
+// A host's politeness record is written at its first completion and with a Retry-After;
+// completions that only move its next-allowed time on are not written. After a kill -9
+// the Retry-After still holds, and a host whose last completions were not written still
+// waits its full delay from the restart.
+TEST_F(CrawlerMemoryTest, PolitenessSurvivesAKillWithoutAWritePerFetch) {
+  FakeResponse busy = FakeResponse::WithStatus(503);
+  busy.headers.push_back({"Retry-After", "600"});
+  fetcher_->Script("http://a.test/", FakeResponse::Html(Links({"/p1", "/busy"})));
+  fetcher_->Script("http://a.test/busy", busy);
+  std::vector<std::string> c_pages;
+  for (int i = 0; i < 20; ++i) c_pages.push_back("/p" + std::to_string(i));
+  fetcher_->Script("http://c.test/", FakeResponse::Html(Links(c_pages)));
+  fetcher_->SetDefault(FakeResponse::Html("page"));
+  CrawlOptions o = Options();
+  Clock::TimePoint busy_end{}, c_last_end{};
+  {
+    Crawler crawler(o, &clock_);
+    fetcher_->OnComplete([&](const FakeRequestLog& r) {
+      if (r.url == "http://a.test/busy") busy_end = r.end;
+      // c.test's root and a few pages: its later completions only moved its time on.
+      if (r.host == "c.test") c_last_end = r.end;
+      if (r.url == "http://c.test/p4") crawler.KillForTesting();
+    });
+    Status s = crawler.Run({"http://a.test/", "http://c.test/"});
+    EXPECT_EQ(s.code(), Status::Code::kAborted) << s.ToString();
+  }
+  ASSERT_NE(busy_end, Clock::TimePoint{});
+  ASSERT_LT(c_last_end - busy_end, 60s);
+  fetcher_ = std::make_unique<FakeFetcher>(&clock_);
+  fetcher_->SetDefault(FakeResponse::Html("page"));
+  o.fetcher = fetcher_.get();
+  CrawlStats s = Crawl(o, {"http://a.test/", "http://c.test/"});
+  EXPECT_TRUE(s.resumed);
+  EXPECT_TRUE(s.complete);
+  EXPECT_EQ(fetcher_->RequestsFor("http://a.test/busy"), 1u);  // the retry, after the restart
+  bool a_any = false, c_any = false;
+  for (const FakeRequestLog& r : fetcher_->log()) {
+    if (r.host == "a.test") {
+      a_any = true;
+      EXPECT_GE(r.start - busy_end, 600s) << r.url << " requested inside the Retry-After";
+    } else if (r.host == "c.test") {
+      c_any = true;
+      EXPECT_GE(r.start - c_last_end, 1s) << r.url << " requested within the delay";
+    }
+  }
+  EXPECT_TRUE(a_any);
+  EXPECT_TRUE(c_any);
+}
+
 // With a host cache of 4, a chain of 20 hosts is crawled with at most 4 hosts in RAM; a
 // late link to an evicted host waits for that host's Crawl-delay from its last request,
 // and its robots.txt is not fetched again within the TTL.

@@ -239,9 +239,28 @@ void Crawler::Impl::SavePoliteness(const std::string& name,
                                 .crawl_delay_ms = host.crawl_delay_ms,
                                 .dead_reason = host.dead_reason,
                                 .dead_detail = host.dead_detail};
-  db_->PutPoliteness(name, p);
+  // The local record is written when a restart needs it: a restart waits the host's full
+  // delay from the restart (EnsureHost), which covers every request of the last run, so the
+  // record's time matters only when it asks for more (Retry-After) or a field changed. A
+  // completion that only moves the time on marks the record stale; EvictHosts writes it
+  // when the host leaves RAM, for its reload in this run (docs/architecture.md §1.5).
+  if (!host.politeness_saved || retry_after || host.crawl_delay_ms != host.saved_crawl_delay_ms ||
+      !host.dead_reason.empty()) {
+    WritePoliteness(name, host, p);
+  } else {
+    host.politeness_stale = true;
+  }
   PutSharedHost(name, {.politeness = p});
   SaveBreaker(name, host, /*evicting=*/false);
+}
+
+void Crawler::Impl::WritePoliteness(const std::string& name, HostState& host,
+                                    const state::HostPoliteness& p) {
+  db_->PutPoliteness(name, p);
+  host.politeness_saved = true;
+  host.politeness_stale = false;
+  host.saved_next_allowed_us = p.next_allowed_us;
+  host.saved_crawl_delay_ms = p.crawl_delay_ms;
 }
 
 void Crawler::Impl::SaveBreaker(const std::string& name, HostState& host, bool evicting) {
@@ -287,7 +306,19 @@ void Crawler::Impl::EvictHosts() {
       continue;
     }
     auto it = hosts_.find(name);
-    SaveBreaker(name, it->second, /*evicting=*/true);
+    HostState& host = it->second;
+    if (host.politeness_stale) {
+      // Idle: its last request ended before now, so now plus its delay is no earlier than
+      // the time a reload must keep (nor than a longer wait the record holds).
+      const std::chrono::microseconds delay = frontier_->HostDelay(name);
+      const int64_t now_plus_delay = WallNow() + delay.count();
+      WritePoliteness(name, host,
+                      {.next_allowed_us = std::max(host.saved_next_allowed_us, now_plus_delay),
+                       .crawl_delay_ms = host.crawl_delay_ms,
+                       .dead_reason = host.dead_reason,
+                       .dead_detail = host.dead_detail});
+    }
+    SaveBreaker(name, host, /*evicting=*/true);
     frontier_->Forget(name);
     robots_->Forget(name);
     db_->NoteHostEvicted(name);

@@ -228,7 +228,8 @@ AdmitVerdict Admission::Judge(const AdmitCandidate& c) {
   if (AdmitVerdict v = ShapeTrap(c); v != AdmitVerdict::kAccept) return v;
   if (seen_ != nullptr && seen_->Contains(c.fp)) return AdmitVerdict::kSeen;
 
-  HostCounters& h = CountersFor(c.host);
+  Resident& r = CountersFor(c.host);
+  HostCounters& h = r.counters;
   const int64_t day = clock_->WallMicros() / kMicrosPerDay;
   if (h.day != day) {
     h.day = day;
@@ -243,7 +244,7 @@ AdmitVerdict Admission::Judge(const AdmitCandidate& c) {
   if (seen_ != nullptr && !seen_->InsertIfNew(c.fp)) return AdmitVerdict::kSeen;
   ++h.admitted_today;
   ++h.admitted;
-  if (counter_store_ != nullptr) counter_store_->Save(HostHash(c.host), h);
+  NoteChanged(HostHash(c.host), &r);
   return AdmitVerdict::kAccept;
 }
 
@@ -264,16 +265,34 @@ void Admission::SetCounterStore(CounterStore* store, size_t max_resident) {
   max_resident_ = max_resident;
 }
 
-HostCounters& Admission::CountersFor(std::string_view host) {
+Admission::Resident& Admission::CountersFor(std::string_view host) {
   const uint64_t key = HostHash(host);
   auto [it, inserted] = hosts_.try_emplace(key);
   if (!inserted || counter_store_ == nullptr) return it->second;
-  (void)counter_store_->Load(key, &it->second);
+  (void)counter_store_->Load(key, &it->second.counters);
   order_.push_back(key);
   return it->second;
 }
 
+void Admission::NoteChanged(uint64_t key, Resident* r) {
+  if (counter_store_ == nullptr || r->changed) return;
+  r->changed = true;
+  changed_.push_back(key);
+}
+
+void Admission::SaveChanged() {
+  for (const uint64_t key : changed_) {
+    // Every listed host is resident: TrimResident saves before it evicts.
+    auto it = hosts_.find(key);
+    if (it == hosts_.end()) continue;
+    counter_store_->Save(key, it->second.counters);
+    it->second.changed = false;
+  }
+  changed_.clear();
+}
+
 void Admission::TrimResident() {
+  SaveChanged();
   // Every change was saved: the oldest counters leave RAM at no cost (FIFO, O(1) each).
   while (max_resident_ > 0 && hosts_.size() > max_resident_ && !order_.empty()) {
     const uint64_t old = order_.front();
@@ -283,9 +302,9 @@ void Admission::TrimResident() {
 }
 
 void Admission::NoteFetched(std::string_view host) {
-  HostCounters& h = CountersFor(host);
-  ++h.fetched;
-  if (counter_store_ != nullptr) counter_store_->Save(HostHash(host), h);
+  Resident& r = CountersFor(host);
+  ++r.counters.fetched;
+  NoteChanged(HostHash(host), &r);
 }
 
 }  // namespace harvest::frontier

@@ -146,18 +146,24 @@ class Admission {
     // The saved counters of a host met again (after a restart or an eviction); false when
     // there are none (a new host: should cost no read).
     virtual bool Load(uint64_t host_hash, HostCounters* counters) = 0;
-    // The counters changed (called on every change: a cheap write).
+    // The counters changed: called once per host by SaveChanged() (and TrimResident), with
+    // the host's counters after all the changes since the last call (a page's links to its
+    // own host are one write, not one per link).
     virtual void Save(uint64_t host_hash, const HostCounters& counters) = 0;
-    // The host's counters left RAM (they were saved when they last changed).
+    // The host's counters left RAM (they were saved before).
     virtual void Evicted(uint64_t host_hash) = 0;
   };
   // Persists the counters through `store` (not owned; nullptr: RAM only); TrimResident keeps
   // at most `max_resident` hosts' counters in RAM (0: unbounded).
   void SetCounterStore(CounterStore* store, size_t max_resident);
-  // Evicts the oldest counters beyond max_resident (first met, first out). Call it where
-  // the store's writes are handed over next, so a reload reads them (the crawler: right
-  // before its state commit).
+  // Saves the counters changed since the last call through the store, then evicts the
+  // oldest counters beyond max_resident (first met, first out). Call it where the store's
+  // writes are handed over next, so a reload reads them (the crawler: right before its
+  // state commit).
   void TrimResident();
+  // Saves the counters changed since the last call through the store (TrimResident does
+  // it too); the crawler calls it before its last commit.
+  void SaveChanged();
   // A stable 64-bit hash (FNV-1a) of a host name: the counters' key in RAM and on disk.
   static uint64_t HostHash(std::string_view host);
   size_t hosts_resident() const { return hosts_.size(); }
@@ -181,11 +187,18 @@ class Admission {
     size_t operator()(uint64_t h) const { return static_cast<size_t>(h); }
   };
   std::unordered_set<uint64_t, Identity> seed_names_;
-  HostCounters& CountersFor(std::string_view host);
+  struct Resident {
+    HostCounters counters;
+    bool changed = false;  // listed in changed_: not saved since its last change
+  };
+  Resident& CountersFor(std::string_view host);
+  // After a change to the counters of r (key `key`): listed for SaveChanged().
+  void NoteChanged(uint64_t key, Resident* r);
   // Keyed by a 64-bit hash of the host name, not the name: ~70 bytes less per host (a crawl
   // of millions of hosts keeps one entry each). Two hosts sharing a hash (odds ~1e-8 at
   // a million hosts) would share their trap counters, nothing else.
-  std::unordered_map<uint64_t, HostCounters, Identity> hosts_;
+  std::unordered_map<uint64_t, Resident, Identity> hosts_;
+  std::vector<uint64_t> changed_;  // with a counter store: keys of hosts_ to save
   // With a counter store: insertion order of hosts_, for the bounded resident set.
   CounterStore* counter_store_ = nullptr;
   size_t max_resident_ = 0;

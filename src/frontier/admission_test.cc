@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unordered_map>
+
 namespace harvest::frontier {
 namespace {
 
@@ -267,6 +269,48 @@ TEST_F(AdmissionTest, TrapDiscoveryRatio) {
   for (int i = 0; i < 20; ++i) a.NoteFetched("gen.test");
   EXPECT_EQ(a.Admit(Candidate(Make("gen.test", "/q"))), AdmitVerdict::kAccept);
   EXPECT_EQ(a.Admit(Candidate(Make("gen.test", "/r"))), AdmitVerdict::kTrapDiscoveryRatio);
+}
+
+// The counter store is written once per host and SaveChanged, with the counters after
+// every change since; a host evicted by TrimResident was saved first and loads back.
+TEST_F(AdmissionTest, CountersAreSavedOncePerHostAndTurn) {
+  struct Store final : Admission::CounterStore {
+    bool Load(uint64_t key, HostCounters* c) override {
+      auto it = saved.find(key);
+      if (it == saved.end()) return false;
+      *c = it->second;
+      return true;
+    }
+    void Save(uint64_t key, const HostCounters& c) override {
+      saved[key] = c;
+      ++saves;
+    }
+    void Evicted(uint64_t) override { ++evictions; }
+    std::unordered_map<uint64_t, HostCounters> saved;
+    int saves = 0, evictions = 0;
+  } store;
+  Admission a({}, {}, &seen_, &clock_);
+  a.SetCounterStore(&store, /*max_resident=*/1);
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_EQ(a.Admit(Candidate(Make("a.test", "/" + std::to_string(i)))), AdmitVerdict::kAccept);
+  }
+  a.NoteFetched("a.test");
+  a.Admit(Candidate(Make("b.test", "/")));
+  EXPECT_EQ(store.saves, 0);  // nothing until the turn's save
+  a.SaveChanged();
+  EXPECT_EQ(store.saves, 2);  // one per host
+  const HostCounters& saved_a = store.saved.at(Admission::HostHash("a.test"));
+  EXPECT_EQ(saved_a.admitted, 10u);
+  EXPECT_EQ(saved_a.fetched, 1u);
+  a.SaveChanged();
+  EXPECT_EQ(store.saves, 2);  // nothing changed since
+  // A change then an eviction: saved before the host leaves RAM (one resident host).
+  a.NoteFetched("a.test");
+  a.TrimResident();
+  EXPECT_EQ(store.saves, 3);
+  EXPECT_EQ(store.evictions, 1);
+  EXPECT_EQ(a.hosts_resident(), 1u);
+  EXPECT_EQ(store.saved.at(Admission::HostHash("a.test")).fetched, 2u);
 }
 
 TEST(VerdictName, AllNamed) {
