@@ -163,16 +163,13 @@ Status Crawler::Impl::Run(const std::vector<std::string>& seeds) {
   while (!Finished()) {
     RunCommands();
     ConsumeResolved();
+    // Requests due now start before the turn's admissions: a host's next request waits for
+    // its delay, not for the links of the pages processed meanwhile.
+    StartDue();
     ConsumeInbox();
     ConsumeShared();
     CheckStopAfter();
-    // Paused while the output cannot be written (disk full, I/O error) or by the operator
-    // (admin API): nothing new starts.
-    if (!stop_.load() && !page_limit_reached_ && !sink_->paused() && db_->status().ok() &&
-        !admin_paused_) {
-      ReleaseDue();
-      FillLeases();
-    }
+    StartDue();
     EvictHosts();
     if (!stop_.load() && !page_limit_reached_) ActivateParked();
     (void)db_->Commit();  // errors are sticky in db_->status() and logged
@@ -320,6 +317,16 @@ std::chrono::microseconds Crawler::Impl::PollTimeout() const {
   // wake-up and cost a loop turn for nothing.
   auto wait = std::chrono::ceil<std::chrono::microseconds>(*wake - clock_->Now());
   return std::clamp<std::chrono::microseconds>(wait, std::chrono::microseconds(0), cap);
+}
+
+void Crawler::Impl::StartDue() {
+  // Paused while the output cannot be written (disk full, I/O error) or by the operator
+  // (admin API): nothing new starts.
+  if (!stop_.load() && !page_limit_reached_ && !sink_->paused() && db_->status().ok() &&
+      !admin_paused_) {
+    ReleaseDue();
+    FillLeases();
+  }
 }
 
 void Crawler::Impl::FillLeases() {

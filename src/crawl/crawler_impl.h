@@ -174,6 +174,8 @@ class Crawler::Impl {
   int PriorityOf(const FoundLink& link, int depth, bool seed) const;
 
   // Leases and fetches (crawler.cc, fetch_done.cc).
+  // ReleaseDue and FillLeases unless the crawl is stopping, paused or over its page limit.
+  void StartDue();
   void FillLeases();
   void HandleLease(frontier::Lease lease);
   // `req` carries the connect address (Reachable); the rest is filled here.
