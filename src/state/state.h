@@ -314,7 +314,8 @@ class StateDb {
   void PutRobots(std::string_view host, const RobotsRecord& r);
   std::optional<RobotsRecord> GetRobots(std::string_view host) const;
   // Admission's trap counters of a host (daily quota, admitted, fetched), by
-  // frontier::Admission::HostHash of its name; written on every change (pending batch).
+  // frontier::Admission::HostHash of its name; written once per loop turn in which they
+  // changed (Admission::SaveChanged; pending batch).
   void PutHostCounters(uint64_t host_hash, const frontier::HostCounters& c);
   std::optional<frontier::HostCounters> GetHostCounters(uint64_t host_hash) const;
   void PutBreaker(std::string_view host, const BreakerRecord& b);
