@@ -128,6 +128,8 @@ class Crawler::Impl {
   // The host's state, loaded from the crawl state the first time this run touches it.
   HostState& EnsureHost(const std::string& host);
   void SavePoliteness(const std::string& host, std::optional<std::chrono::milliseconds> ra);
+  // The host's politeness record with next-allowed wall time `next_allowed_us`.
+  static state::HostPoliteness PolitenessOf(const HostState& host, int64_t next_allowed_us);
   // Writes the host's politeness record `p` to the local state and notes it in `host`.
   void WritePoliteness(const std::string& name, HostState& host, const state::HostPoliteness& p);
   // Persists the host's circuit breaker when it changed (or, evicting, whenever it is not

@@ -235,10 +235,7 @@ void Crawler::Impl::SavePoliteness(const std::string& name,
   HostState& host = EnsureHost(name);
   std::chrono::microseconds delay = frontier_->HostDelay(name);
   if (retry_after) delay = std::max<std::chrono::microseconds>(delay, *retry_after);
-  const state::HostPoliteness p{.next_allowed_us = WallNow() + delay.count(),
-                                .crawl_delay_ms = host.crawl_delay_ms,
-                                .dead_reason = host.dead_reason,
-                                .dead_detail = host.dead_detail};
+  const state::HostPoliteness p = PolitenessOf(host, WallNow() + delay.count());
   // The local record is written when a restart needs it: a restart waits the host's full
   // delay from the restart (EnsureHost), which covers every request of the last run, so the
   // record's time matters only when it asks for more (Retry-After) or a field changed. A
@@ -252,6 +249,13 @@ void Crawler::Impl::SavePoliteness(const std::string& name,
   }
   PutSharedHost(name, {.politeness = p});
   SaveBreaker(name, host, /*evicting=*/false);
+}
+
+state::HostPoliteness Crawler::Impl::PolitenessOf(const HostState& host, int64_t next_allowed_us) {
+  return {.next_allowed_us = next_allowed_us,
+          .crawl_delay_ms = host.crawl_delay_ms,
+          .dead_reason = host.dead_reason,
+          .dead_detail = host.dead_detail};
 }
 
 void Crawler::Impl::WritePoliteness(const std::string& name, HostState& host,
@@ -313,10 +317,7 @@ void Crawler::Impl::EvictHosts() {
       const std::chrono::microseconds delay = frontier_->HostDelay(name);
       const int64_t now_plus_delay = WallNow() + delay.count();
       WritePoliteness(name, host,
-                      {.next_allowed_us = std::max(host.saved_next_allowed_us, now_plus_delay),
-                       .crawl_delay_ms = host.crawl_delay_ms,
-                       .dead_reason = host.dead_reason,
-                       .dead_detail = host.dead_detail});
+                      PolitenessOf(host, std::max(host.saved_next_allowed_us, now_plus_delay)));
     }
     SaveBreaker(name, host, /*evicting=*/true);
     frontier_->Forget(name);

@@ -228,7 +228,8 @@ AdmitVerdict Admission::Judge(const AdmitCandidate& c) {
   if (AdmitVerdict v = ShapeTrap(c); v != AdmitVerdict::kAccept) return v;
   if (seen_ != nullptr && seen_->Contains(c.fp)) return AdmitVerdict::kSeen;
 
-  Resident& r = CountersFor(c.host);
+  uint64_t key = 0;
+  Resident& r = CountersFor(c.host, &key);
   HostCounters& h = r.counters;
   const int64_t day = clock_->WallMicros() / kMicrosPerDay;
   if (h.day != day) {
@@ -244,7 +245,7 @@ AdmitVerdict Admission::Judge(const AdmitCandidate& c) {
   if (seen_ != nullptr && !seen_->InsertIfNew(c.fp)) return AdmitVerdict::kSeen;
   ++h.admitted_today;
   ++h.admitted;
-  NoteChanged(HostHash(c.host), &r);
+  NoteChanged(key, &r);
   return AdmitVerdict::kAccept;
 }
 
@@ -265,8 +266,9 @@ void Admission::SetCounterStore(CounterStore* store, size_t max_resident) {
   max_resident_ = max_resident;
 }
 
-Admission::Resident& Admission::CountersFor(std::string_view host) {
+Admission::Resident& Admission::CountersFor(std::string_view host, uint64_t* key_out) {
   const uint64_t key = HostHash(host);
+  *key_out = key;
   auto [it, inserted] = hosts_.try_emplace(key);
   if (!inserted || counter_store_ == nullptr) return it->second;
   (void)counter_store_->Load(key, &it->second.counters);
@@ -302,9 +304,10 @@ void Admission::TrimResident() {
 }
 
 void Admission::NoteFetched(std::string_view host) {
-  Resident& r = CountersFor(host);
+  uint64_t key = 0;
+  Resident& r = CountersFor(host, &key);
   ++r.counters.fetched;
-  NoteChanged(HostHash(host), &r);
+  NoteChanged(key, &r);
 }
 
 }  // namespace harvest::frontier

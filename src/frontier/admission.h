@@ -191,7 +191,9 @@ class Admission {
     HostCounters counters;
     bool changed = false;  // listed in changed_: not saved since its last change
   };
-  Resident& CountersFor(std::string_view host);
+  // The host's resident counters (loaded from the store when it enters RAM); its key,
+  // HostHash(host), into *key.
+  Resident& CountersFor(std::string_view host, uint64_t* key);
   // After a change to the counters of r (key `key`): listed for SaveChanged().
   void NoteChanged(uint64_t key, Resident* r);
   // Keyed by a 64-bit hash of the host name, not the name: ~70 bytes less per host (a crawl
