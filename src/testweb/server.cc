@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -548,6 +549,12 @@ void Loop::Finished(Conn& c) {
   if (!c.in.empty()) TryParse(c);
 }
 
+// Whether the client has shut its side (its FIN has arrived), whatever it left unread.
+bool PeerClosed(int fd) {
+  pollfd p{.fd = fd, .events = POLLRDHUP, .revents = 0};
+  return poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+}
+
 void Loop::OnTimer(int fd, uint64_t id) {
   auto it = conns_.find(fd);
   if (it == conns_.end() || it->second.id != id) return;
@@ -555,7 +562,12 @@ void Loop::OnTimer(int fd, uint64_t id) {
   if (c.state == State::kWaiting) return StartResponse(c);
   if (c.state != State::kTrickling) return;
   char byte = '.';
+  // Stamped before the check: a byte sent after the client closed (a loaded machine can run
+  // this timer after the client's FIN, before the loop reads it) would still succeed, and
+  // logging it would put the response's end after the client had ended the request. The
+  // client closed before the stamp if its FIN is there now; then the last byte it got ends it.
   int64_t before_send = NowMicros();
+  if (PeerClosed(c.fd)) return Close(c);
   ssize_t w = send(c.fd, &byte, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
   if (w == 1) c.last_send_us = before_send;
   if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return Close(c);
