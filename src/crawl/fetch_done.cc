@@ -2,6 +2,8 @@
 // frontier (retry, give up, done), and the hand-off of responses to the process pool.
 #include <spdlog/spdlog.h>
 
+#include <chrono>
+
 #include "crawl/crawler_impl.h"
 
 namespace harvest::crawl {
@@ -19,6 +21,15 @@ void CountStatus(int s, CrawlStats* stats) {
   } else if (s >= 500) {
     ++stats->http_5xx;
   }
+}
+
+// How long ago the request ended: its response's last byte arrived (the kernel's receive
+// time, on the real wall clock like the stamp itself) before the loop got round to it.
+std::chrono::microseconds EndedAgo(const fetch::FetchResult& r) {
+  const int64_t now_wall_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                                  std::chrono::system_clock::now().time_since_epoch())
+                                  .count();
+  return r.SinceLastByte(now_wall_us);
 }
 
 }  // namespace
@@ -49,7 +60,8 @@ void Crawler::Impl::OnRobotsDone(InFlight flight, fetch::FetchResult&& r) {
     ++counters_.robots_outcomes[kStepNames[static_cast<int>(step.step)]];
   }
   frontier::Completion done{.kind = frontier::CompletionKind::kRequeue,
-                            .response_time = r.total_time};
+                            .response_time = r.total_time,
+                            .ended_ago = EndedAgo(r)};
   switch (step.step) {
     case RobotsGate::Step::kRedirect:
       break;  // the next request in this host's slot follows the Location
@@ -130,7 +142,9 @@ void Crawler::Impl::OnPageDone(InFlight flight, fetch::FetchResult&& r) {
     admission_->NoteFetched(HostOfOrigin(lease.item.host));
   }
   const bool got_response = GotResponse(r);
-  frontier::Completion c{.kind = frontier::CompletionKind::kDone, .response_time = r.total_time};
+  frontier::Completion c{.kind = frontier::CompletionKind::kDone,
+                         .response_time = r.total_time,
+                         .ended_ago = EndedAgo(r)};
   if (got_response) {
     ++stats_.pages;
     CountStatus(r.status, &stats_);

@@ -152,6 +152,10 @@ struct FetchResult {
   int64_t start_wall_us = 0;  // when the transfer started (µs since the Unix epoch)
   std::chrono::microseconds total_time{0};
   std::chrono::microseconds ttfb{0};  // start until the first response byte
+  // When the response's last byte reached this machine (the kernel's receive timestamp, µs
+  // since the epoch): a host's delay counts from it. 0 when unknown (the curl path) or when
+  // the client cut the response short (its end is then the close, at the callback).
+  int64_t last_byte_wall_us = 0;
   int redirects_followed = 0;
 
   // Value of the response header `name` (case-insensitive); the last one wins.
@@ -159,6 +163,10 @@ struct FetchResult {
   // Retry-After as a delay from now (`now_wall_us`, µs since the epoch): delay-seconds or an
   // HTTP-date (a date in the past gives 0 s). nullopt when absent or unparsable.
   std::optional<std::chrono::seconds> RetryAfter(int64_t now_wall_us) const;
+  // How long before `now_wall_us` (µs since the epoch, the real clock) the last byte arrived:
+  // 0 when last_byte_wall_us is unknown, and never more than the transfer took (total_time)
+  // nor less than 0, whatever a step of the wall clock did meanwhile.
+  std::chrono::microseconds SinceLastByte(int64_t now_wall_us) const;
   // Content-Type / Content-Encoding header values, "" when absent.
   std::string_view ContentType() const;
   std::string_view ContentEncoding() const;

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <utility>
 
 #include "fetch/http1_response.h"
@@ -183,7 +184,8 @@ struct Http1Client::Xfer {
   bool connecting = false;
   bool retried = false;
   bool first_byte = false;
-  bool reusable = true;  // false: the server sent more than the response
+  bool reusable = true;    // false: the server sent more than the response
+  int64_t rx_wall_us = 0;  // the kernel's receive time of the last bytes read
 };
 
 Http1Client::Http1Client(const FetchOptions& options, std::string user_agent, int epoll_fd)
@@ -298,6 +300,9 @@ void Http1Client::Connect(Xfer* x) {
   x->conn->fd = fd;
   const int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  // Each read's receive time comes with it (SCM_TIMESTAMPNS): the host's delay counts from
+  // the arrival of the response's last byte, not from when the loop got round to it.
+  setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));
   if (connect(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0 && errno != EINPROGRESS) {
     Complete(x, FetchOutcome::kConnectError,
              "Failed to connect to " + x->target.address + " port " +
@@ -392,11 +397,37 @@ void Http1Client::HandleEvent(void* ptr, uint32_t events) {
   if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) OnReadable(x);
 }
 
+namespace {
+
+// recv(2) that also reads the receive time of the bytes (SO_TIMESTAMPNS), into *rx_wall_us
+// (µs since the epoch) when the kernel gives one.
+ssize_t ReceiveStamped(int fd, char* buf, size_t size, int64_t* rx_wall_us) {
+  iovec iov{buf, size};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(timespec))];
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof(control);
+  const ssize_t n = recvmsg(fd, &msg, 0);
+  if (n <= 0) return n;
+  for (cmsghdr* cm = CMSG_FIRSTHDR(&msg); cm != nullptr; cm = CMSG_NXTHDR(&msg, cm)) {
+    if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TIMESTAMPNS) {
+      timespec ts{};
+      std::memcpy(&ts, CMSG_DATA(cm), sizeof(ts));
+      *rx_wall_us = static_cast<int64_t>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
+    }
+  }
+  return n;
+}
+
+}  // namespace
+
 void Http1Client::OnReadable(Xfer* x) {
   Conn* c = x->conn.get();
   Http1Response& r = *x->response;
   for (int i = 0; i < kMaxReadsPerEvent; ++i) {
-    const ssize_t n = recv(c->fd, buffer_.data(), buffer_.size(), 0);
+    const ssize_t n = ReceiveStamped(c->fd, buffer_.data(), buffer_.size(), &x->rx_wall_us);
     if (n > 0) {
       if (!x->first_byte) {
         x->first_byte = true;
@@ -451,6 +482,9 @@ void Http1Client::Complete(Xfer* x, FetchOutcome outcome, std::string error) {
     res.headers = std::move(r.mutable_headers());
   }
   res.body = std::move(r.mutable_body());
+  // Only a response that ended as the server sent it has its end in its last byte; one cut
+  // short ends when it is closed (below, before the callback).
+  if (outcome == FetchOutcome::kOk) res.last_byte_wall_us = x->rx_wall_us;
   const bool got_response = res.status > 0;
   if (outcome == FetchOutcome::kTruncated) {
     res.truncated = "length";

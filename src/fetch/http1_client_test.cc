@@ -151,6 +151,46 @@ TEST_F(FetcherTest, NewConnectionClosedUnansweredIsEmptyReply) {
   EXPECT_EQ(server_->requests().size(), 1u);  // a fresh connection is not retried
 }
 
+int64_t WallMicros() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+TEST_F(FetcherTest, LastByteIsStampedWhenItArrivedNotWhenItWasRead) {
+  Serve([](const RawRequest&) {
+    return RawReply{.bytes = MakeResponse(200, "OK", {}, "ok"), .delay = 20ms};
+  });
+  HttpFetcher f(TestOptions());
+  std::optional<FetchResult> out;
+  const int64_t before = WallMicros();
+  f.Start({.url = Url("/")}, [&out](FetchResult&& r) { out = std::move(r); });
+  // Poll until the request is out, then leave the answer (20 ms later) in the socket.
+  for (int i = 0; i < 500 && server_->requests().empty(); ++i) f.Poll(2ms);
+  ASSERT_EQ(server_->requests().size(), 1u);
+  ASSERT_FALSE(out.has_value());
+  std::this_thread::sleep_for(200ms);
+  const int64_t unread_since = WallMicros() - 150'000;
+  while (!out) f.Poll(50ms);
+  const int64_t read_at = WallMicros();
+  ASSERT_EQ(out->outcome, FetchOutcome::kOk) << out->error;
+  EXPECT_GE(out->last_byte_wall_us, before);
+  EXPECT_LT(out->last_byte_wall_us, unread_since) << "stamped when read, not when it arrived";
+  EXPECT_GE(out->SinceLastByte(read_at), 150ms);
+}
+
+TEST_F(FetcherTest, AResponseCutShortHasNoLastByteStamp) {
+  Serve([](const RawRequest&) {
+    return RawReply{.bytes = "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npart", .hang = true};
+  });
+  FetchOptions o = TestOptions();
+  o.total_timeout = 300ms;
+  HttpFetcher f(o);
+  const FetchResult r = FetchOne(f, {.url = Url("/stall")});
+  EXPECT_EQ(r.truncated, "time");
+  EXPECT_EQ(r.last_byte_wall_us, 0) << "its end is the close, not the last byte";
+}
+
 TEST_F(FetcherTest, BytesBeyondTheResponseCloseTheConnection) {
   Serve([](const RawRequest& req) {
     std::string bytes = MakeResponse(200, "OK", {}, "body" + req.target);

@@ -1,4 +1,5 @@
 // FetchResult helpers: response-head parsing, header lookup, Retry-After and HTTP-date.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -176,6 +177,12 @@ std::optional<std::chrono::seconds> FetchResult::RetryAfter(int64_t now_wall_us)
   if (delta < 0) delta = 0;
   if (delta > kMaxRetryAfterSeconds) delta = kMaxRetryAfterSeconds;
   return std::chrono::seconds(delta);
+}
+
+std::chrono::microseconds FetchResult::SinceLastByte(int64_t now_wall_us) const {
+  if (last_byte_wall_us <= 0) return std::chrono::microseconds(0);
+  const int64_t ago = std::clamp<int64_t>(now_wall_us - last_byte_wall_us, 0, total_time.count());
+  return std::chrono::microseconds(ago);
 }
 
 std::string_view FetchResult::ContentType() const {

@@ -71,6 +71,17 @@ TEST(ParseHttpDate, RejectsMalformed) {
   EXPECT_FALSE(ParseHttpDate(std::string(200, 'x')));
 }
 
+TEST(FetchResult, SinceLastByteIsClampedToTheTransfer) {
+  FetchResult r;
+  r.total_time = std::chrono::microseconds(5000);
+  EXPECT_EQ(r.SinceLastByte(1'000'000), std::chrono::microseconds(0)) << "no stamp: ended now";
+  r.last_byte_wall_us = 1'000'000;
+  EXPECT_EQ(r.SinceLastByte(1'000'300), std::chrono::microseconds(300));
+  EXPECT_EQ(r.SinceLastByte(999'000), std::chrono::microseconds(0)) << "the clock stepped back";
+  EXPECT_EQ(r.SinceLastByte(9'000'000), std::chrono::microseconds(5000))
+      << "the clock stepped forward: never earlier than the transfer's start";
+}
+
 TEST(FetchResult, Rfc9110_RetryAfterDelaySeconds) {
   EXPECT_EQ(WithHeaders({{"Retry-After", "120"}}).RetryAfter(0), seconds(120));
   EXPECT_EQ(WithHeaders({{"Retry-After", " 0 "}}).RetryAfter(0), seconds(0));

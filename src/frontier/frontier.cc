@@ -456,7 +456,7 @@ GiveUp Frontier::Complete(const Lease& lease, const Completion& c) {
     if (c.response_time.count() > 0 && options_.adaptive_factor > 0) {
       h.mx().last_response_time = c.response_time;
     }
-    h.next_allowed = now + DelayFor(h, c.retry_after);
+    h.next_allowed = now - std::max(c.ended_ago, microseconds(0)) + DelayFor(h, c.retry_after);
     RecordBreaker(h, c.error, now);
   }
   if (c.kind == CompletionKind::kRetry) {

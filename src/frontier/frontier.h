@@ -114,6 +114,9 @@ struct Completion {
   CompletionKind kind = CompletionKind::kDone;
   std::optional<std::chrono::milliseconds> retry_after;  // from Retry-After (429/503)
   std::chrono::microseconds response_time{0};            // for the adaptive factor
+  // How long before Complete() the request ended (its response's last byte arrived): the
+  // host's delay counts from then. 0: it ended now.
+  std::chrono::microseconds ended_ago{0};
   bool error = false;  // counts toward the circuit breaker (5xx/timeout/connection)
 };
 

@@ -79,6 +79,26 @@ TEST_F(FrontierTest, DelayRespectedExactlyFromCompletion) {
   EXPECT_EQ(l2->item.url, "http://a.test/2");
 }
 
+TEST_F(FrontierTest, DelayCountsFromWhenTheResponseEnded) {
+  Frontier f(Options(), &clock_);
+  f.Add(Item("a.test", "/1"));
+  f.Add(Item("a.test", "/2"));
+  auto l1 = f.Next();
+  ASSERT_TRUE(l1);
+  Advance(milliseconds(700));
+  const auto end = clock_.Now();
+  Advance(milliseconds(3));  // the loop gets to the completion 3 ms after the last byte came
+  Completion c = Done();
+  c.ended_ago = milliseconds(3);
+  f.Complete(*l1, c);
+  ASSERT_TRUE(f.NextWakeup().has_value());
+  EXPECT_EQ(*f.NextWakeup(), end + milliseconds(1000));
+  Advance(milliseconds(996));
+  EXPECT_FALSE(f.Next().has_value());
+  Advance(milliseconds(1));
+  EXPECT_TRUE(f.Next().has_value());
+}
+
 TEST_F(FrontierTest, CrawlDelayRaisesNeverLowers) {
   Frontier f(Options(), &clock_);
   f.SetCrawlDelay("a.test", milliseconds(5000));
