@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include "base/clock.h"
 #include "crawl/crawler_impl.h"
 
 namespace harvest::crawl {
@@ -26,10 +27,7 @@ void CountStatus(int s, CrawlStats* stats) {
 // How long ago the request ended: its response's last byte arrived (the kernel's receive
 // time, on the real wall clock like the stamp itself) before the loop got round to it.
 std::chrono::microseconds EndedAgo(const fetch::FetchResult& r) {
-  const int64_t now_wall_us = std::chrono::duration_cast<std::chrono::microseconds>(
-                                  std::chrono::system_clock::now().time_since_epoch())
-                                  .count();
-  return r.SinceLastByte(now_wall_us);
+  return r.SinceLastByte(SystemClock::Default()->WallMicros());
 }
 
 }  // namespace

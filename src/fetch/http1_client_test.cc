@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/clock.h"
 #include "fetch/fetch.h"
 #include "fetch/testing/fetcher_fixture.h"
 
@@ -151,11 +152,7 @@ TEST_F(FetcherTest, NewConnectionClosedUnansweredIsEmptyReply) {
   EXPECT_EQ(server_->requests().size(), 1u);  // a fresh connection is not retried
 }
 
-int64_t WallMicros() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+int64_t WallMicros() { return SystemClock::Default()->WallMicros(); }
 
 TEST_F(FetcherTest, LastByteIsStampedWhenItArrivedNotWhenItWasRead) {
   Serve([](const RawRequest&) {

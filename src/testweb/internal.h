@@ -2,6 +2,8 @@
 // rendering and request handling. Not part of the public API (see testweb.h).
 #pragma once
 
+#include <netinet/in.h>
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -150,5 +152,11 @@ bool KnownEdgePath(std::string_view path);
 // The body of hostile.test/ (an index of every edge path).
 Rendered RenderHostileRoot(const Site& site);
 std::vector<EdgeInfo> EdgeList(const Site& site);
+
+// "ADDR:PORT" (--listen; "localhost" or an empty ADDR is 127.0.0.1) into *addr, the
+// address's text into *host; InvalidArgument names what is wrong.
+Status ParseListen(const std::string& listen, sockaddr_in* addr, std::string* host);
+// "A.B.C.D:PORT" of an IPv4 address in host byte order.
+std::string AddressText(uint32_t host_order, uint16_t port);
 
 }  // namespace harvest::testweb
