@@ -1,6 +1,7 @@
 // Compression of WARC records, one gzip member per record: ISA-L's igzip at level 1 (the
 // default; records of at most kSmallRecord bytes with igzip's level 0 and a prebuilt Huffman
-// code, larger ones with level 0 and a code learnt from earlier records once there is one),
+// code, larger ones with level 0 and a code learnt from earlier records once there is one,
+// or as literals only with a learnt code when LZ77 gains little on them, LiteralCode),
 // libdeflate at levels 2..12; zlib for the head of records whose payload is already
 // compressed (stored blocks, see AppendMemberStored).
 #include <isa-l/igzip_lib.h>
@@ -80,6 +81,14 @@ struct GzipCompressor::LearnedCode {
   bool ready = false;         // tables holds a code made from histogram
   uint32_t since_sample = 0;  // large records compressed since the last sample
   uint32_t samples = 0;       // samples added since the code was last made
+  // The same samples' bytes, their number and the size of their members with LZ77 (level 0
+  // with the learnt code, or level 1 before there was one), for the literal-only code and
+  // the choice between the two.
+  uint64_t byte_counts[256] = {};
+  uint64_t records = 0;
+  uint64_t lz_bytes = 0;
+  LiteralCode literal;
+  bool literals_only = false;  // large records take `literal`
 };
 
 GzipCompressor::GzipCompressor(int level)
@@ -92,8 +101,11 @@ GzipCompressor::GzipCompressor(int level)
 }
 
 bool GzipCompressor::learnt() const { return learned_ != nullptr && learned_->ready; }
+bool GzipCompressor::literals_only() const {
+  return learned_ != nullptr && learned_->literals_only;
+}
 
-void GzipCompressor::Learn(std::string_view data, size_t size) {
+void GzipCompressor::Learn(std::string_view data, size_t size, bool lz) {
   LearnedCode& c = *learned_;
   // Only records that compress (by more than a fifth) teach the code: images and other
   // incompressible payloads would flatten it for the text it serves.
@@ -101,16 +113,33 @@ void GzipCompressor::Learn(std::string_view data, size_t size) {
   if (c.ready && ++c.since_sample < kLearnEvery) return;
   c.since_sample = 0;
   // isal_update_histogram takes an int length; a sample of the first 1 MiB is plenty.
-  const size_t n = std::min<size_t>(data.size(), size_t{1} << 20);
-  isal_update_histogram(reinterpret_cast<uint8_t*>(const_cast<char*>(data.data())),
-                        static_cast<int>(n), &c.histogram);
+  const std::string_view sample = data.substr(0, size_t{1} << 20);
+  isal_update_histogram(reinterpret_cast<uint8_t*>(const_cast<char*>(sample.data())),
+                        static_cast<int>(sample.size()), &c.histogram);
+  for (unsigned char b : sample) ++c.byte_counts[b];
+  // The sample's size with LZ77; a record coded as literals is deflated again to know it
+  // (one in kLearnEvery: ~1% more time).
+  size_t lz_size = size;
+  if (!lz && !LzMember(data, &lz_size)) return;
+  c.lz_bytes += lz_size * sample.size() / data.size();
+  ++c.records;
   if (++c.samples < kLearnFirst) return;
   c.samples = 0;
   // isal_create_hufftables gives every literal, length and distance a code, so any input
   // still compresses (what the samples did not show only takes longer codes).
   c.ready = isal_create_hufftables(&c.tables, &c.histogram) == 0;
+  const bool literal_ready = c.literal.Build(c.byte_counts, c.records);
+  const uint64_t literal_bytes =
+      c.literal.CodedBits(c.byte_counts) / 8 + c.records * c.literal.MemberBytes(0);
+  // LZ77 (igzip's level 0) costs ~3x the time of coding literals; it is used while it makes
+  // the sampled records at least kLzMinGain smaller.
+  c.literals_only = c.ready && literal_ready &&
+                    static_cast<double>(c.lz_bytes) > (1.0 - kLzMinGain) * literal_bytes;
   for (auto& v : c.histogram.lit_len_histogram) v >>= 1;  // older records count half
   for (auto& v : c.histogram.dist_histogram) v >>= 1;
+  for (auto& v : c.byte_counts) v >>= 1;
+  c.records >>= 1;
+  c.lz_bytes >>= 1;
 }
 
 GzipCompressor::~GzipCompressor() {
@@ -132,7 +161,23 @@ void GzipCompressor::Reserve(size_t size, size_t keep) {
   buf_size_ = n;
 }
 
-bool GzipCompressor::IgzipMember(std::string_view data, size_t* size) {
+bool GzipCompressor::IgzipMember(std::string_view data, size_t* size, bool* lz) {
+  const bool large = data.size() > kSmallRecord;
+  *lz = true;
+  if (large && learned_->literals_only) {
+    // No more than a stored copy of the record, as below.
+    const size_t limit = StoredMemberBound(data.size());
+    Reserve(limit + LiteralCode::kSlack, 0);
+    *size = learned_->literal.Encode(data, buf_.get(), limit);
+    if (*size != 0) {
+      *lz = false;
+      return true;
+    }
+  }
+  return LzMember(data, size);
+}
+
+bool GzipCompressor::LzMember(std::string_view data, size_t* size) {
   isal_zstream* z = igzip_;
   isal_deflate_stateless_init(z);
   const bool large = data.size() > kSmallRecord;
@@ -158,7 +203,6 @@ bool GzipCompressor::IgzipMember(std::string_view data, size_t* size) {
   z->avail_out = static_cast<uint32_t>(std::min(buf_size_, StoredMemberBound(data.size())));
   if (isal_deflate_stateless(z) != COMP_OK || z->avail_in != 0) return false;
   *size = z->total_out;
-  if (large) Learn(data, *size);
   return true;
 }
 
@@ -166,10 +210,12 @@ Status GzipCompressor::AppendMember(std::string_view data, std::string* out) {
   if (c_ == nullptr) return Status::ResourceExhausted("libdeflate_alloc_compressor failed");
   Reserve(libdeflate_gzip_compress_bound(c_, data.size()), 0);
   size_t n = 0;
+  bool lz = true;
   // libdeflate's bound also holds igzip's stored-block fallback for incompressible data; a
   // record too large for one 32-bit stateless call takes libdeflate.
-  if (igzip_ != nullptr && data.size() < (1u << 30) && IgzipMember(data, &n)) {
+  if (igzip_ != nullptr && data.size() < (1u << 30) && IgzipMember(data, &n, &lz)) {
     out->append(buf_.get(), n);
+    if (data.size() > kSmallRecord) Learn(data, n, lz);  // may reuse buf_
     return Status::Ok();
   }
   n = libdeflate_gzip_compress(c_, data.data(), data.size(), buf_.get(), buf_size_);

@@ -170,12 +170,25 @@ TEST(GzipCompressor, LargeRecordsLearnACodeThatCompressesNearlyAsWellAsLevelOne)
 
 // A learnt code does not suit bytes it never saw: such a record is stored rather than made
 // larger, and every byte value and size still inflates back.
-TEST(GzipCompressor, ALearntCodeNeverMakesARecordGrow) {
+// Words of random letters, as on scripts/bench-peers' web: few repeats for LZ77 to find.
+std::string RandomWordsPage(size_t bytes, uint32_t seed) {
+  std::mt19937 rng(seed);
+  const std::string letters = "eeeeeeetttttaaaaooooiiiinnnnsssshhhrrrdddlllcccuumwfgypbvkjxqz";
+  std::string page = "<!DOCTYPE html><html><body>\n<p>";
+  while (page.size() < bytes) {
+    for (size_t n = 2 + rng() % 8; n > 0; --n) page += letters[rng() % letters.size()];
+    page += rng() % 12 == 0 ? ". " : " ";
+  }
+  return page + "</p></body></html>\n";
+}
+
+void ALearntCodeNeverMakesARecordGrow(bool literals) {
   GzipCompressor learner(1);
   for (uint32_t i = 0; i < GzipCompressor::kLearnFirst; ++i) {
-    ASSERT_TRUE(learner.Member(HtmlPage(17000, i)).ok());
+    ASSERT_TRUE(learner.Member(literals ? RandomWordsPage(17000, i) : HtmlPage(17000, i)).ok());
   }
   ASSERT_TRUE(learner.learnt());
+  ASSERT_EQ(learner.literals_only(), literals);
   std::string every_byte;
   for (int i = 0; every_byte.size() < 20000; ++i) every_byte += static_cast<char>(i * 7 % 256);
   for (size_t n :
@@ -194,6 +207,111 @@ TEST(GzipCompressor, ALearntCodeNeverMakesARecordGrow) {
   ASSERT_TRUE(m.ok());
   EXPECT_EQ(InflateOneMember(*m), page);
   EXPECT_LT(m->size(), page.size() * 2 / 3);
+}
+
+TEST(GzipCompressor, ALearntCodeNeverMakesARecordGrow) {
+  for (bool literals : {false, true}) {
+    SCOPED_TRACE(literals ? "literal-only code" : "LZ77 code");
+    ALearntCodeNeverMakesARecordGrow(literals);
+  }
+}
+
+// Learns from `records` pages made by `page` and returns the compressor.
+template <typename MakePage>
+std::unique_ptr<GzipCompressor> Learner(uint32_t records, MakePage page) {
+  auto c = std::make_unique<GzipCompressor>(1);
+  for (uint32_t i = 0; i < records; ++i) EXPECT_TRUE(c->Member(page(i)).ok());
+  return c;
+}
+
+TEST(LiteralCode, MembersInflateBackForEverySizeAndByte) {
+  uint64_t counts[256] = {};
+  for (unsigned char b : RandomWordsPage(20000, 1)) ++counts[b];
+  LiteralCode code;
+  ASSERT_TRUE(code.Build(counts, 1));
+  std::string every_byte;
+  for (int i = 0; i < 3000; ++i) every_byte += static_cast<char>(i * 7 % 256);
+  for (size_t n : {size_t{0}, size_t{1}, size_t{2}, size_t{3}, size_t{4095}, size_t{4096},
+                   size_t{4097}, size_t{8193}, size_t{100001}}) {
+    for (const std::string& data : {RandomWordsPage(n, static_cast<uint32_t>(n)).substr(0, n),
+                                    RandomBytes(n, 3), (every_byte + every_byte).substr(0, n)}) {
+      std::vector<char> out(n * 2 + 512 + LiteralCode::kSlack);
+      const size_t size = code.Encode(data, out.data(), n * 2 + 512);
+      ASSERT_GT(size, 0u) << n;
+      EXPECT_EQ(InflateOneMember(std::string_view(out.data(), size)), data) << n;
+    }
+  }
+  // Text like the counts' codes to ~4.6 bits a byte; the estimate is the member's size.
+  const std::string text = RandomWordsPage(30000, 9);
+  std::vector<char> out(text.size() + LiteralCode::kSlack);
+  const size_t size = code.Encode(text, out.data(), text.size());
+  ASSERT_GT(size, 0u);
+  EXPECT_LT(size, text.size() * 5 / 8);
+  uint64_t text_counts[256] = {};
+  for (unsigned char b : text) ++text_counts[b];
+  EXPECT_EQ(size, code.MemberBytes(code.CodedBits(text_counts)));
+}
+
+TEST(LiteralCode, AMemberLargerThanItsLimitIsRefused) {
+  uint64_t counts[256] = {};
+  for (unsigned char b : RandomWordsPage(20000, 1)) ++counts[b];
+  LiteralCode code;
+  ASSERT_TRUE(code.Build(counts, 1));
+  // Random bytes take the long codes of bytes the text never had: more than 8 bits each.
+  for (size_t n : {size_t{100}, size_t{5000}, size_t{70000}}) {
+    const std::string data = RandomBytes(n, 5);
+    std::vector<char> out(n + 64 + LiteralCode::kSlack);
+    EXPECT_EQ(code.Encode(data, out.data(), n + 64), 0u) << n;
+  }
+}
+
+// Records whose words barely repeat are coded as literals once the compressor has seen
+// that LZ77 gains little on them: they inflate back, nearly as small as with LZ77.
+TEST(GzipCompressor, RecordsOfRandomWordsAreCodedAsLiterals) {
+  auto page = [](uint32_t i) { return RandomWordsPage(17000, i); };
+  auto learner = Learner(GzipCompressor::kLearnFirst, page);
+  EXPECT_TRUE(learner->learnt());
+  EXPECT_TRUE(learner->literals_only());
+  size_t literal_bytes = 0, level_one_bytes = 0, input_bytes = 0;
+  for (uint32_t i = 100; i < 140; ++i) {
+    const std::string data = RandomWordsPage(8000 + 500 * (i % 20), i);
+    Result<std::string> m = learner->Member(data);
+    GzipCompressor fresh(1);
+    Result<std::string> r = fresh.Member(data);
+    ASSERT_TRUE(m.ok() && r.ok());
+    EXPECT_EQ(InflateOneMember(*m), data) << i;
+    literal_bytes += m->size();
+    level_one_bytes += r->size();
+    input_bytes += data.size();
+  }
+  EXPECT_LT(literal_bytes, level_one_bytes * 115 / 100);
+  EXPECT_LT(literal_bytes, input_bytes * 2 / 3);
+}
+
+// HTML repeats its markup and words: LZ77 makes it far smaller and stays.
+TEST(GzipCompressor, HtmlKeepsLz77) {
+  auto learner =
+      Learner(GzipCompressor::kLearnFirst * 3, [](uint32_t i) { return HtmlPage(17000, i); });
+  EXPECT_TRUE(learner->learnt());
+  EXPECT_FALSE(learner->literals_only());
+}
+
+// The choice follows the records: random words, then HTML for long enough, and LZ77 is back.
+TEST(GzipCompressor, TheChoiceFollowsTheRecords) {
+  GzipCompressor c(1);
+  uint32_t i = 0;
+  for (; i < GzipCompressor::kLearnFirst; ++i) ASSERT_TRUE(c.Member(RandomWordsPage(6000, i)).ok());
+  ASSERT_TRUE(c.literals_only());
+  // Samples are one record in kLearnEvery; each new code halves the older counts.
+  for (uint32_t k = 0; k < 4 * GzipCompressor::kLearnFirst * GzipCompressor::kLearnEvery; ++k) {
+    const std::string data = HtmlPage(6000, ++i);
+    Result<std::string> m = c.Member(data);
+    ASSERT_TRUE(m.ok());
+    if (k % 97 == 0) {
+      EXPECT_EQ(InflateOneMember(*m), data) << k;
+    }
+  }
+  EXPECT_FALSE(c.literals_only());
 }
 
 TEST(GzipCompressor, StoredMemberInflatesToTheThreePartsAtEveryLevel) {

@@ -52,6 +52,43 @@ class Digester {
   bool failed_ = false;
 };
 
+// A Huffman code for the bytes of records coded as literals only: gzip members of one
+// dynamic-Huffman deflate block, no LZ77 matches (literal_code.cc). Made from byte counts;
+// every byte value gets a code, so any data can be coded, bytes the counts did not show
+// only with longer codes. Read-only after Build.
+class LiteralCode {
+ public:
+  // Makes the code from the counts of each byte value over `records` records; false when
+  // ISA-L could not (then the code must not be used).
+  bool Build(const uint64_t byte_counts[256], uint64_t records);
+  // The bits these counts of bytes take with this code.
+  uint64_t CodedBits(const uint64_t byte_counts[256]) const;
+  // The size of a member whose bytes code to `coded_bits`.
+  size_t MemberBytes(uint64_t coded_bits) const;
+  // Writes the gzip member of `data` to `out`, which holds `limit` + kSlack bytes; returns
+  // its size, or 0 when the member would be larger than `limit` (then `out` holds garbage).
+  size_t Encode(std::string_view data, char* out, size_t limit) const;
+
+  // The gzip header and trailer.
+  static constexpr size_t kGzipFraming = 18;
+  // Input bytes coded between two checks of the output's size, and the room Encode needs
+  // past its limit.
+  static constexpr size_t kChunk = 4096;
+  static constexpr size_t kSlack = 2 * kChunk + 64;
+
+ private:
+  std::vector<uint8_t> header_;  // the block header's whole bytes (BFINAL set)
+  uint32_t header_tail_ = 0;     // and its last header_bits_ bits
+  int header_bits_ = 0;
+  uint16_t codes_[256] = {};  // bit-reversed, to be written least significant bit first
+  uint8_t lengths_[256] = {};
+  uint16_t end_code_ = 0;  // end of block
+  uint8_t end_length_ = 0;
+  // Codes of two bytes at once, indexed by a little-endian 16-bit load: first | second <<
+  // length of first, and the two lengths' sum in bits 32..37 (512 KiB).
+  std::unique_ptr<uint64_t[]> pairs_;
+};
+
 // Produces one gzip member per call at a fixed level (clamped to 1..12): level 1 with ISA-L's
 // igzip (level 1: the same ratio as libdeflate's level 1 on web pages at about twice the
 // speed, docs/benchmarks.md "WARC writing"), levels 2..12 with libdeflate. Keeps its
@@ -86,9 +123,13 @@ class GzipCompressor {
   // of at most kSmallRecord bytes take igzip's level 0 with a Huffman code made for WARC
   // headers (SmallRecordTables in gzip.cc); larger ones level 1 until this compressor has
   // learnt a code from the records it compressed, then level 0 with that code (LearnedCode).
-  bool IgzipMember(std::string_view data, size_t* size);
-  // Feeds a record just compressed into `*size` bytes to the learnt code (gzip.cc).
-  void Learn(std::string_view data, size_t size);
+  // Large records take the learnt literal-only code instead while it is chosen (*lz false).
+  bool IgzipMember(std::string_view data, size_t* size, bool* lz);
+  // The igzip part of IgzipMember (LZ77 and Huffman): into buf_, its size in *size.
+  bool LzMember(std::string_view data, size_t* size);
+  // Feeds a large record just compressed into `size` bytes (with LZ77 or as literals) to the
+  // learnt codes (gzip.cc). Uses buf_.
+  void Learn(std::string_view data, size_t size, bool lz);
 
  public:
   // The request and metadata records of a fetch (~0.5-2 KB of WARC and HTTP headers, links)
@@ -104,8 +145,17 @@ class GzipCompressor {
   // "WARC writing"). A record the code does not suit costs at most a stored block.
   static constexpr uint32_t kLearnFirst = 8;
   static constexpr uint32_t kLearnEvery = 64;
-  // Whether large records now take the learnt code (for tests).
+  // From the same samples the compressor also learns a literal-only code (LiteralCode) and
+  // takes it for large records while LZ77 made the sampled records less than this fraction
+  // smaller than it would: on text whose words barely repeat (the random words of
+  // scripts/bench-peers' web: LZ77 7-9% smaller) LZ77 costs ~3x the time for little; on
+  // HTML it makes records half the size or less, and stays (docs/benchmarks.md "WARC
+  // writing").
+  static constexpr double kLzMinGain = 0.125;
+  // Whether large records now take the learnt code, and whether that is the literal-only one
+  // (for tests).
   bool learnt() const;
+  bool literals_only() const;
 
  private:
   struct LearnedCode;
