@@ -252,6 +252,32 @@ TEST(LiteralCode, MembersInflateBackForEverySizeAndByte) {
   EXPECT_EQ(size, code.MemberBytes(code.CodedBits(text_counts)));
 }
 
+// Built again from other counts, the code codes with the new lengths (and again with the
+// same counts, as before).
+TEST(LiteralCode, ARebuiltCodeCodesWithItsNewCounts) {
+  const std::string words = RandomWordsPage(20000, 1);
+  std::string digit_text;
+  for (int i = 0; digit_text.size() < 20000; ++i) {
+    digit_text += std::to_string(i * 7919 % 100003) + ",";
+  }
+  const std::string& digits = digit_text;
+  LiteralCode code;
+  for (const std::string* learnt : {&words, &digits, &digits, &words}) {
+    uint64_t counts[256] = {};
+    for (unsigned char b : *learnt) ++counts[b];
+    ASSERT_TRUE(code.Build(counts, 1));
+    for (const std::string* data : {&words, &digits}) {
+      std::vector<char> out(data->size() * 2 + LiteralCode::kSlack);
+      const size_t size = code.Encode(*data, out.data(), data->size() * 2);
+      ASSERT_GT(size, 0u);
+      EXPECT_EQ(InflateOneMember(std::string_view(out.data(), size)), *data);
+      uint64_t data_counts[256] = {};
+      for (unsigned char b : *data) ++data_counts[b];
+      EXPECT_EQ(size, code.MemberBytes(code.CodedBits(data_counts)));
+    }
+  }
+}
+
 TEST(LiteralCode, AMemberLargerThanItsLimitIsRefused) {
   uint64_t counts[256] = {};
   for (unsigned char b : RandomWordsPage(20000, 1)) ++counts[b];

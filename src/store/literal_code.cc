@@ -39,13 +39,16 @@ bool LiteralCode::Build(const uint64_t byte_counts[256], uint64_t records) {
   header_.assign(t.deflate_hdr, t.deflate_hdr + t.deflate_hdr_count);
   header_bits_ = static_cast<int>(t.deflate_hdr_extra_bits);
   header_tail_ = t.deflate_hdr[t.deflate_hdr_count] & ((1u << header_bits_) - 1);
-  header_[0] |= 1;  // BFINAL: the record's only block
+  header_[0] |= 1;                // BFINAL: the record's only block
+  bool same = pairs_ != nullptr;  // the pair table depends on codes_ and lengths_ alone
   for (int b = 0; b < 256; ++b) {
+    same = same && codes_[b] == t.lit_table[b] && lengths_[b] == t.lit_table_sizes[b];
     codes_[b] = t.lit_table[b];
     lengths_[b] = t.lit_table_sizes[b];
   }
   end_code_ = t.lit_table[kEndOfBlock];
   end_length_ = t.lit_table_sizes[kEndOfBlock];
+  if (same) return true;  // a steady web: the code of the last samples again
   if (!pairs_) pairs_.reset(new uint64_t[65536]);
   // Two bytes (a | b << 8, as a little-endian load reads them): a's code then b's, and the
   // sum of their lengths (at most 2 x 15 bits) above bit 32.
