@@ -22,7 +22,7 @@ constexpr int kEndOfBlock = 256;
 inline void Drain(uint64_t* bits, int* nbits, uint8_t** o) {
   std::memcpy(*o, bits, sizeof(*bits));
   *o += *nbits >> 3;
-  *bits >>= *nbits & ~7;  // *nbits <= 7 + 2 x 15 before: a shift of at most 32
+  *bits >>= *nbits & ~7;  // *nbits <= 63 (Encode never lets more in): a shift of at most 56
   *nbits &= 7;
 }
 
@@ -88,17 +88,40 @@ size_t LiteralCode::Encode(std::string_view data, char* out, size_t limit) const
   // at most 8 past its end: all within the kSlack bytes past `limit`.
   const uint8_t* const stop = begin + limit;
   size_t i = 0;
-  while (i + 1 < n) {
+  // Four bytes a step: their two pairs' codes joined (at most 60 bits) go into the bit
+  // buffer at once, unless with the buffer's 0..7 bits they would make more than 63 (only
+  // codes of ~14-15 bits, for bytes the samples hardly had): then one pair at a time.
+  while (i + 3 < n) {
     if (o > stop) return 0;
-    const size_t end = i + std::min(kChunk, (n - i) & ~size_t{1});
-    for (; i < end; i += 2) {
-      uint16_t pair;
-      std::memcpy(&pair, in + i, sizeof(pair));
-      const uint64_t e = pairs_[pair];
-      bits |= (e & 0xffffffffu) << nbits;
-      nbits += static_cast<int>(e >> 32);
+    const size_t end = i + std::min(kChunk, (n - i) & ~size_t{3});
+    for (; i < end; i += 4) {
+      uint16_t first, second;
+      std::memcpy(&first, in + i, sizeof(first));
+      std::memcpy(&second, in + i + 2, sizeof(second));
+      const uint64_t a = pairs_[first], b = pairs_[second];
+      const int a_bits = static_cast<int>(a >> 32), b_bits = static_cast<int>(b >> 32);
+      if (__builtin_expect(nbits + a_bits + b_bits > 63, 0)) {
+        bits |= (a & 0xffffffffu) << nbits;
+        nbits += a_bits;
+        Drain(&bits, &nbits, &o);
+        bits |= (b & 0xffffffffu) << nbits;
+      } else {
+        bits |= ((a & 0xffffffffu) | (b & 0xffffffffu) << a_bits) << nbits;
+        nbits += a_bits;
+      }
+      nbits += b_bits;
       Drain(&bits, &nbits, &o);
     }
+  }
+  if (o > stop) return 0;
+  if (i + 1 < n) {
+    uint16_t pair;
+    std::memcpy(&pair, in + i, sizeof(pair));
+    const uint64_t e = pairs_[pair];
+    bits |= (e & 0xffffffffu) << nbits;
+    nbits += static_cast<int>(e >> 32);
+    Drain(&bits, &nbits, &o);
+    i += 2;
   }
   if (i < n) {
     bits |= uint64_t{codes_[in[i]]} << nbits;
