@@ -276,6 +276,28 @@ TEST_F(TestWebServer, SlowAndEndlessResponsesUseTimers) {
   EXPECT_LE(log[2]["end_us"].get<int64_t>(), closed_us);
 }
 
+// A request's logged start is when its first bytes reached the server (the kernel's receive
+// time), not when its head was complete or when the loop got round to reading it: the gap
+// the audit measures is the host's, without the test web's own wait for a core.
+TEST_F(TestWebServer, ARequestStartsWhenItsFirstBytesArrive) {
+  auto wall_now = [] { return SystemClock::Default()->WallMicros(); };
+  Client c(web_->port());
+  const std::string request = Get("h0001.test", "/");
+  const int64_t before = wall_now();
+  c.Send(request.substr(0, 10));
+  usleep(300 * 1000);
+  const int64_t rest_sent = wall_now();
+  c.Send(request.substr(10));
+  EXPECT_EQ(c.Read().status, 200);
+  web_->Stop();
+  auto log = ReadLog(log_path_);
+  ASSERT_EQ(log.size(), 1u);
+  const int64_t start = log[0]["start_us"].get<int64_t>();
+  EXPECT_GE(start, before);
+  EXPECT_LT(start, rest_sent - 200'000) << "stamped when the head was complete";
+  EXPECT_LE(start, log[0]["end_us"].get<int64_t>());
+}
+
 TEST(TestWebStart, EpochAdvancesEveryChangeEveryOfTheClock) {
   FakeClock clock;
   TestWebOptions o;
