@@ -15,6 +15,7 @@
 #include <ctime>
 #include <utility>
 
+#include "base/receive_time.h"
 #include "fetch/http1_response.h"
 #include "fetch/resolver.h"
 #include "fetch/transfer.h"
@@ -300,9 +301,9 @@ void Http1Client::Connect(Xfer* x) {
   x->conn->fd = fd;
   const int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  // Each read's receive time comes with it (SCM_TIMESTAMPNS): the host's delay counts from
-  // the arrival of the response's last byte, not from when the loop got round to it.
-  setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));
+  // Each read's receive time comes with it: the host's delay counts from the arrival of the
+  // response's last byte, not from when the loop got round to it.
+  EnableReceiveTime(fd);
   if (connect(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0 && errno != EINPROGRESS) {
     Complete(x, FetchOutcome::kConnectError,
              "Failed to connect to " + x->target.address + " port " +
@@ -397,38 +398,14 @@ void Http1Client::HandleEvent(void* ptr, uint32_t events) {
   if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) OnReadable(x);
 }
 
-namespace {
-
-// recv(2) that also reads the receive time of the bytes (SO_TIMESTAMPNS), into *rx_wall_us
-// (µs since the epoch) when the kernel gives one.
-ssize_t ReceiveStamped(int fd, char* buf, size_t size, int64_t* rx_wall_us) {
-  iovec iov{buf, size};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(timespec))];
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof(control);
-  const ssize_t n = recvmsg(fd, &msg, 0);
-  if (n <= 0) return n;
-  for (cmsghdr* cm = CMSG_FIRSTHDR(&msg); cm != nullptr; cm = CMSG_NXTHDR(&msg, cm)) {
-    if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TIMESTAMPNS) {
-      timespec ts{};
-      std::memcpy(&ts, CMSG_DATA(cm), sizeof(ts));
-      *rx_wall_us = static_cast<int64_t>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
-    }
-  }
-  return n;
-}
-
-}  // namespace
-
 void Http1Client::OnReadable(Xfer* x) {
   Conn* c = x->conn.get();
   Http1Response& r = *x->response;
   for (int i = 0; i < kMaxReadsPerEvent; ++i) {
-    const ssize_t n = ReceiveStamped(c->fd, buffer_.data(), buffer_.size(), &x->rx_wall_us);
+    int64_t rx_wall_us = 0;
+    const ssize_t n = ReceiveWithTime(c->fd, buffer_.data(), buffer_.size(), &rx_wall_us);
     if (n > 0) {
+      x->rx_wall_us = rx_wall_us;
       if (!x->first_byte) {
         x->first_byte = true;
         x->result.ttfb =

@@ -25,6 +25,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/receive_time.h"
 #include "testweb/internal.h"
 #include "testweb/request_log.h"
 
@@ -383,28 +384,6 @@ void Loop::SetOut(Conn& c, bool want) {
   epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c.fd, &ev);
 }
 
-// read(2) that also gives the bytes' kernel receive time (SO_TIMESTAMPNS; 0 without one).
-static ssize_t ReadStamped(int fd, char* buf, size_t size, int64_t* rx_us) {
-  iovec iov{buf, size};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(timespec))];
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof(control);
-  const ssize_t n = recvmsg(fd, &msg, 0);
-  *rx_us = 0;
-  if (n <= 0) return n;
-  for (cmsghdr* cm = CMSG_FIRSTHDR(&msg); cm != nullptr; cm = CMSG_NXTHDR(&msg, cm)) {
-    if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TIMESTAMPNS) {
-      timespec ts{};
-      std::memcpy(&ts, CMSG_DATA(cm), sizeof(ts));
-      *rx_us = static_cast<int64_t>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
-    }
-  }
-  return n;
-}
-
 int64_t Loop::RequestStart(const Conn& c) const {
   const int64_t now = NowMicros();
   if (c.head_rx_us <= 0 || server_->clock() != SystemClock::Default()) return now;
@@ -415,7 +394,7 @@ void Loop::OnReadable(Conn& c) {
   char buf[16384];
   while (true) {
     int64_t rx_us = 0;
-    ssize_t n = ReadStamped(c.fd, buf, sizeof(buf), &rx_us);
+    ssize_t n = ReceiveWithTime(c.fd, buf, sizeof(buf), &rx_us);
     if (n > 0) {
       if (c.in.size() + n > kMaxPendingInput) return Close(c);
       // A request's first bytes (or the first that came with a time).
@@ -651,7 +630,7 @@ Status Server::Listen(uint32_t first, int count, uint16_t port, bool* retry) {
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
     // Receive times for the connections' bytes (Loop::RequestStart): set on the listener, so
     // that an accepted socket has it for the bytes that came before accept(2) returned.
-    setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));
+    EnableReceiveTime(fd);
     const bool bound = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
     if (!bound || listen(fd, 4096) != 0) {
       const int err = errno;

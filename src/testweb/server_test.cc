@@ -281,6 +281,12 @@ TEST_F(TestWebServer, SlowAndEndlessResponsesUseTimers) {
 // the audit measures is the host's, without the test web's own wait for a core.
 TEST_F(TestWebServer, ARequestStartsWhenItsFirstBytesArrive) {
   auto wall_now = [] { return SystemClock::Default()->WallMicros(); };
+  // The kernel turns receive times on shortly after the listeners ask (a work item): one
+  // request first, so that the one measured has them.
+  Client warm(web_->port());
+  warm.Send(Get("h0002.test", "/"));
+  EXPECT_EQ(warm.Read().status, 200);
+  usleep(50 * 1000);
   Client c(web_->port());
   const std::string request = Get("h0001.test", "/");
   const int64_t before = wall_now();
@@ -291,11 +297,12 @@ TEST_F(TestWebServer, ARequestStartsWhenItsFirstBytesArrive) {
   EXPECT_EQ(c.Read().status, 200);
   web_->Stop();
   auto log = ReadLog(log_path_);
-  ASSERT_EQ(log.size(), 1u);
-  const int64_t start = log[0]["start_us"].get<int64_t>();
+  ASSERT_EQ(log.size(), 2u);
+  EXPECT_EQ(log[1]["host"], "h0001.test");
+  const int64_t start = log[1]["start_us"].get<int64_t>();
   EXPECT_GE(start, before);
   EXPECT_LT(start, rest_sent - 200'000) << "stamped when the head was complete";
-  EXPECT_LE(start, log[0]["end_us"].get<int64_t>());
+  EXPECT_LE(start, log[1]["end_us"].get<int64_t>());
 }
 
 TEST(TestWebStart, EpochAdvancesEveryChangeEveryOfTheClock) {
