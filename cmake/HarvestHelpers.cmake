@@ -1,6 +1,31 @@
 # Shared build settings and helpers for Harvest components.
 
 set(HARVEST_WARNINGS -Wall -Wextra -Wpedantic -Werror -Wno-missing-field-initializers)
+# Under clang the lock annotations are checked (base/thread_annotations.h): a member read or
+# written without the lock that guards it is a compile error. The sanitizer build is a clang
+# build (scripts/build asan), so CI checks them.
+if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+  list(APPEND HARVEST_WARNINGS -Wthread-safety)
+endif()
+
+# The linker: mold when installed (scripts/bootstrap installs it), else lld, else the
+# compiler's default. Linking the ~60 test and tool executables with GNU ld took minutes of
+# the build; mold links each in well under a second. -DHARVEST_LINKER=default keeps GNU ld.
+if(NOT DEFINED HARVEST_LINKER)
+  find_program(HARVEST_MOLD mold)
+  find_program(HARVEST_LLD NAMES ld.lld)
+  if(HARVEST_MOLD)
+    set(HARVEST_LINKER mold)
+  elseif(HARVEST_LLD)
+    set(HARVEST_LINKER lld)
+  else()
+    set(HARVEST_LINKER default)
+  endif()
+endif()
+set(HARVEST_LINKER "${HARVEST_LINKER}" CACHE STRING "Linker: mold, lld or default")
+if(NOT HARVEST_LINKER STREQUAL "default")
+  add_link_options(-fuse-ld=${HARVEST_LINKER})
+endif()
 
 function(harvest_apply_flags target)
   target_compile_options(${target} PRIVATE ${HARVEST_WARNINGS})
@@ -34,6 +59,12 @@ function(harvest_test name)
   cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;DEPS;LABELS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   harvest_apply_flags(${name})
+  # The tests' own code at -O1 in optimised builds: the code under test is the libraries',
+  # compiled as in the harvest binary. The test files were ~40% of the release build's
+  # compile time (GoogleTest's macros), and compile about a quarter faster at -O1.
+  if(CMAKE_BUILD_TYPE MATCHES "^(RelWithDebInfo|Release)$")
+    target_compile_options(${name} PRIVATE -O1)
+  endif()
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main
                         GTest::gmock)
   add_test(NAME ${name} COMMAND ${name})
