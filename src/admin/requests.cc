@@ -6,6 +6,8 @@
 #include <limits>
 #include <set>
 
+#include "base/ascii.h"
+
 namespace harvest::admin {
 namespace {
 
@@ -68,7 +70,6 @@ Result<int64_t> GetInt(const json& v, std::string_view field, int64_t lo, int64_
 }
 
 bool IsAsciiAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-char Lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
 
 // The parse-level check of a seed URL: absolute http(s) with a host. Full parsing,
 // canonicalization and scope belong to the crawl (it reports those in `rejected`).
@@ -85,8 +86,7 @@ Status CheckSeedUrl(std::string_view url) {
   if (colon == std::string_view::npos || colon == 0 || !IsAsciiAlpha(url[0])) {
     return Bad("not an absolute URL (no scheme)");
   }
-  std::string scheme;
-  for (char c : url.substr(0, colon)) scheme += Lower(c);
+  const std::string scheme = ToLowerAscii(url.substr(0, colon));
   if (scheme != "http" && scheme != "https") {
     return Bad("scheme " + Quote(scheme) + " is not http or https");
   }
@@ -357,7 +357,7 @@ Result<std::string> NormalizeHost(std::string host) {
       return Bad("host name " + Quote(host) +
                  " has a space, control or non-ASCII character (use the punycode form)");
     }
-    c = Lower(c);
+    c = AsciiLower(c);
   }
   return host;
 }

@@ -13,6 +13,7 @@
 
 #include "admin/admin.h"
 #include "admin/requests.h"
+#include "base/host_key.h"
 
 namespace harvest::admin {
 namespace {
@@ -73,15 +74,6 @@ std::vector<std::string_view> SplitPath(std::string_view path) {
     path.remove_prefix(slash + 1);
   }
   return out;
-}
-
-// The host part of a Host header or an authority: "a:80" → "a", "[::1]:80" → "::1".
-std::string_view HostOfAuthority(std::string_view authority) {
-  if (!authority.empty() && authority[0] == '[') {
-    size_t close = authority.find(']');
-    return close == std::string_view::npos ? authority : authority.substr(1, close - 1);
-  }
-  return authority.substr(0, authority.find(':'));
 }
 
 enum class Route {
@@ -308,7 +300,7 @@ class Server::Impl {
         return false;
       }
     } else if (req.has_header("Host") &&
-               !IsLoopbackHost(HostOfAuthority(req.get_header_value("Host")))) {
+               !IsLoopbackHost(Unbracket(NameOfAuthority(req.get_header_value("Host"))))) {
       // Without a token only loopback names reach us: a DNS-rebinding page cannot.
       SendError(res, 403, "Host header must name a loopback address");
       return false;

@@ -4,23 +4,12 @@
 #include <unordered_set>
 
 #include "audit/audit.h"
+#include "base/ascii.h"
+#include "base/host_key.h"
 
 namespace harvest::audit {
 
-std::string NormalizeHost(std::string_view host) {
-  if (!host.empty() && host.front() == '[') {  // IPv6 literal: keep through ']'
-    size_t close = host.find(']');
-    if (close != std::string_view::npos) host = host.substr(0, close + 1);
-  } else if (size_t colon = host.rfind(':');
-             colon != std::string_view::npos && host.find(':') == colon) {
-    host = host.substr(0, colon);  // exactly one ':' → "name:port"
-  }
-  std::string out(host);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = char(c - 'A' + 'a');
-  }
-  return out;
-}
+std::string NormalizeHost(std::string_view host) { return ToLowerAscii(NameOfAuthority(host)); }
 
 std::string NormalizeIdentity(std::string_view identity) {
   size_t slash = identity.find('/');

@@ -5,19 +5,13 @@
 #include <string_view>
 
 #include "audit/audit.h"
+#include "base/ascii.h"
 
 namespace harvest::audit {
 namespace {
 
 // A line longer than this is not a time; quoting it whole would flood the error message.
 constexpr size_t kMaxQuoted = 40;
-
-std::string_view Trim(std::string_view s) {
-  size_t b = s.find_first_not_of(" \t\r\v\f");
-  if (b == std::string_view::npos) return {};
-  size_t e = s.find_last_not_of(" \t\r\v\f");
-  return s.substr(b, e - b + 1);
-}
 
 std::string Quote(std::string_view s) {
   if (s.size() <= kMaxQuoted) return "'" + std::string(s) + "'";
@@ -38,7 +32,7 @@ Result<std::vector<int64_t>> ParseRestartTimes(std::istream& in, std::string_vie
     ++number;
     std::string_view text(line);
     if (size_t hash = text.find('#'); hash != std::string_view::npos) text = text.substr(0, hash);
-    text = Trim(text);
+    text = TrimCSpace(text);  // a getline() line: no '\n' in it
     if (text.empty()) continue;
     int64_t value = 0;
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);

@@ -177,7 +177,7 @@ int RunCrawl(const CrawlFlags& f) {
   std::unique_ptr<CrawlMetadata> metadata;
   if (!f.metadata.url.empty()) {
     Result<std::unique_ptr<CrawlMetadata>> m =
-        CrawlMetadata::Start(f.metadata, f.out, f.cluster.worker_id, crawler.admin_backend());
+        CrawlMetadata::Start(f.metadata, f.out, f.cluster.worker_id, &crawler);
     if (!m.ok()) return UsageError("crawl", "--metadata: " + m.status().message());
     metadata = std::move(*m);
   }

@@ -1,6 +1,7 @@
 // harvest metadata migrate|export, and the `harvest crawl --metadata` glue (metadata_flags.h).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "base/duration.h"
@@ -31,40 +32,23 @@ metadata::MetadataOptions Options(const std::string& url, const std::filesystem:
   return o;
 }
 
-// The page records of a running crawl, through its admin backend; "no crawl running" (not
-// yet started or already stopped) reads as nothing new.
-metadata::PageSource BackendSource(admin::Backend* backend) {
-  return [backend](uint64_t after, size_t limit) -> Result<std::vector<state::PageEntry>> {
-    admin::PageQuery q;
-    q.limit = static_cast<int>(std::min<size_t>(limit, 1000));
-    q.cursor = std::to_string(after);
-    Result<admin::PageList> list = backend->ListPages(q);
-    if (!list.ok()) {
-      if (list.status().code() == Status::Code::kUnavailable) {
+// The page records of a running crawl, as its state holds them (microsecond times, the
+// host as recorded); "no crawl running" (not yet started or already stopped) reads as
+// nothing new.
+metadata::PageSource CrawlerSource(const crawl::Crawler* crawler) {
+  return [crawler](uint64_t after, size_t limit) -> Result<std::vector<state::PageEntry>> {
+    state::PageFilter filter;
+    filter.after_id = after;
+    filter.limit = std::min<size_t>(limit, 1000);
+    filter.max_scanned = std::max(filter.max_scanned, filter.limit);  // no filter: all match
+    Result<state::PageScan> scan = crawler->ScanPageRecords(filter);
+    if (!scan.ok()) {
+      if (scan.status().code() == Status::Code::kUnavailable) {
         return std::vector<state::PageEntry>{};
       }
-      return list.status();
+      return scan.status();
     }
-    std::vector<state::PageEntry> out;
-    out.reserve(list->pages.size());
-    for (const admin::PageRecord& r : list->pages) {
-      state::PageEntry p;
-      p.id = r.id;
-      p.url = r.url;
-      p.host = metadata::HostOf(r.url);
-      p.status = r.status;
-      p.fetched_at_us = r.fetched_at_unix_ms * 1000;
-      p.mime = r.mime;
-      p.title = r.title;
-      p.digest = r.digest;
-      p.warc_file = r.warc_file;
-      p.warc_offset = r.warc_offset;
-      p.warc_length = r.warc_length;
-      p.outcome = r.outcome;
-      p.reason = r.reason;
-      out.push_back(std::move(p));
-    }
-    return out;
+    return std::move(scan->pages);
   };
 }
 
@@ -153,8 +137,8 @@ class MetricsBackend : public admin::Backend {
 class CrawlMetadataImpl : public CrawlMetadata {
  public:
   CrawlMetadataImpl(metadata::MetadataOptions options, std::chrono::milliseconds wait,
-                    admin::Backend* backend)
-      : out_(options.out_dir), wait_(wait), writer_(std::move(options), BackendSource(backend)) {
+                    const crawl::Crawler* crawler)
+      : out_(options.out_dir), wait_(wait), writer_(std::move(options), CrawlerSource(crawler)) {
     writer_.Start();
   }
   Status Finish() override {
@@ -285,12 +269,12 @@ void AddMetadataFlags(CLI::App* app, MetadataFlags* f) {
 Result<std::unique_ptr<CrawlMetadata>> CrawlMetadata::Start(const MetadataFlags& flags,
                                                             const std::filesystem::path& out,
                                                             const std::string& worker,
-                                                            admin::Backend* backend) {
+                                                            const crawl::Crawler* crawler) {
   if (Status s = metadata::Database::CheckUrl(flags.url); !s.ok()) return s;
   Result<std::chrono::milliseconds> wait = ParseDuration(flags.wait);
   if (!wait.ok()) return wait.status();
   return std::unique_ptr<CrawlMetadata>(
-      new CrawlMetadataImpl(Options(flags.url, out, worker), *wait, backend));
+      new CrawlMetadataImpl(Options(flags.url, out, worker), *wait, crawler));
 }
 
 }  // namespace harvest::cli

@@ -10,6 +10,7 @@
 
 #include "admin/backend.h"
 #include "base/status.h"
+#include "crawl/crawl.h"
 
 namespace harvest::cli {
 
@@ -19,16 +20,16 @@ struct MetadataFlags {
 };
 void AddMetadataFlags(CLI::App* app, MetadataFlags* f);
 
-// The writer thread of a running crawl: it reads the crawl's page records through the admin
-// backend (any thread) while the crawl runs, and from the crawl state opened read-only once it
-// has stopped.
+// The writer thread of a running crawl: it reads the crawl's page records from the crawler
+// (Crawler::ScanPageRecords, any thread) while the crawl runs, and from the crawl state opened
+// read-only once it has stopped — the same records either way, times in microseconds.
 class CrawlMetadata {
  public:
   // Starts the writer thread. `worker` names the rows' worker ("" = the host name).
   static Result<std::unique_ptr<CrawlMetadata>> Start(const MetadataFlags& flags,
                                                       const std::filesystem::path& out,
                                                       const std::string& worker,
-                                                      admin::Backend* backend);
+                                                      const crawl::Crawler* crawler);
   virtual ~CrawlMetadata() = default;
   // After Crawler::Run: writes every row left, waiting for the database up to --metadata-wait.
   virtual Status Finish() = 0;

@@ -4,7 +4,9 @@
 #include <charconv>
 #include <cstdio>
 
+#include "base/ascii.h"
 #include "base/hash.h"
+#include "base/host_key.h"
 #include "cluster/cluster.h"
 #include "cluster/internal.h"
 #include "url/url.h"
@@ -28,17 +30,7 @@ std::string FpHex(uint64_t fp) {
   return buf;
 }
 
-std::string HostName(std::string_view host) {
-  if (size_t p = host.find("://"); p != std::string_view::npos) host.remove_prefix(p + 3);
-  if (!host.empty() && host.front() == '[') {  // IPv6 literal
-    if (size_t e = host.find(']'); e != std::string_view::npos) host = host.substr(0, e + 1);
-  } else if (size_t c = host.rfind(':'); c != std::string_view::npos) {
-    host = host.substr(0, c);
-  }
-  std::string out(host);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
+std::string HostName(std::string_view host) { return ToLowerAscii(NameOfHostKey(host)); }
 
 std::string EncodeItem(const frontier::UrlItem& item) {
   std::string s = FpHex(item.fp);

@@ -5,9 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
-#include <condition_variable>
 #include <cstdlib>
-#include <mutex>
 #include <random>
 #include <set>
 #include <thread>
@@ -72,50 +70,56 @@ Status RedisCrawl::Impl::Start(std::function<void()> wake) {
   wake_ = std::move(wake);
   Result<std::unique_ptr<redis::Cluster>> d = redis::Cluster::Connect(o_.redis);
   if (!d.ok()) return d.status();
-  digest_redis_ = std::move(*d);
-  started_ = true;
+  {
+    MutexLock dlock(&digest_mu_);
+    digest_redis_ = std::move(*d);
+  }
+  {
+    MutexLock lock(&mu_);
+    started_ = true;
+  }
   thread_ = std::thread([this] { Loop(); });
   return Status::Ok();
 }
 
 Status RedisCrawl::Impl::Stop() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     if (!started_ || stopping_) return status_;
     stopping_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   if (thread_.joinable()) thread_.join();
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   return status_;
 }
 
 // A kill -9: the thread ends at once; nothing buffered is written, no lease given up.
 void RedisCrawl::Impl::AbandonForTesting() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     if (!started_ || stopping_) return;
     abandon_ = true;
     stopping_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   if (thread_.joinable()) thread_.join();
 }
 
 void RedisCrawl::Impl::Admit(frontier::UrlItem item) {
   bool full;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     complete_.store(false);
     ++admit_gen_;
     admit_buf_.push_back(std::move(item));
     full = admit_buf_.size() >= 4096;
   }
-  if (full) cv_.notify_all();
+  if (full) cv_.SignalAll();
 }
 
 void RedisCrawl::Impl::TakeReady(crawl::SharedCrawl::Taken* out) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   for (crawl::SharedCrawl::HostHandover& h : handover_) out->hosts.push_back(std::move(h));
   handover_.clear();
   for (auto& p : previous_) out->previous.push_back(std::move(p));
@@ -127,7 +131,7 @@ void RedisCrawl::Impl::TakeReady(crawl::SharedCrawl::Taken* out) {
 void RedisCrawl::Impl::PutHost(const std::string& host,
                                const crawl::SharedCrawl::HostRecords& parts) {
   const int p = PartitionOf(host, o_.partitions);
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   if (parts.politeness)
     host_buf_.push_back({p, "p:" + host, state::EncodePoliteness(*parts.politeness)});
   if (parts.breaker) host_buf_.push_back({p, "b:" + host, state::EncodeBreaker(*parts.breaker)});
@@ -148,7 +152,7 @@ void RedisCrawl::Impl::Done(const frontier::UrlItem& item, std::chrono::millisec
     again.hops = 0;
     d.item = internal::EncodeItem(again);
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   done_buf_.push_back(std::move(d));
 }
 
@@ -158,12 +162,12 @@ bool RedisCrawl::Impl::MayFetch(std::string_view host) {
 }
 
 Status RedisCrawl::Impl::status() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   return status_;
 }
 
 std::optional<state::DigestRecord> RedisCrawl::Impl::FindDigest(const std::string& digest) {
-  std::lock_guard lock(digest_mu_);
+  MutexLock lock(&digest_mu_);
   if (!digest_redis_) return std::nullopt;
   Result<redis::Reply> r = digest_redis_->Run({{"GET", internal::DigestKey(o_.prefix, digest)}});
   if (!r.ok() || r->type != redis::Reply::Type::kString) return std::nullopt;
@@ -180,7 +184,7 @@ std::optional<state::DigestRecord> RedisCrawl::Impl::FindDigest(const std::strin
 }
 
 void RedisCrawl::Impl::PutDigest(const std::string& digest, const state::DigestRecord& rec) {
-  std::lock_guard lock(digest_mu_);
+  MutexLock lock(&digest_mu_);
   if (!digest_redis_) return;
   std::string v = rec.uri + "\t" + std::to_string(rec.date_us) + "\t" + rec.record_id;
   Result<redis::Reply> r =
@@ -194,7 +198,7 @@ crawl::SharedCrawl::Share RedisCrawl::Impl::share() const {
   s.partitions = count_;
   const int64_t now = SteadyMs();
   for (int i = 0; i < count_; ++i) s.partitions_held += now < valid_until_[i].load();
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   s.taken = stats_.taken;
   s.done = stats_.done;
   s.admitted_new = stats_.admitted_new;
@@ -202,10 +206,10 @@ crawl::SharedCrawl::Share RedisCrawl::Impl::share() const {
 }
 
 WorkerStats RedisCrawl::Impl::stats() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   WorkerStats s = stats_;
   s.redis = redis_stats_;
-  std::lock_guard dlock(digest_mu_);
+  MutexLock dlock(&digest_mu_);
   if (digest_redis_) {  // the writer thread's connection (digest lookups and writes)
     const redis::Cluster::Stats d = digest_redis_->stats();
     s.redis.requests += d.requests;
@@ -222,7 +226,7 @@ WorkerStats RedisCrawl::Impl::stats() const {
 void RedisCrawl::Impl::Fail(Status s) {
   spdlog::error("shared crawl: {}", s.ToString());
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     if (status_.ok()) status_ = std::move(s);
   }
   for (int i = 0; i < count_; ++i) valid_until_[i].store(0);
@@ -230,7 +234,7 @@ void RedisCrawl::Impl::Fail(Status s) {
 }
 
 bool RedisCrawl::Impl::failed() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   return !status_.ok();
 }
 
@@ -246,9 +250,11 @@ void RedisCrawl::Impl::Loop() {
     std::vector<HostWrite> host_writes;
     bool stopping;
     {
-      std::unique_lock lock(mu_);
-      cv_.wait_for(lock, std::chrono::milliseconds(20),
-                   [this] { return stopping_ || admit_buf_.size() >= 4096; });
+      MutexLock lock(&mu_);
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+      while (!stopping_ && admit_buf_.size() < 4096) {
+        if (!cv_.WaitUntil(&mu_, deadline)) break;
+      }
       admits.swap(admit_buf_);
       dones.swap(done_buf_);
       host_writes.swap(host_buf_);
@@ -289,7 +295,7 @@ void RedisCrawl::Impl::Loop() {
 }
 
 void RedisCrawl::Impl::PublishStats() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   redis_stats_ = redis_->stats();
 }
 

@@ -8,12 +8,10 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -22,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/mutex.h"
 #include "cluster/cluster.h"
 #include "cluster/internal.h"
 
@@ -88,13 +87,13 @@ class RedisCrawl::Impl {
 
   int64_t WallMs() const { return clock_->WallMicros() / 1000; }
   int64_t SteadyMs() const { return internal::Ms(clock_->Now()); }
-  void Fail(Status s);
-  bool failed();
+  void Fail(Status s) EXCLUDES(mu_);
+  bool failed() EXCLUDES(mu_);
 
   // The round trips, in an order that keeps the rules: a page's links are admitted before
   // its done mark is sent (both come in one swap), leases are renewed before URLs are taken.
   void Loop();
-  void PublishStats();
+  void PublishStats() EXCLUDES(mu_);
   Result<std::vector<redis::Reply>> RunAll(const std::vector<redis::Request>& reqs);
   bool FlushAdmits(std::vector<frontier::UrlItem> items);
 
@@ -146,26 +145,31 @@ class RedisCrawl::Impl {
   std::set<int> hosts_waiting_;  // partitions with host records to write
   int64_t check_ms_ = 250;
 
-  mutable std::mutex digest_mu_;
-  std::unique_ptr<redis::Cluster> digest_redis_;  // the writer thread's
+  // The writer thread's connection (FindDigest, PutDigest); stats() reads its counters,
+  // taking digest_mu_ with mu_ held.
+  mutable Mutex digest_mu_ ACQUIRED_AFTER(mu_);
+  std::unique_ptr<redis::Cluster> digest_redis_ GUARDED_BY(digest_mu_);
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<frontier::UrlItem> admit_buf_;
-  uint64_t admit_gen_ = 0;  // Admit calls so far
-  std::vector<DoneMark> done_buf_;
-  std::vector<HostWrite> host_buf_;
-  std::vector<frontier::UrlItem> ready_;
-  std::vector<crawl::SharedCrawl::HostHandover> handover_;        // before ready_ (TakeReady)
-  std::vector<std::pair<uint64_t, state::SeenRecord>> previous_;  // of recrawls in ready_
-  bool started_ = false;
-  bool stopping_ = false;
-  bool abandon_ = false;
-  Status status_;
-  WorkerStats stats_;
-  redis::Cluster::Stats redis_stats_;
+  // The crawl's threads exchange batches with the worker's thread under mu_.
+  mutable Mutex mu_;
+  CondVar cv_;
+  std::vector<frontier::UrlItem> admit_buf_ GUARDED_BY(mu_);
+  uint64_t admit_gen_ GUARDED_BY(mu_) = 0;  // Admit calls so far
+  std::vector<DoneMark> done_buf_ GUARDED_BY(mu_);
+  std::vector<HostWrite> host_buf_ GUARDED_BY(mu_);
+  std::vector<frontier::UrlItem> ready_ GUARDED_BY(mu_);
+  // Before ready_ (TakeReady).
+  std::vector<crawl::SharedCrawl::HostHandover> handover_ GUARDED_BY(mu_);
+  // Of recrawls in ready_.
+  std::vector<std::pair<uint64_t, state::SeenRecord>> previous_ GUARDED_BY(mu_);
+  bool started_ GUARDED_BY(mu_) = false;
+  bool stopping_ GUARDED_BY(mu_) = false;
+  bool abandon_ GUARDED_BY(mu_) = false;
+  Status status_ GUARDED_BY(mu_);
+  WorkerStats stats_ GUARDED_BY(mu_);
+  redis::Cluster::Stats redis_stats_ GUARDED_BY(mu_);
   std::atomic<bool> complete_{false};
-  std::function<void()> wake_;
+  std::function<void()> wake_;  // set by Start before the thread starts, then constant
   std::thread thread_;
 };
 

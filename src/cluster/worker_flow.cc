@@ -72,7 +72,7 @@ bool RedisCrawl::Impl::FlushAdmits(std::vector<frontier::UrlItem> items) {
     wake.push_back({std::move(argv)});
   }
   if (!wake.empty() && !RunAll(wake).ok()) return false;
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   stats_.admitted_sent += items.size();
   stats_.admitted_new += added;
   return true;
@@ -122,7 +122,7 @@ bool RedisCrawl::Impl::FlushDones(const std::vector<DoneMark>& dones,
       return false;
     }
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   stats_.done += dones.size();
   return true;
 }
@@ -234,7 +234,7 @@ void RedisCrawl::Impl::Take() {
   }
   if (got.empty()) return;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     stats_.taken += got.size();
     for (auto& r : previous) previous_.push_back(std::move(r));
     for (frontier::UrlItem& item : got) ready_.push_back(std::move(item));
@@ -248,7 +248,7 @@ void RedisCrawl::Impl::Take() {
 bool RedisCrawl::Impl::CheckComplete() {
   uint64_t gen;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     if (!admit_buf_.empty() || !done_buf_.empty() || !ready_.empty() || !host_buf_.empty()) {
       return true;
     }
@@ -271,7 +271,7 @@ bool RedisCrawl::Impl::CheckComplete() {
     }
   }
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     if (admit_gen_ != gen) return true;  // an Admit since the check began
     if (complete_.exchange(true)) return true;
   }

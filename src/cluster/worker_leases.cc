@@ -106,7 +106,7 @@ void RedisCrawl::Impl::Balance() {
     p.taken = 0;
     p.next_take = 0;
     valid_until_[acquiring[k]].store(sent + o_.lease_ttl.count() - o_.lease_margin.count());
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     ++stats_.partitions_owned;
     if (!graceful) ++stats_.partitions_taken_over;
     stats_.requeued += static_cast<uint64_t>(rep.elements[3].integer);
@@ -167,7 +167,7 @@ void RedisCrawl::Impl::HandOverHosts(int partition, bool graceful, const redis::
       h.not_before_us = std::max(h.not_before_us, hold_us + extra_us);
     }
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   for (auto& [host, h] : hosts) {
     h.host = host;
     handover_.push_back(std::move(h));
@@ -224,7 +224,7 @@ void RedisCrawl::Impl::GiveUp(int i) {
   if (!r.ok()) spdlog::warn("giving up partition {}: {}", i, r.status().ToString());
   p.owned = false;
   p.draining = false;
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   ++stats_.partitions_given_up;
 }
 

@@ -4,6 +4,8 @@
 #include <charconv>
 #include <optional>
 
+#include "base/host_key.h"
+
 namespace harvest::crawl {
 namespace {
 
@@ -26,11 +28,6 @@ std::string_view TakeField(std::string_view* rest) {
   return s.substr(0, end);
 }
 
-std::string_view Unbracket(std::string_view s) {
-  if (s.size() >= 2 && s.front() == '[' && s.back() == ']') return s.substr(1, s.size() - 2);
-  return s;
-}
-
 int ParsePort(std::string_view s) {
   int port = 0;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), port);
@@ -40,28 +37,18 @@ int ParsePort(std::string_view s) {
 }  // namespace
 
 std::pair<std::string, int> HostNameAndPort(std::string_view key) {
+  const HostKeyParts parts = SplitHostKey(key);
   int port = 0;
-  if (key.starts_with("http://")) {
+  if (parts.scheme == "http") {
     port = 80;
-    key.remove_prefix(7);
-  } else if (key.starts_with("https://")) {
+  } else if (parts.scheme == "https") {
     port = 443;
-    key.remove_prefix(8);
   } else {
     return {"", 0};
   }
-  std::string_view name = key;
-  if (!key.empty() && key.front() == '[') {
-    const size_t close = key.find(']');
-    if (close == std::string_view::npos) return {"", 0};
-    name = key.substr(1, close - 1);
-    key.remove_prefix(close + 1);
-    if (key.starts_with(':')) port = ParsePort(key.substr(1));
-  } else if (const size_t colon = key.rfind(':'); colon != std::string_view::npos) {
-    name = key.substr(0, colon);
-    port = ParsePort(key.substr(colon + 1));
-  }
-  return {std::string(name), port};
+  if (parts.name.starts_with('[') && !parts.name.ends_with(']')) return {"", 0};
+  if (!parts.port.empty()) port = ParsePort(parts.port);
+  return {std::string(Unbracket(parts.name)), port};
 }
 
 AddressGate::AddressGate(fetch::PinTable pins, std::vector<std::string> connect_to,

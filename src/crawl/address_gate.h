@@ -3,8 +3,9 @@
 //
 // A host name is reached, in this order of precedence:
 //   1. pinned by the resolve file (`--resolve-file`): that address (and port, if given);
-//   2. routed by a `--connect-to` entry matching the name (and port): the entry's address;
-//      curl applies the route itself;
+//   2. routed by a `--connect-to` entry matching the name (and port): the entry's address,
+//      which the fetcher connects to (the own HTTP/1.1 client for a numeric address, libcurl
+//      otherwise);
 //   3. otherwise resolved by Harvest's own resolver (fetch::Resolver: c-ares, a bounded
 //      cache honouring record TTLs within bounds, failures cached briefly), asynchronously:
 //      the host waits (held in the frontier, other hosts go on) until the answer arrives.

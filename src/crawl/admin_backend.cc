@@ -6,6 +6,7 @@
 #include <chrono>
 #include <future>
 
+#include "base/ascii.h"
 #include "crawl/crawler_impl.h"
 #include "extract/extract.h"
 #include "store/store.h"
@@ -48,8 +49,7 @@ Result<state::PageFilter> ToFilter(const admin::PageQuery& q) {
     }
   }
   if (q.host) {
-    f.host = *q.host;
-    for (char& ch : f.host) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    f.host = ToLowerAscii(*q.host);
   }
   f.status = q.status;
   if (q.since_unix_ms) f.since_us = *q.since_unix_ms * 1000;
@@ -246,8 +246,7 @@ class ReadOnlyBackend final : public admin::Backend {
   }
   Status SetPolicy(std::string_view, const admin::HostPolicy&) override { return ReadOnly(); }
   Result<nlohmann::json> GetHost(std::string_view host) override {
-    std::string h(host);
-    for (char& ch : h) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    const std::string h = ToLowerAscii(host);
     std::vector<std::string> candidates =
         h.find("://") != std::string::npos
             ? std::vector<std::string>{h}
@@ -334,13 +333,13 @@ Result<std::unique_ptr<admin::Backend>> OpenReadOnlyBackend(const std::filesyste
 // ---- Crawler::Impl: the backend and page records ----
 
 admin::Backend* Crawler::Impl::admin_backend() {
-  std::lock_guard lock(commands_mu_);
+  MutexLock lock(&commands_mu_);
   if (!backend_) backend_ = std::make_unique<LiveAdminBackend>(this);
   return backend_.get();
 }
 
 Result<state::PageEntry> Crawler::Impl::GetPageRecord(uint64_t id) const {
-  std::shared_lock lock(pages_mu_);
+  ReaderLock lock(&pages_mu_);
   if (!pages_open_) return NotRunning();
   std::optional<state::PageEntry> p = db_->GetPage(id);
   if (!p) return Status::NotFound("no page " + std::to_string(id));
@@ -348,11 +347,15 @@ Result<state::PageEntry> Crawler::Impl::GetPageRecord(uint64_t id) const {
 }
 
 Result<state::PageScan> Crawler::Impl::ScanPageRecords(const state::PageFilter& filter) const {
-  std::shared_lock lock(pages_mu_);
+  ReaderLock lock(&pages_mu_);
   if (!pages_open_) return NotRunning();
   return db_->ScanPages(filter);
 }
 
 admin::Backend* Crawler::admin_backend() { return impl_->admin_backend(); }
+
+Result<state::PageScan> Crawler::ScanPageRecords(const state::PageFilter& filter) const {
+  return impl_->ScanPageRecords(filter);
+}
 
 }  // namespace harvest::crawl

@@ -4,21 +4,15 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 
+#include "base/ascii.h"
 #include "crawl/crawler_impl.h"
 
 namespace harvest::crawl {
 namespace {
 
 constexpr int64_t kMaxPolicyDelayMs = 24 * 3600 * 1000;  // one day
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 int64_t Ms(std::chrono::microseconds d) { return d.count() / 1000; }
 
@@ -28,7 +22,7 @@ int64_t Ms(std::chrono::microseconds d) { return d.count() / 1000; }
 
 bool Crawler::Impl::PostCommand(Command command) {
   {
-    std::lock_guard lock(commands_mu_);
+    MutexLock lock(&commands_mu_);
     if (!accepting_) return false;
     commands_.push_back(std::move(command));
   }
@@ -41,7 +35,7 @@ bool Crawler::Impl::OnIoThread() const { return io_thread_.load() == std::this_t
 void Crawler::Impl::RunCommands() {
   std::deque<Command> batch;
   {
-    std::lock_guard lock(commands_mu_);
+    MutexLock lock(&commands_mu_);
     batch.swap(commands_);
   }
   for (Command& c : batch) c(true);
@@ -50,7 +44,7 @@ void Crawler::Impl::RunCommands() {
 void Crawler::Impl::CloseCommands() {
   std::deque<Command> left;
   {
-    std::lock_guard lock(commands_mu_);
+    MutexLock lock(&commands_mu_);
     accepting_ = false;
     io_thread_ = std::thread::id();
     left.swap(commands_);
@@ -63,18 +57,18 @@ void Crawler::Impl::PublishFinal() {
   s.state = stats_.complete ? "complete" : "stopped";
   s.pages_per_sec = 0;
   MetricsSnapshot m = AdminMetrics();
-  std::lock_guard lock(final_mu_);
+  MutexLock lock(&final_mu_);
   final_status_ = std::move(s);
   final_metrics_ = std::move(m);
 }
 
 std::optional<admin::StatusSnapshot> Crawler::Impl::FinalStatus() const {
-  std::lock_guard lock(final_mu_);
+  MutexLock lock(&final_mu_);
   return final_status_;
 }
 
 std::optional<MetricsSnapshot> Crawler::Impl::FinalMetrics() const {
-  std::lock_guard lock(final_mu_);
+  MutexLock lock(&final_mu_);
   return final_metrics_;
 }
 
@@ -111,13 +105,13 @@ void Crawler::Impl::SaveOverride(const std::string& host) {
 }
 
 bool Crawler::Impl::KnownHost(const std::string& origin) {
-  return hosts_.count(origin) > 0 || frontier_->KnowsHost(origin) || overrides_.count(origin) > 0 ||
+  return hosts_->Contains(origin) || frontier_->KnowsHost(origin) || overrides_.count(origin) > 0 ||
          db_->GetPoliteness(origin).has_value() || db_->GetRobots(origin).has_value();
 }
 
 // "a.test" / "a.test:8080" means its http and https hosts; "https://a.test" only that one.
 std::vector<std::string> Crawler::Impl::ResolveHost(const std::string& host) {
-  std::string h = Lower(host);
+  std::string h = ToLowerAscii(host);
   while (!h.empty() && h.back() == '/') h.pop_back();
   std::vector<std::string> candidates;
   if (h.find("://") != std::string::npos) {
@@ -206,7 +200,7 @@ admin::StatusSnapshot Crawler::Impl::AdminStatus() const {
   s.state = stop_.load() ? "draining" : admin_paused_ ? "paused" : "running";
   // The busiest resident hosts by page requests in this run (docs/operating.md).
   std::vector<admin::BusyHost> busy;
-  for (const auto& [name, host] : hosts_) {
+  for (const auto& [name, host] : hosts_->hosts()) {
     if (!host.activity || host.activity->pages == 0) continue;
     busy.push_back({.host = name,
                     .pages = host.activity->pages,
@@ -253,7 +247,7 @@ Status Crawler::Impl::AdminSetPolicy(const std::string& host, const admin::HostP
       // The floor: the crawl's default delay and the host's robots.txt Crawl-delay. A
       // policy may only make Harvest politer (docs/operating.md).
       int64_t floor = opts_.frontier.default_delay.count();
-      const int64_t robots_delay = EnsureHost(origin).crawl_delay_ms;
+      const int64_t robots_delay = hosts_->Ensure(origin).crawl_delay_ms;
       floor = std::max(floor, robots_delay);
       if (d < floor) {
         return Status::InvalidArgument(
@@ -290,7 +284,7 @@ Status Crawler::Impl::AdminSetBlocked(const std::string& host, bool blocked) {
       frontier_->SetHeld(origin, true);  // a request in flight finishes
     } else {
       // Still waiting for its DNS answer: the lookup's end releases it.
-      auto it = awaiting_dns_.find(std::string(HostOfOrigin(origin)));
+      auto it = awaiting_dns_.find(HostNameAndPort(origin).first);
       const bool awaiting =
           it != awaiting_dns_.end() &&
           std::find(it->second.begin(), it->second.end(), origin) != it->second.end();
@@ -312,7 +306,7 @@ Result<nlohmann::json> Crawler::Impl::AdminHost(const std::string& host) {
   const std::vector<std::string> origins = ResolveHost(host);
   if (origins.empty()) return Status::NotFound("unknown host " + host + ": not seen in this crawl");
   const std::string& origin = origins.front();
-  HostState& h = EnsureHost(origin);
+  HostTable::Host& h = hosts_->Ensure(origin);
   const int64_t default_ms = opts_.frontier.default_delay.count();
   const int64_t effective = Ms(frontier_->HostDelay(origin));
   auto it = overrides_.find(origin);
@@ -374,7 +368,7 @@ void Crawler::Impl::NoteCompletion(const std::string& host, const fetch::FetchRe
   const int64_t second = std::chrono::duration_cast<std::chrono::seconds>(now - started_).count();
   const bool error = !got_response || r.status >= 500 || r.status == 429;
   rate_.Add(second, 1, error ? 1 : 0);
-  HostState& h = EnsureHost(host);
+  HostTable::Host& h = hosts_->Ensure(host);
   if (!h.activity) h.activity = std::make_unique<HostActivity>();
   HostActivity& a = *h.activity;
   ++a.pages;

@@ -2,28 +2,20 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cctype>
 
+#include "base/ascii.h"
+#include "base/host_key.h"
 #include "crawl/crawler_impl.h"
 #include "crawl/schedule.h"
 
 namespace harvest::crawl {
 
-namespace {
-
-std::string LowerHost(std::string_view host) {
-  std::string h(HostOfOrigin(host));
-  for (char& c : h) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return h;
-}
-
-}  // namespace
-
 HostWeights::HostWeights(std::vector<HostWeightRule> rules) : rules_(std::move(rules)) {}
 
 double HostWeights::Weight(std::string_view host) const {
   if (!overrides_.empty()) {
-    if (auto it = overrides_.find(LowerHost(host)); it != overrides_.end()) return it->second;
+    const std::string name = ToLowerAscii(NameOfHostKey(host));
+    if (auto it = overrides_.find(name); it != overrides_.end()) return it->second;
   }
   for (const HostWeightRule& r : rules_) {
     if (HostPatternMatches(r.pattern, host)) return r.weight;
@@ -32,10 +24,11 @@ double HostWeights::Weight(std::string_view host) const {
 }
 
 void HostWeights::SetOverride(std::string_view host, std::optional<double> weight) {
+  std::string name = ToLowerAscii(NameOfHostKey(host));
   if (weight && *weight > 0) {
-    overrides_[LowerHost(host)] = *weight;
+    overrides_[std::move(name)] = *weight;
   } else {
-    overrides_.erase(LowerHost(host));
+    overrides_.erase(name);
   }
 }
 
@@ -158,13 +151,13 @@ void Crawler::Impl::AddOrPark(frontier::UrlItem item) {
   // may have parked URLs itself (its seed), which must come in with it — a host let in by
   // a link alone would be done and evicted before its seed's turn, and the pages it fetched
   // first, reached through other hosts, may have had their links cut at that path's depth.
-  if (cap > 0 && !hosts_.contains(item.host) && (hosts_.size() >= cap || db_->parked() > 0)) {
+  if (cap > 0 && !hosts_->Contains(item.host) && (hosts_->size() >= cap || db_->parked() > 0)) {
     db_->Park(item);
     return;
   }
   // A host first met in this run of a resumed crawl, or evicted from RAM and met again:
   // restore its delay, next-allowed time, robots rules and breaker (and mark it active).
-  EnsureHost(item.host);
+  hosts_->Ensure(item.host);
   frontier_->Add(std::move(item));
 }
 
@@ -180,7 +173,7 @@ void Crawler::Impl::ConsumeShared() {
   SharedCrawl::Taken& in = shared_in_;
   opts_.shared->TakeReady(&in);
   // A host's saved state first: its URLs must not find it without it.
-  for (SharedCrawl::HostHandover& h : in.hosts) HandOver(std::move(h));
+  for (SharedCrawl::HostHandover& h : in.hosts) hosts_->HandOver(std::move(h));
   for (auto& [fp, record] : in.previous) shared_previous_.insert_or_assign(fp, std::move(record));
   for (frontier::UrlItem& item : in.urls) AddOrPark(std::move(item));
   in.urls.clear();
@@ -193,7 +186,7 @@ void Crawler::Impl::ActivateParked() {
   if (db_->parked() == 0) return;
   // A host comes in with all its parked URLs (every class): once done it is not brought
   // back for the rest.
-  const size_t room = cap == 0 ? SIZE_MAX : (hosts_.size() < cap ? cap - hosts_.size() : 0);
+  const size_t room = cap == 0 ? SIZE_MAX : (hosts_->size() < cap ? cap - hosts_->size() : 0);
   if (room == 0) return;
   // By batches of a sixteenth of the cache (the room EvictHosts makes while URLs are
   // parked): each take first waits for the state's pending writes, which should not stall
@@ -203,7 +196,7 @@ void Crawler::Impl::ActivateParked() {
   if (room < std::max<size_t>(cap / 16, 1) && frontier_->queued() > 0) return;
   const int classes = opts_.frontier.priority_classes;
   stats_.unparked += db_->TakeParked(room, classes, [this](frontier::UrlItem item) {
-    EnsureHost(item.host);
+    hosts_->Ensure(item.host);
     frontier_->Add(std::move(item));
   });
 }

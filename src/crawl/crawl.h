@@ -6,7 +6,7 @@
 // discovered links go back to admission.
 //
 // Threads (docs/architecture.md §4): Crawler::Run's thread is the I/O thread — it alone owns the
-// frontier, the admission state, the robots cache and the curl multi handle. A pool of process
+// frontier, the admission state, the robots cache and the fetcher's event loop. A pool of process
 // threads parses and hashes; one writer thread appends to WARC files. They talk through bounded
 // queues: a full queue holds back new fetches (back-pressure), it never drops.
 //
@@ -178,9 +178,10 @@ struct CrawlOptions {
   NearDupOptions near_dup;
   PriorityOptions priority;
   fetch::FetchOptions fetch;
-  // The fetcher the crawl drives. nullptr (default): a fetch::CurlFetcher built from
-  // `fetch`. Tests pass a scripted fake (src/fetch/testing/fake_fetcher.h). Not owned; it
-  // must outlive the Crawler and serve no one else while Run() runs.
+  // The fetcher the crawl drives. nullptr (default): a fetch::HttpFetcher built from
+  // `fetch` (the own HTTP/1.1 client for plain http, libcurl for the rest). Tests pass a scripted
+  // fake (src/fetch/testing/fake_fetcher.h). Not owned; it must outlive the Crawler and serve no
+  // one else while Run() runs.
   fetch::Fetcher* fetcher = nullptr;
   // DNS (docs/politeness.md "DNS and per-IP limits"): Harvest resolves host names itself
   // before a host's first request, with a bounded cache honouring record TTLs.
@@ -194,7 +195,8 @@ struct CrawlOptions {
   fetch::Resolver* resolver = nullptr;
   // A worker of a crawl shared with other processes (src/cluster: `harvest crawl --redis`;
   // docs/distributed.md). nullptr (default): a single-process crawl. Not owned; it must
-  // outlive the Crawler. Needs a new output directory and no --recrawl.
+  // outlive the Crawler. Needs a new output directory (the shared store keeps the work; a
+  // continuous crawl's recrawl schedule lives there too).
   SharedCrawl* shared = nullptr;
   frontier::FrontierOptions
       frontier;  // politeness scheduler: delays, per-IP limit, retries, breaker
@@ -305,6 +307,10 @@ class Crawler {
   // The admin API's view of this crawl (crawl/admin_backend.h): owned by the Crawler and
   // valid for its whole life; callable from any thread.
   admin::Backend* admin_backend();
+  // The crawl's page records (docs/metadata.md "What is a row"), as the crawl state holds
+  // them, while Run() is between its setup and its end; Unavailable before and after. Any
+  // thread (the metadata writer's).
+  Result<state::PageScan> ScanPageRecords(const state::PageFilter& filter) const;
 
  private:
   class Impl;

@@ -34,7 +34,7 @@ Crawler::Impl::Impl(CrawlOptions options, Clock* clock)
 
 Crawler::Impl::~Impl() {
   {
-    std::unique_lock lock(pages_mu_);
+    WriterLock lock(&pages_mu_);
     pages_open_ = false;
   }
   work_.Close();
@@ -50,7 +50,7 @@ void Crawler::Impl::RequestStop() {
 }
 
 CrawlStats Crawler::Impl::stats() const {
-  std::lock_guard lock(stats_mu_);
+  MutexLock lock(&stats_mu_);
   return published_;
 }
 
@@ -67,26 +67,22 @@ Status Crawler::Impl::Setup() {
   // Fingerprints of this crawl compare with those of its earlier runs: the state's version.
   processor_.emplace(opts_, PageProcessorOptions{.simhash_version = db_->simhash_version()});
   {
-    std::unique_lock lock(pages_mu_);
+    WriterLock lock(&pages_mu_);
     pages_open_ = true;
   }
-  LoadOverrides();  // before any host is restored: EnsureHost applies them
+  LoadOverrides();  // before any host is restored: the host table applies them on arrival
   robots_ = std::make_unique<RobotsGate>(
       RobotsGate::Options{
           .product_token = product_token_,
           .ttl = opts_.robots_ttl,
           .patience = opts_.freshness.recrawl ? std::chrono::seconds(0) : opts_.robots_patience,
-          .retry = opts_.frontier,
-          .on_save =
-              [this](const std::string& host, const state::RobotsRecord& r) {
-                if (opts_.shared == nullptr) return;
-                if (robots_done_) {
-                  robots_to_share_.emplace(host, r);  // with its capture (OnRobotsDone)
-                } else {
-                  PutSharedHost(host, {.robots = r});
-                }
-              }},
+          .retry = opts_.frontier},
       clock_, db_.get());
+  hosts_ = std::make_unique<HostTable>(HostTable::Options{.resumed = resumed_}, clock_, db_.get(),
+                                       frontier_.get(), robots_.get(), opts_.shared);
+  hosts_->SetOnArrival([this](const std::string& host) {
+    if (!overrides_.empty()) ApplyOverride(host);  // the operator's policy and block
+  });
   if (resumed_) {
     RecoverWarcs();
     RestoreState();
@@ -154,9 +150,10 @@ Status Crawler::Impl::Run(const std::vector<std::string>& seeds) {
   if (Status s = Setup(); !s.ok()) return s;
   stats_.started = true;
   started_ = last_progress_ = clock_->Now();
+  hosts_->SetRunStart(started_);
   AdmitSeeds(seeds);
   {
-    std::lock_guard lock(commands_mu_);
+    MutexLock lock(&commands_mu_);
     io_thread_ = std::this_thread::get_id();
     accepting_ = true;
   }
@@ -231,7 +228,7 @@ Status Crawler::Impl::AbandonAfterKill() {
   admission_.reset();
   seen_.reset();
   {
-    std::unique_lock lock(pages_mu_);
+    WriterLock lock(&pages_mu_);
     pages_open_ = false;
   }
   db_->AbandonForTesting();
@@ -303,7 +300,7 @@ std::chrono::microseconds Crawler::Impl::PollTimeout() const {
   // budget (ReleaseDue), which only a fetch frees: no timer for it, or we would spin.
   if (std::optional<int64_t> due = opts_.shared ? std::nullopt : db_->NextDue();
       due && *due > WallNow()) {
-    Clock::TimePoint at = SteadyFromWall(*due);
+    Clock::TimePoint at = hosts_->SteadyFromWall(*due);
     if (!wake || at < *wake) wake = at;
   }
   if (opts_.freshness.stop_after.count() > 0) {
@@ -360,7 +357,7 @@ void Crawler::Impl::HandleLease(frontier::Lease lease) {
     ++stats_.lease_waits;
     return;
   }
-  const HostState& host = EnsureHost(lease.item.host);
+  const HostTable::Host& host = hosts_->Ensure(lease.item.host);
   if (!host.dead_reason.empty()) {
     LeftFrontier(lease.item);
     Record(lease.item.url, host.dead_reason, 0, host.dead_detail);

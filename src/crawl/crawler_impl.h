@@ -10,9 +10,7 @@
 #include <deque>
 #include <functional>
 #include <list>
-#include <mutex>
 #include <optional>
-#include <shared_mutex>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -22,9 +20,11 @@
 #include <nlohmann/json.hpp>
 
 #include "admin/backend.h"
+#include "base/mutex.h"
 #include "base/zeroed_array.h"
 #include "crawl/address_gate.h"
 #include "crawl/crawl.h"
+#include "crawl/host_table.h"
 #include "crawl/metrics.h"
 #include "crawl/outcome_log.h"
 #include "crawl/page_processor.h"
@@ -42,19 +42,19 @@ class Crawler::Impl {
   Status Run(const std::vector<std::string>& seeds);
   void RequestStop();
   void KillForTesting() { killed_ = true; }
-  CrawlStats stats() const;
+  CrawlStats stats() const EXCLUDES(stats_mu_);
 
   // ---- Admin API (admin_backend.cc, docs/architecture.md §4 "command queue") ----
   // A command runs on the I/O thread with run = true, or with run = false when the crawl
   // ends before it ran (it must still answer its caller). Any thread.
   using Command = std::function<void(bool run)>;
   // False (the command is dropped) when no crawl is running.
-  bool PostCommand(Command command);
+  bool PostCommand(Command command) EXCLUDES(commands_mu_);
   bool OnIoThread() const;
-  admin::Backend* admin_backend();
+  admin::Backend* admin_backend() EXCLUDES(commands_mu_);
   // After Run() returned: the final figures (under final_mu_).
-  std::optional<admin::StatusSnapshot> FinalStatus() const;
-  std::optional<MetricsSnapshot> FinalMetrics() const;
+  std::optional<admin::StatusSnapshot> FinalStatus() const EXCLUDES(final_mu_);
+  std::optional<MetricsSnapshot> FinalMetrics() const EXCLUDES(final_mu_);
   // I/O thread (run by commands).
   Result<admin::SeedResult> AdminInjectSeeds(const admin::SeedRequest& request);
   admin::StatusSnapshot AdminStatus() const;
@@ -65,34 +65,12 @@ class Crawler::Impl {
   MetricsSnapshot AdminMetrics() const;
   // Page records, any thread (RocksDB is thread-safe): Unavailable before setup and after
   // a KillForTesting.
-  Result<state::PageEntry> GetPageRecord(uint64_t id) const;
-  Result<state::PageScan> ScanPageRecords(const state::PageFilter& filter) const;
+  Result<state::PageEntry> GetPageRecord(uint64_t id) const EXCLUDES(pages_mu_);
+  Result<state::PageScan> ScanPageRecords(const state::PageFilter& filter) const
+      EXCLUDES(pages_mu_);
   const std::filesystem::path& out_dir() const { return opts_.out_dir; }
 
  private:
-  // Per-host politeness state the crawl keeps beside the frontier (keyed like frontier
-  // hosts: scheme://name[:port]); robots.txt state lives in robots_.
-  struct HostState {
-    std::string dead_reason;  // non-empty: the host's URLs get this outcome, no request
-    std::string dead_detail;  // why (e.g. "robots.txt: HTTP 503 (3 attempts)")
-    bool ip_known = false;
-    int64_t crawl_delay_ms = -1;  // robots.txt Crawl-delay (persisted with the host)
-    // Bounded memory (docs/architecture.md §1.5): the host's place in lru_, and the
-    // breaker as last saved (SaveBreaker writes only changes).
-    std::list<const std::string*>::iterator lru;
-    // Admin API: what the host did in this run (allocated on its first completed request).
-    std::unique_ptr<HostActivity> activity;
-    bool breaker_saved = false;
-    bool breaker_open = false;
-    Clock::TimePoint breaker_until{};
-    // The politeness record as last written by SavePoliteness, which writes only what a
-    // restart or a reload after eviction needs; `politeness_stale`: a completion since
-    // moved the next-allowed time past the record (EvictHosts writes it then).
-    bool politeness_saved = false;
-    bool politeness_stale = false;
-    int64_t saved_next_allowed_us = 0;
-    int64_t saved_crawl_delay_ms = -1;
-  };
   // Admission's per-host counters in the crawl state (read back only for a resumed crawl
   // or a host that was evicted).
   class CounterStore final : public frontier::Admission::CounterStore {
@@ -125,19 +103,9 @@ class Crawler::Impl {
   void RestoreState();
   Status Finish();
   Status AbandonAfterKill();
-  // The host's state, loaded from the crawl state the first time this run touches it.
-  HostState& EnsureHost(const std::string& host);
-  void SavePoliteness(const std::string& host, std::optional<std::chrono::milliseconds> ra);
-  // The host's politeness record with next-allowed wall time `next_allowed_us`.
-  static state::HostPoliteness PolitenessOf(const HostState& host, int64_t next_allowed_us);
-  // Writes the host's politeness record `p` to the local state and notes it in `host`.
-  void WritePoliteness(const std::string& name, HostState& host, const state::HostPoliteness& p);
-  // Persists the host's circuit breaker when it changed (or, evicting, whenever it is not
-  // empty).
-  void SaveBreaker(const std::string& name, HostState& host, bool evicting);
-  // Bounded memory: evicts the least recently active hosts without work beyond
-  // opts_.host_cache (amortised O(1) per host event). Called right before the state commit,
-  // so what an eviction writes is handed over before any reload reads it.
+  // Bounded memory: trims admission's resident counters and evicts the least recently active
+  // hosts without work beyond opts_.host_cache (HostTable::Evict). Called right before the
+  // state commit, so what an eviction writes is handed over before any reload reads it.
   void EvictHosts();
   // Bounded memory with every host busy (docs/architecture.md §1.5): an admitted URL of a
   // host not in RAM waits in the crawl state (parked) while the host table is full, and
@@ -150,18 +118,6 @@ class Crawler::Impl {
   void RecordDone(const frontier::UrlItem& item, const state::SeenRecord& record);
   Status CheckShared() const;
   void ConsumeShared();
-  // A host of a partition this worker took over: its saved state replaces what this process
-  // knows of it (applied when the host next enters RAM).
-  void HandOver(SharedCrawl::HostHandover h);
-  // The host's robots rules, breaker and politeness back into the frontier and the robots
-  // gate; the first request not before `not_before`.
-  void RestoreHost(const std::string& name, HostState& host,
-                   const std::optional<state::RobotsRecord>& robots,
-                   const std::optional<state::BreakerRecord>& breaker,
-                   const std::optional<state::HostPoliteness>& politeness,
-                   Clock::TimePoint not_before);
-  void PutSharedHost(const std::string& name, const SharedCrawl::HostRecords& parts);
-  Clock::TimePoint SteadyFromWall(int64_t wall_us) const;
 
   // Admission (admit.cc).
   void AdmitSeeds(const std::vector<std::string>& seeds);
@@ -207,10 +163,13 @@ class Crawler::Impl {
   void GiveUpHost(const std::string& host, const frontier::UrlItem& leased, std::string_view reason,
                   std::string_view detail, int status);
   void KillHost(const std::string& host, std::string_view reason, std::string_view detail);
+  // A robots.txt record for the shared crawl, by host key (sent with its capture).
+  using SharedRobots = std::pair<std::string, state::RobotsRecord>;
   void DispatchCapture(const frontier::UrlItem& item, fetch::FetchResult&& r, bool robots,
                        std::string outcome, std::string detail,
                        std::optional<state::SeenRecord> previous = std::nullopt,
-                       bool not_modified = false);
+                       bool not_modified = false,
+                       std::optional<SharedRobots> shared_robots = std::nullopt);
   void RecordUnreached();
   // A request that leaves no WARC record: its page record (docs/metadata.md), written by the
   // writer thread; `done`, if any, is marked once that record is durable.
@@ -223,11 +182,11 @@ class Crawler::Impl {
   void WorkerLoop();
 
   // Admin API plumbing (admin_backend.cc).
-  void RunCommands();
+  void RunCommands() EXCLUDES(commands_mu_);
   // No more commands: queued ones are answered "not running"; the final figures are kept.
-  void CloseCommands();
+  void CloseCommands() EXCLUDES(commands_mu_);
   void LoadOverrides();
-  // Applies the host's operator override to the frontier (EnsureHost, on a host's arrival).
+  // Applies the host's operator override to the frontier (on a host's arrival in hosts_).
   void ApplyOverride(const std::string& host);
   void SaveOverride(const std::string& host);
   bool Blocked(const std::string& host) const;
@@ -236,7 +195,7 @@ class Crawler::Impl {
   bool KnownHost(const std::string& origin);
   // A page request completed (rates, per-host activity, metrics).
   void NoteCompletion(const std::string& host, const fetch::FetchResult& r, bool got_response);
-  void PublishFinal();
+  void PublishFinal() EXCLUDES(final_mu_);
 
   bool Finished() const;
   std::chrono::microseconds PollTimeout() const;
@@ -266,28 +225,19 @@ class Crawler::Impl {
   HostWeights host_weights_{opts_.priority.hosts};
   bool resumed_ = false;
   SharedCrawl::Taken shared_in_;  // ConsumeShared's batch
-  // A robots.txt fetch's record, saved while OnRobotsDone runs: it goes to the shared crawl
-  // with the capture, once that is durable (WarcSink), so no worker trusts rules whose
-  // robots.txt no WARC file holds.
-  bool robots_done_ = false;
-  std::optional<std::pair<std::string, state::RobotsRecord>> robots_to_share_;
   // Recrawl URLs taken from the shared crawl: the record of their last fetch (by any worker),
   // until they are done.
   std::unordered_map<uint64_t, state::SeenRecord> shared_previous_;
-  // Hosts taken over and not in RAM yet: their saved state, applied by EnsureHost.
-  std::unordered_map<std::string, SharedCrawl::HostHandover> handed_over_;
   // Shallower paths (admit.cc): per fingerprint hash, the greatest depth admitted in this
   // run (255: that or more) — a link at no greater depth cannot be shorter than the path its
   // URL was admitted by, and notes nothing. One byte per dedup.seen_cache entry (rounded up
   // to a power of two).
   ZeroedArray<uint8_t> admitted_depth_ =
       ZeroedArray<uint8_t>(std::bit_ceil(std::max<size_t>(opts_.seen.recent_cache, 1)));
-  std::unordered_map<std::string, HostState> hosts_;
-  // hosts_' keys, least recently active first (EnsureHost moves a host to the back).
-  std::list<const std::string*> lru_;
-  uint64_t host_events_ = 0;  // EnsureHost calls since the last EvictHosts
   std::unique_ptr<CounterStore> counter_store_;
   std::unique_ptr<RobotsGate> robots_;
+  // Per-host state beside the frontier (host_table.h), created once robots_ exists.
+  std::unique_ptr<HostTable> hosts_;
   std::unique_ptr<fetch::Resolver> owned_resolver_;  // the default c-ares resolver
   std::unique_ptr<AddressGate> addresses_;
   // Host keys held until the lookup of their name ends, by name.
@@ -315,28 +265,31 @@ class Crawler::Impl {
   std::optional<PageProcessor> processor_;
   WorkQueue<PageTask> work_;
   std::vector<std::thread> workers_;
-  std::mutex inbox_mu_;
-  std::vector<PageLinks> inbox_;  // guarded by inbox_mu_
-  uint64_t dispatched_ = 0;       // I/O thread
-  uint64_t consumed_ = 0;         // I/O thread
-  mutable std::mutex stats_mu_;
-  CrawlStats published_;  // guarded by stats_mu_: a copy for other threads
+  Mutex inbox_mu_;
+  std::vector<PageLinks> inbox_ GUARDED_BY(inbox_mu_);
+  uint64_t dispatched_ = 0;  // I/O thread
+  uint64_t consumed_ = 0;    // I/O thread
+  mutable Mutex stats_mu_;
+  CrawlStats published_ GUARDED_BY(stats_mu_);  // a copy of stats_ for other threads
 
   // Admin API (admin_backend.cc).
-  std::unique_ptr<admin::Backend> backend_;
-  mutable std::shared_mutex pages_mu_;
-  bool pages_open_ = false;  // guarded by pages_mu_: db_ may be read by admin threads
-  std::mutex commands_mu_;
-  std::deque<Command> commands_;  // guarded by commands_mu_
-  bool accepting_ = false;        // guarded by commands_mu_: Run() is between setup and finish
+  // Made by the first admin_backend() call (any thread).
+  std::unique_ptr<admin::Backend> backend_ GUARDED_BY(commands_mu_);
+  mutable SharedMutex pages_mu_;
+  // db_ may be read by admin threads (shared pages_mu_) while this is true; the I/O thread
+  // sets it with pages_mu_ held exclusively.
+  bool pages_open_ GUARDED_BY(pages_mu_) = false;
+  Mutex commands_mu_;
+  std::deque<Command> commands_ GUARDED_BY(commands_mu_);
+  bool accepting_ GUARDED_BY(commands_mu_) = false;  // Run() is between setup and finish
   std::atomic<std::thread::id> io_thread_{};
   bool admin_paused_ = false;                                       // I/O thread
   std::unordered_map<std::string, state::HostOverride> overrides_;  // by host key
   SecondRing rate_;
   MetricsSnapshot counters_;  // the counters RenderMetrics needs beyond stats_
-  mutable std::mutex final_mu_;
-  std::optional<admin::StatusSnapshot> final_status_;  // guarded by final_mu_
-  std::optional<MetricsSnapshot> final_metrics_;       // guarded by final_mu_
+  mutable Mutex final_mu_;
+  std::optional<admin::StatusSnapshot> final_status_ GUARDED_BY(final_mu_);
+  std::optional<MetricsSnapshot> final_metrics_ GUARDED_BY(final_mu_);
 };
 
 }  // namespace harvest::crawl

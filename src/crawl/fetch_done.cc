@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "base/clock.h"
+#include "base/host_key.h"
 #include "crawl/crawler_impl.h"
 
 namespace harvest::crawl {
@@ -36,7 +37,7 @@ std::chrono::microseconds EndedAgo(const fetch::FetchResult& r) {
 // before the first request, then from each response (a new DNS answer may change it).
 void Crawler::Impl::NoteIp(const std::string& host_key, const std::string& ip) {
   if (ip.empty()) return;
-  EnsureHost(host_key).ip_known = true;
+  hosts_->Ensure(host_key).ip_known = true;
   frontier_->SetHostIp(host_key, ip);
 }
 
@@ -49,9 +50,7 @@ void Crawler::Impl::OnRobotsDone(InFlight flight, fetch::FetchResult&& r) {
   const frontier::Lease& lease = flight.lease;
   const std::string& host = lease.item.host;
   NoteIp(host, r.ip);
-  robots_done_ = true;  // a robots record saved now is shared once its capture is durable
-  const RobotsGate::FetchStep step = robots_->OnFetched(host, r);
-  robots_done_ = false;
+  RobotsGate::FetchStep step = robots_->OnFetched(host, r);
   {
     static constexpr const char* kStepNames[] = {"redirect", "rules",       "retry",
                                                  "cached",   "unavailable", "unreachable"};
@@ -87,9 +86,15 @@ void Crawler::Impl::OnRobotsDone(InFlight flight, fetch::FetchResult&& r) {
       break;
   }
   frontier_->Complete(lease, done);
-  SavePoliteness(host, done.retry_after);
+  hosts_->SavePoliteness(host, done.retry_after);
+  // A shared crawl gets the saved record with the robots.txt capture, once that is durable
+  // (WarcSink), so no worker trusts rules whose robots.txt no WARC file holds; without a
+  // capture, at once.
+  std::optional<SharedRobots> shared;
+  if (step.saved && opts_.shared != nullptr) shared.emplace(host, std::move(*step.saved));
   if (GotResponse(r)) {
-    DispatchCapture(lease.item, std::move(r), /*robots=*/true, "fetched", "");
+    DispatchCapture(lease.item, std::move(r), /*robots=*/true, "fetched", "", std::nullopt, false,
+                    std::exchange(shared, std::nullopt));
   } else if (!flight.no_request) {
     // A robots.txt request without an answer leaves no WARC record: its attempt record.
     const char* outcome = step.step == RobotsGate::Step::kUnavailable   ? "robots-unavailable"
@@ -97,10 +102,7 @@ void Crawler::Impl::OnRobotsDone(InFlight flight, fetch::FetchResult&& r) {
                                                                         : "retried";
     SubmitAttempt(r.url.empty() ? robots_->RobotsUrl(host) : r.url, r, outcome, step.detail);
   }
-  if (robots_to_share_) {  // no capture to wait for (no response)
-    PutSharedHost(robots_to_share_->first, {.robots = robots_to_share_->second});
-    robots_to_share_.reset();
-  }
+  if (shared) hosts_->PutShared(shared->first, {.robots = std::move(shared->second)});
 }
 
 // Rules in force: the Crawl-delay (a host asking for more than the maximum is given up)
@@ -110,7 +112,7 @@ void Crawler::Impl::ApplyRobots(const frontier::Lease& lease, const RobotsGate::
   const std::string& host = lease.item.host;
   if (step.crawl_delay) {
     frontier_->SetCrawlDelay(host, *step.crawl_delay);
-    EnsureHost(host).crawl_delay_ms = step.crawl_delay->count();
+    hosts_->Ensure(host).crawl_delay_ms = step.crawl_delay->count();
     if (frontier_->HostSkipped(host)) {
       done->kind = frontier::CompletionKind::kDone;
       const auto max_s = std::chrono::duration<double>(opts_.frontier.max_crawl_delay).count();
@@ -137,7 +139,7 @@ void Crawler::Impl::OnPageDone(InFlight flight, fetch::FetchResult&& r) {
     ++stats_.fetches;
     stats_.bytes_downloaded += r.body.size();
     NoteIp(lease.item.host, r.ip);
-    admission_->NoteFetched(HostOfOrigin(lease.item.host));
+    admission_->NoteFetched(NameOfHostKey(lease.item.host));
   }
   const bool got_response = GotResponse(r);
   frontier::Completion c{.kind = frontier::CompletionKind::kDone,
@@ -161,7 +163,7 @@ void Crawler::Impl::OnPageDone(InFlight flight, fetch::FetchResult&& r) {
   }
   const frontier::GiveUp gave_up = frontier_->Complete(lease, c);
   if (!flight.no_request) NoteCompletion(lease.item.host, r, got_response);
-  SavePoliteness(lease.item.host, c.retry_after);
+  hosts_->SavePoliteness(lease.item.host, c.retry_after);
   if (c.kind != frontier::CompletionKind::kRetry) {
     // A 304 answers a conditional request only; to any other it is an ordinary response.
     const bool not_modified = got_response && r.status == 304 && flight.conditional;
@@ -214,7 +216,8 @@ void Crawler::Impl::SubmitAttempt(const std::string& url, const fetch::FetchResu
 
 void Crawler::Impl::DispatchCapture(const frontier::UrlItem& item, fetch::FetchResult&& r,
                                     bool robots, std::string outcome, std::string detail,
-                                    std::optional<state::SeenRecord> previous, bool not_modified) {
+                                    std::optional<state::SeenRecord> previous, bool not_modified,
+                                    std::optional<SharedRobots> shared_robots) {
   PageTask task;
   task.item = item;
   task.previous = std::move(previous);
@@ -225,7 +228,7 @@ void Crawler::Impl::DispatchCapture(const frontier::UrlItem& item, fetch::FetchR
     task.item.url = r.url;  // robots.txt (or a redirect hop of it), stored like a page
     task.item.via = item.url;
   }
-  if (robots) task.shared_robots = std::exchange(robots_to_share_, std::nullopt);
+  task.shared_robots = std::move(shared_robots);
   task.sitemap_hint = !robots && item.sitemap;
   task.is_robots = robots;
   task.outcome = std::move(outcome);
@@ -245,7 +248,7 @@ void Crawler::Impl::GiveUpHost(const std::string& host, const frontier::UrlItem&
 
 void Crawler::Impl::KillHost(const std::string& host_key, std::string_view reason,
                              std::string_view detail) {
-  HostState& host = EnsureHost(host_key);
+  HostTable::Host& host = hosts_->Ensure(host_key);
   host.dead_reason = reason;
   host.dead_detail = detail;
   HostsGivenUp& given_up = stats_.hosts_given_up[std::string(reason)];
@@ -256,7 +259,7 @@ void Crawler::Impl::KillHost(const std::string& host_key, std::string_view reaso
     Record(item.url, reason, 0, detail);
     MarkDone(item, 0);
   }
-  SavePoliteness(host_key, std::nullopt);
+  hosts_->SavePoliteness(host_key, std::nullopt);
 }
 
 // A crawl stopped early (page limit, signal): what is still queued stays queued in the crawl

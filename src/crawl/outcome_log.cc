@@ -18,7 +18,7 @@ OutcomeLog::~OutcomeLog() {
 }
 
 Status OutcomeLog::Open(const std::filesystem::path& file) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   path_ = file.string();
   fd_ = ::open(file.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd_ < 0) {
@@ -76,14 +76,14 @@ void OutcomeLog::Record(std::string_view url, std::string_view outcome, int stat
   line += ",\"time_us\":";
   line += std::to_string(time_us);
   line += "}\n";
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   ++count_;
   if (fd_ < 0) return;
   pending_ += line;
   if (write == Write::kNow || pending_.size() >= kMaxDeferredBytes) (void)WritePending();
 }
 
-// REQUIRES: mu_ held. Lines that could not be written stay pending (in order) for the next
+// Lines that could not be written stay pending (in order) for the next
 // Record or Flush: a full disk delays outcomes, it does not lose them.
 Status OutcomeLog::WritePending() {
   size_t done = 0;
@@ -102,7 +102,7 @@ Status OutcomeLog::WritePending() {
 }
 
 Status OutcomeLog::Flush() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   if (fd_ < 0) return Status::Ok();
   if (Status s = WritePending(); !s.ok()) return s;
   if (::fsync(fd_) != 0) {
@@ -112,7 +112,7 @@ Status OutcomeLog::Flush() {
 }
 
 uint64_t OutcomeLog::count() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   return count_;
 }
 

@@ -21,10 +21,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
-#include <mutex>
 #include <string>
 #include <string_view>
 
+#include "base/mutex.h"
 #include "base/status.h"
 
 namespace harvest::crawl {
@@ -69,12 +69,13 @@ class OutcomeLog {
   uint64_t count() const;
 
  private:
-  mutable std::mutex mu_;
-  Status WritePending();
-  int fd_ = -1;
-  std::string path_;
-  std::string pending_;  // lines not yet written (kWithFlush, or an output error)
-  uint64_t count_ = 0;
+  Status WritePending() REQUIRES(mu_);
+
+  mutable Mutex mu_;
+  int fd_ GUARDED_BY(mu_) = -1;
+  std::string path_ GUARDED_BY(mu_);
+  std::string pending_ GUARDED_BY(mu_);  // lines not yet written (kWithFlush, or an output error)
+  uint64_t count_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace harvest::crawl

@@ -1,8 +1,8 @@
 #include "crawl/page_processor.h"
 
 #include <algorithm>
-#include <cctype>
 
+#include "base/ascii.h"
 #include "dedup/dedup.h"
 #include "extract/extract.h"
 #include "robots/robots.h"
@@ -11,23 +11,10 @@
 namespace harvest::crawl {
 namespace {
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-// `s` without the spaces and tabs around it.
-std::string_view TrimSpaceTab(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
 // "text/html; charset=utf-8" -> "text/html".
 std::string MimeOf(std::string_view content_type) {
   size_t semi = content_type.find(';');
-  return Lower(TrimSpaceTab(content_type.substr(0, semi)));
+  return ToLowerAscii(TrimHttpOws(content_type.substr(0, semi)));
 }
 
 void AppendDetail(StoreTask* store, std::string_view note) {
@@ -38,22 +25,12 @@ void AppendDetail(StoreTask* store, std::string_view note) {
 // A Content-Encoding that leaves the body as it is: none, or "identity" (any case, spaces
 // around it).
 bool IsIdentityCoding(std::string_view coding) {
-  coding = TrimSpaceTab(coding);
-  if (coding.empty()) return true;
-  constexpr std::string_view kIdentity = "identity";
-  if (coding.size() != kIdentity.size()) return false;
-  for (size_t i = 0; i < coding.size(); ++i) {
-    if ((coding[i] | 0x20) != kIdentity[i]) return false;
-  }
-  return true;
-}
-
-bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+  coding = TrimHttpOws(coding);
+  return coding.empty() || EqualsIgnoreAsciiCase(coding, "identity");
 }
 
 bool LooksLikeSitemap(std::string_view mime, std::string_view path, std::string_view body) {
-  if (EndsWith(path, ".xml") || EndsWith(path, ".xml.gz")) return true;
+  if (path.ends_with(".xml") || path.ends_with(".xml.gz")) return true;
   if (mime.find("xml") == std::string_view::npos) return false;
   std::string_view head = body.substr(0, 2048);
   return head.find("<urlset") != std::string_view::npos ||
@@ -99,18 +76,6 @@ FoundLink MakeFoundLink(const url::Url& u) {
   }
   link.fp = url::Fingerprint64(link.url);
   return link;
-}
-
-std::string_view HostOfOrigin(std::string_view origin) {
-  if (size_t scheme = origin.find("://"); scheme != std::string_view::npos) {
-    origin.remove_prefix(scheme + 3);
-  }
-  const size_t bracket = origin.rfind(']');
-  const size_t colon = origin.rfind(':');
-  if (colon != std::string_view::npos && (bracket == std::string_view::npos || colon > bracket)) {
-    origin = origin.substr(0, colon);
-  }
-  return origin;
 }
 
 bool PageProcessor::AddLink(std::string_view href, const url::Url& base, bool redirect,
@@ -223,7 +188,7 @@ void PageProcessor::ExtractFromHtml(const PageTask& task, const url::Url& page_u
       extract::ExtractHtml(body, task.result.Header("content-type").value_or(""), eo);
   extract::RobotsDirectives header_robots;
   for (const auto& [name, value] : task.result.headers) {
-    if (Lower(name) == "x-robots-tag") {
+    if (EqualsIgnoreAsciiCase(name, "x-robots-tag")) {
       extract::RobotsDirectives d = extract::ParseXRobotsTag(value, product_token_);
       header_robots.noindex |= d.noindex;
       header_robots.nofollow |= d.nofollow;

@@ -82,8 +82,6 @@ struct FoundLink {
 
 // A FoundLink for a parsed canonical URL (redirect and sitemap flags false).
 FoundLink MakeFoundLink(const url::Url& u);
-// The host name of a frontier host key: "https://a.test:8443" -> "a.test".
-std::string_view HostOfOrigin(std::string_view origin);
 
 // What the I/O thread gets back: links to admit.
 struct PageLinks {

@@ -17,7 +17,7 @@ void Crawler::Impl::WorkerLoop() {
     // Links first: the page is marked done (after its records are durable) only once the
     // I/O thread has admitted its links (see ConsumeInbox).
     {
-      std::lock_guard lock(inbox_mu_);
+      MutexLock lock(&inbox_mu_);
       inbox_.push_back(std::move(links));
     }
     fetcher_->Wakeup();
@@ -33,7 +33,7 @@ void Crawler::Impl::ConsumeInbox() {
   std::vector<DurablePage> durable = sink_->TakeDurable();
   std::vector<PageLinks> batch;
   {
-    std::lock_guard lock(inbox_mu_);
+    MutexLock lock(&inbox_mu_);
     batch.swap(inbox_);
   }
   CountInlinks(batch);

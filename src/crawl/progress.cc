@@ -42,8 +42,13 @@ void Crawler::Impl::Progress(bool final_line) {
   stats_.outcomes = outcomes_.count();
   stats_.output_paused = sink_->paused();
   stats_.elapsed_s = std::chrono::duration<double>(now - started_).count();
+  const HostTable::Stats& hs = hosts_->stats();
+  stats_.hosts_evicted = hs.evicted;
+  stats_.hosts_reloaded = hs.reloaded;
+  stats_.hosts_resident = hs.resident;
+  stats_.hosts_resident_peak = hs.resident_peak;
   {
-    std::lock_guard lock(stats_mu_);
+    MutexLock lock(&stats_mu_);
     published_ = stats_;
   }
   double interval = std::chrono::duration<double>(now - last_progress_).count();

@@ -113,7 +113,7 @@ RobotsGate::FetchStep RobotsGate::OnFetched(const std::string& host, const fetch
   }
   FetchStep step = InForce(h, rules, status);
   h.rules = std::move(rules);
-  Save(host, h, status, redirects, decoded.body);
+  step.saved = Save(host, h, status, redirects, decoded.body);
   return step;
 }
 
@@ -154,7 +154,7 @@ RobotsGate::FetchStep RobotsGate::Failure(const std::string& host, HostRobots& h
   h.expiry = now + step.retry_after;
   if (cached) return step;  // the copy stays in force, and in the saved record
   h.rules = std::move(rules);
-  Save(host, h, status, redirects, body);
+  step.saved = Save(host, h, status, redirects, body);
   return step;
 }
 
@@ -169,9 +169,10 @@ RobotsGate::FetchStep RobotsGate::InForce(HostRobots& h, const robots::RobotsRul
           .sitemaps = rules.Sitemaps()};
 }
 
-void RobotsGate::Save(const std::string& host, const HostRobots& h, int status, int redirects,
-                      const std::string& body) {
-  if (db_ == nullptr) return;
+std::optional<state::RobotsRecord> RobotsGate::Save(const std::string& host, const HostRobots& h,
+                                                    int status, int redirects,
+                                                    const std::string& body) {
+  if (db_ == nullptr) return std::nullopt;
   using std::chrono::microseconds;
   const Clock::TimePoint now = clock_->Now();
   const int64_t wall_now = clock_->WallMicros();
@@ -185,7 +186,7 @@ void RobotsGate::Save(const std::string& host, const HostRobots& h, int status, 
                                    .outage_since_us = h.failures > 0 ? wall_now + since.count() : 0,
                                    .unreachable = h.unreachable};
   db_->PutRobots(host, record);
-  if (options_.on_save) options_.on_save(host, record);
+  return record;
 }
 
 }  // namespace harvest::crawl

@@ -62,8 +62,6 @@ class RobotsGate {
     // after DNS/connection failures; max_attempts: DNS/connection failures before the host
     // is unreachable.
     frontier::FrontierOptions retry;
-    // Called with each record saved in the crawl state (a shared crawl keeps a copy).
-    std::function<void(const std::string& host, const state::RobotsRecord&)> on_save;
   };
 
   enum class Gate {
@@ -96,6 +94,10 @@ class RobotsGate {
     std::chrono::seconds retry_after{0};  // kRetry, kCached: when robots.txt is due again
     std::optional<std::chrono::milliseconds> crawl_delay;
     std::vector<std::string> sitemaps;
+    // The record this fetch saved in the crawl state, if it saved one (none when a cached copy
+    // stays in force, or without a crawl state): a shared crawl shares it once the fetch's
+    // capture is durable.
+    std::optional<state::RobotsRecord> saved;
   };
 
   // `db` (may be nullptr: nothing persisted) must outlive the gate.
@@ -108,7 +110,8 @@ class RobotsGate {
   // The URL the host's next robots.txt request asks for: <host>/robots.txt, or the redirect
   // target being followed.
   std::string RobotsUrl(const std::string& host) const;
-  // A robots.txt request of `host` completed (any outcome). Saves the result.
+  // A robots.txt request of `host` completed (any outcome). Saves the result (and returns
+  // the saved record in FetchStep::saved).
   FetchStep OnFetched(const std::string& host, const fetch::FetchResult& result);
 
   // Hosts with robots state.
@@ -135,8 +138,9 @@ class RobotsGate {
                     const fetch::FetchResult& r, robots::RobotsRules rules,
                     const std::string& body);
   FetchStep InForce(HostRobots& h, const robots::RobotsRules& rules, int status);
-  void Save(const std::string& host, const HostRobots& h, int status, int redirects,
-            const std::string& body);
+  // Writes the host's record to the crawl state; returns it (nullopt without a state).
+  std::optional<state::RobotsRecord> Save(const std::string& host, const HostRobots& h, int status,
+                                          int redirects, const std::string& body);
 
   Options options_;
   Clock* clock_;

@@ -357,6 +357,48 @@ TEST_F(RobotsGateTest, TheOutageSurvivesARestart) {
   std::filesystem::remove_all(dir);
 }
 
+// FetchStep::saved is the record written to the crawl state (a shared crawl shares it with
+// the capture): rules fetched and a first failure save one; a failed refetch while a cached
+// copy stays in force saves none; without a crawl state nothing is saved.
+TEST_F(RobotsGateTest, AFetchReturnsTheRecordItSaved) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("harvest_robots_gate_saved_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  Result<std::unique_ptr<state::StateDb>> db = state::StateDb::Open({.dir = dir, .sync = false});
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  RobotsGate::Options o;
+  o.product_token = "harvest";
+  o.ttl = 3600s;
+  {
+    RobotsGate gate(o, &clock_, db->get());
+    RobotsGate::FetchStep rules = gate.OnFetched(
+        host_, Response(host_ + "/robots.txt", 200, "User-agent: *\nDisallow: /no\n"));
+    ASSERT_TRUE(rules.saved.has_value());
+    EXPECT_EQ(rules.saved->status, 200);
+    EXPECT_EQ(rules.saved->body, "User-agent: *\nDisallow: /no\n");
+    EXPECT_EQ(rules.saved->expiry_us, clock_.WallMicros() + 3600'000'000);
+    ASSERT_TRUE((*db)->Commit().ok());
+    std::optional<state::RobotsRecord> stored = (*db)->GetRobots(host_);
+    ASSERT_TRUE(stored.has_value());
+    EXPECT_EQ(stored->body, rules.saved->body);
+    clock_.Advance(3600s);
+    RobotsGate::FetchStep cached = gate.OnFetched(host_, Response(host_ + "/robots.txt", 503));
+    EXPECT_EQ(cached.step, RobotsGate::Step::kCached);
+    EXPECT_FALSE(cached.saved.has_value());
+    RobotsGate::FetchStep first =
+        gate.OnFetched("http://b.test", Response("http://b.test/robots.txt", 503));
+    EXPECT_EQ(first.step, RobotsGate::Step::kRetry);
+    ASSERT_TRUE(first.saved.has_value());
+    EXPECT_EQ(first.saved->status, 503);
+    EXPECT_EQ(first.saved->failures, 1);
+  }
+  RobotsGate stateless = MakeGate();
+  EXPECT_FALSE(
+      stateless.OnFetched(host_, Response(host_ + "/robots.txt", 200, "")).saved.has_value());
+  db->reset();
+  std::filesystem::remove_all(dir);
+}
+
 TEST_F(RobotsGateTest, ARecordWithoutTheOutageFieldsStartsTheOutageAtTheRestart) {
   // What an older version wrote: status, redirects, failures, expiry, body — nothing after.
   std::string old;

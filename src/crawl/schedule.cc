@@ -1,34 +1,16 @@
 #include "crawl/schedule.h"
 
 #include <algorithm>
-#include <cctype>
 
+#include "base/ascii.h"
+#include "base/host_key.h"
 #include "frontier/admission.h"
 
 namespace harvest::crawl {
-namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-// "http://a.test:8080" or "a.test:8080" -> "a.test".
-std::string_view BareHost(std::string_view host) {
-  if (size_t p = host.find("://"); p != std::string_view::npos) host.remove_prefix(p + 3);
-  if (host.starts_with('[')) {
-    size_t close = host.find(']');
-    return close == std::string_view::npos ? host : host.substr(0, close + 1);
-  }
-  return host.substr(0, host.find(':'));
-}
-
-}  // namespace
 
 bool HostPatternMatches(std::string_view pattern, std::string_view host) {
-  const std::string p = Lower(pattern);
-  const std::string h = Lower(BareHost(host));
+  const std::string p = ToLowerAscii(pattern);
+  const std::string h = ToLowerAscii(NameOfHostKey(host));  // "http://a.test:8080" -> "a.test"
   if (p.find('*') != std::string::npos) return frontier::MatchUrlPattern(p, h);  // a glob
   return h == p || (h.size() > p.size() && h.ends_with(p) && h[h.size() - p.size() - 1] == '.');
 }

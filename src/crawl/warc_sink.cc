@@ -91,19 +91,19 @@ void WarcSink::Abandon() { abandon_ = true; }
 
 std::vector<DurablePage> WarcSink::TakeDurable() {
   std::vector<DurablePage> out;
-  std::lock_guard lock(durable_mu_);
+  MutexLock lock(&durable_mu_);
   out.swap(durable_);
   return out;
 }
 
 Status WarcSink::error() const {
-  std::lock_guard lock(error_mu_);
+  MutexLock lock(&error_mu_);
   return error_;
 }
 
 void WarcSink::SetError(const Status& s) {
   spdlog::error("writer: {}", s.ToString());
-  std::lock_guard lock(error_mu_);
+  MutexLock lock(&error_mu_);
   if (error_.ok()) error_ = s;
 }
 
@@ -172,7 +172,7 @@ bool WarcSink::FlushAll() {
   robots_written_.clear();
   if (!written_.empty()) {
     {
-      std::lock_guard lock(durable_mu_);
+      MutexLock lock(&durable_mu_);
       if (durable_.empty()) {
         durable_.swap(written_);
       } else {

@@ -20,7 +20,6 @@
 #include <atomic>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -29,6 +28,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "crawl/outcome_log.h"
 #include "crawl/page_processor.h"
 #include "crawl/shared_crawl.h"
@@ -159,14 +159,14 @@ class WarcSink {
   bool MaybeStoredDigest(const std::string& digest) const;
   std::unique_ptr<std::atomic<uint64_t>[]> stored_digests_;
 
-  std::mutex durable_mu_;
-  std::vector<DurablePage> durable_;  // guarded by durable_mu_
+  Mutex durable_mu_;
+  std::vector<DurablePage> durable_ GUARDED_BY(durable_mu_);
   std::atomic<bool> abandon_{false};
   std::atomic<bool> paused_{false};
   std::atomic<uint64_t> responses_{0}, revisits_{0}, near_duplicates_{0}, bytes_written_{0};
   std::atomic<uint64_t> not_modified_{0}, changed_{0}, unchanged_{0};
-  mutable std::mutex error_mu_;
-  Status error_;
+  mutable Mutex error_mu_;
+  Status error_ GUARDED_BY(error_mu_);
 };
 
 }  // namespace harvest::crawl

@@ -5,10 +5,11 @@
 // Thread-safety: all methods are safe from any thread.
 #pragma once
 
-#include <condition_variable>
+#include <chrono>
 #include <deque>
-#include <mutex>
 #include <optional>
+
+#include "base/mutex.h"
 
 namespace harvest::crawl {
 
@@ -22,32 +23,32 @@ class WorkQueue {
   // pop: a producer faster than its consumer then sleeps once per half queue, not per item
   // (a futex wake and two context switches each).
   bool Push(T item) {
-    std::unique_lock lock(mu_);
+    MutexLock lock(&mu_);
     if (!closed_ && items_.size() >= capacity_) {
       ++blocked_producers_;
-      not_full_.wait(lock, [&] { return closed_ || items_.size() < capacity_; });
+      while (!closed_ && items_.size() >= capacity_) not_full_.Wait(&mu_);
       --blocked_producers_;
     }
     if (closed_) return false;
     items_.push_back(std::move(item));
-    not_empty_.notify_one();
+    not_empty_.Signal();
     return true;
   }
 
   // Never blocks: the capacity is ignored. For a producer that must not wait (the I/O
   // thread), whose items are few and bounded elsewhere. False once closed.
   bool PushNoWait(T item) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     if (closed_) return false;
     items_.push_back(std::move(item));
-    not_empty_.notify_one();
+    not_empty_.Signal();
     return true;
   }
 
   // Blocks until an item is available; nullopt once closed and drained.
   std::optional<T> Pop() {
-    std::unique_lock lock(mu_);
-    not_empty_.wait(lock, [&] { return closed_ || !items_.empty(); });
+    MutexLock lock(&mu_);
+    while (!closed_ && items_.empty()) not_empty_.Wait(&mu_);
     if (items_.empty()) return std::nullopt;
     T item = std::move(items_.front());
     items_.pop_front();
@@ -58,8 +59,11 @@ class WorkQueue {
   // Waits at most `timeout` for an item.
   template <typename Rep, typename Period>
   std::optional<T> PopFor(std::chrono::duration<Rep, Period> timeout) {
-    std::unique_lock lock(mu_);
-    not_empty_.wait_for(lock, timeout, [&] { return closed_ || !items_.empty(); });
+    MutexLock lock(&mu_);
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!closed_ && items_.empty()) {
+      if (!not_empty_.WaitUntil(&mu_, deadline)) break;
+    }
     if (items_.empty()) return std::nullopt;
     T item = std::move(items_.front());
     items_.pop_front();
@@ -69,34 +73,34 @@ class WorkQueue {
 
   // Producers are refused from now on; consumers drain what is left.
   void Close() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     closed_ = true;
-    not_empty_.notify_all();
-    not_full_.notify_all();
+    not_empty_.SignalAll();
+    not_full_.SignalAll();
   }
 
   // True once Close() was called and every item was popped.
   bool ClosedAndEmpty() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     return closed_ && items_.empty();
   }
 
   size_t size() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     return items_.size();
   }
 
  private:
-  void WakeProducers() {
-    if (blocked_producers_ > 0 && items_.size() <= capacity_ / 2) not_full_.notify_all();
+  void WakeProducers() REQUIRES(mu_) {
+    if (blocked_producers_ > 0 && items_.size() <= capacity_ / 2) not_full_.SignalAll();
   }
 
   const size_t capacity_;
-  mutable std::mutex mu_;
-  std::condition_variable not_empty_, not_full_;
-  std::deque<T> items_;
-  bool closed_ = false;
-  size_t blocked_producers_ = 0;  // in Push, waiting for room
+  mutable Mutex mu_;
+  CondVar not_empty_, not_full_;
+  std::deque<T> items_ GUARDED_BY(mu_);
+  bool closed_ GUARDED_BY(mu_) = false;
+  size_t blocked_producers_ GUARDED_BY(mu_) = 0;  // in Push, waiting for room
 };
 
 }  // namespace harvest::crawl

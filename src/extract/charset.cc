@@ -10,6 +10,7 @@
 #include <memory>
 #include <utility>
 
+#include "base/ascii.h"
 #include "extract/char_ref.h"
 #include "extract/extract.h"
 
@@ -24,17 +25,6 @@ constexpr std::array<uint16_t, 32> kWindows1252High = {
     0x20AC, 0x0081, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160,
     0x2039, 0x0152, 0x008D, 0x017D, 0x008F, 0x0090, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022,
     0x2013, 0x2014, 0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x009D, 0x017E, 0x0178};
-
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'; }
-char Lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
-
-bool EqualsNoCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (Lower(a[i]) != Lower(b[i])) return false;
-  }
-  return true;
-}
 
 // Length of the valid UTF-8 sequence at in[i], or 0 if invalid; *bad_len receives the
 // maximal-subpart length to replace by one U+FFFD (WHATWG UTF-8 decoder).
@@ -175,7 +165,7 @@ bool GetAttribute(std::string_view s, size_t* pos, std::string* name, std::strin
   const size_t n = s.size();
   name->clear();
   value->clear();
-  while (i < n && (IsSpace(s[i]) || s[i] == '/')) ++i;
+  while (i < n && (IsHtmlSpace(s[i]) || s[i] == '/')) ++i;
   if (i >= n || s[i] == '>') {
     *pos = i;
     return false;
@@ -188,8 +178,8 @@ bool GetAttribute(std::string_view s, size_t* pos, std::string* name, std::strin
       ++i;
       break;
     }
-    if (IsSpace(c)) {
-      while (i < n && IsSpace(s[i])) ++i;
+    if (IsHtmlSpace(c)) {
+      while (i < n && IsHtmlSpace(s[i])) ++i;
       if (i < n && s[i] == '=') {
         ++i;
         break;
@@ -201,15 +191,15 @@ bool GetAttribute(std::string_view s, size_t* pos, std::string* name, std::strin
       *pos = i;
       return true;
     }
-    name->push_back(Lower(c));
+    name->push_back(AsciiLower(c));
     ++i;
   }
   // Attribute value.
-  while (i < n && IsSpace(s[i])) ++i;
+  while (i < n && IsHtmlSpace(s[i])) ++i;
   if (i >= n) return false;
   if (s[i] == '"' || s[i] == '\'') {
     char q = s[i++];
-    while (i < n && s[i] != q) value->push_back(Lower(s[i++]));
+    while (i < n && s[i] != q) value->push_back(AsciiLower(s[i++]));
     if (i >= n) return false;
     *pos = i + 1;
     return true;
@@ -218,7 +208,7 @@ bool GetAttribute(std::string_view s, size_t* pos, std::string* name, std::strin
     *pos = i;
     return true;
   }
-  while (i < n && !IsSpace(s[i]) && s[i] != '>') value->push_back(Lower(s[i++]));
+  while (i < n && !IsHtmlSpace(s[i]) && s[i] != '>') value->push_back(AsciiLower(s[i++]));
   *pos = i;
   return i < n;
 }
@@ -229,18 +219,18 @@ std::string_view CharsetFromMetaContent(std::string_view s) {
   while (true) {
     size_t p = std::string_view::npos;
     for (size_t k = i; k + 7 <= s.size(); ++k) {
-      if (EqualsNoCase(s.substr(k, 7), "charset")) {
+      if (EqualsIgnoreAsciiCase(s.substr(k, 7), "charset")) {
         p = k;
         break;
       }
     }
     if (p == std::string_view::npos) return {};
     i = p + 7;
-    while (i < s.size() && IsSpace(s[i])) ++i;
+    while (i < s.size() && IsHtmlSpace(s[i])) ++i;
     if (i >= s.size()) return {};
     if (s[i] != '=') continue;
     ++i;
-    while (i < s.size() && IsSpace(s[i])) ++i;
+    while (i < s.size() && IsHtmlSpace(s[i])) ++i;
     if (i >= s.size()) return {};
     if (s[i] == '"' || s[i] == '\'') {
       char q = s[i];
@@ -249,7 +239,7 @@ std::string_view CharsetFromMetaContent(std::string_view s) {
       return s.substr(i + 1, end - i - 1);
     }
     size_t end = i;
-    while (end < s.size() && !IsSpace(s[end]) && s[end] != ';') ++end;
+    while (end < s.size() && !IsHtmlSpace(s[end]) && s[end] != ';') ++end;
     return s.substr(i, end - i);
   }
 }
@@ -294,7 +284,7 @@ std::string_view ContentTypeCharset(std::string_view ct) {
   size_t semi = ct.find(';');
   while (semi != std::string_view::npos) {
     size_t i = semi + 1;
-    while (i < ct.size() && IsSpace(ct[i])) ++i;
+    while (i < ct.size() && IsHtmlSpace(ct[i])) ++i;
     size_t eq = ct.find('=', i);
     size_t next = ct.find(';', i);
     if (eq == std::string_view::npos) return {};
@@ -303,9 +293,9 @@ std::string_view ContentTypeCharset(std::string_view ct) {
       continue;
     }
     std::string_view key = ct.substr(i, eq - i);
-    while (!key.empty() && IsSpace(key.back())) key.remove_suffix(1);
+    while (!key.empty() && IsHtmlSpace(key.back())) key.remove_suffix(1);
     size_t v = eq + 1;
-    while (v < ct.size() && IsSpace(ct[v])) ++v;
+    while (v < ct.size() && IsHtmlSpace(ct[v])) ++v;
     std::string_view value;
     if (v < ct.size() && ct[v] == '"') {
       size_t close = ct.find('"', v + 1);
@@ -314,9 +304,9 @@ std::string_view ContentTypeCharset(std::string_view ct) {
     } else {
       size_t end = next == std::string_view::npos ? ct.size() : next;
       value = ct.substr(v, end - v);
-      while (!value.empty() && IsSpace(value.back())) value.remove_suffix(1);
+      while (!value.empty() && IsHtmlSpace(value.back())) value.remove_suffix(1);
     }
-    if (EqualsNoCase(key, "charset")) return value;
+    if (EqualsIgnoreAsciiCase(key, "charset")) return value;
     semi = next;
   }
   return {};
@@ -333,8 +323,8 @@ std::string PrescanMetaCharset(std::string_view body) {
       i = end + 3;
       continue;
     }
-    if (i + 5 < n && EqualsNoCase(s.substr(i, 5), "<meta") &&
-        (IsSpace(s[i + 5]) || s[i + 5] == '/')) {
+    if (i + 5 < n && EqualsIgnoreAsciiCase(s.substr(i, 5), "<meta") &&
+        (IsHtmlSpace(s[i + 5]) || s[i + 5] == '/')) {
       size_t pos = i + 6;
       std::string cs = MetaCharset(s, &pos);
       if (!cs.empty()) return cs;
@@ -344,7 +334,7 @@ std::string PrescanMetaCharset(std::string_view body) {
     if (s[i] == '<' && i + 1 < n &&
         (IsAsciiAlpha(s[i + 1]) || (s[i + 1] == '/' && i + 2 < n && IsAsciiAlpha(s[i + 2])))) {
       size_t pos = i + 1;
-      while (pos < n && !IsSpace(s[pos]) && s[pos] != '>') ++pos;
+      while (pos < n && !IsHtmlSpace(s[pos]) && s[pos] != '>') ++pos;
       std::string name, value;
       while (GetAttribute(s, &pos, &name, &value)) {
       }

@@ -9,15 +9,15 @@
 #include <emmintrin.h>
 #endif
 
+#include "base/ascii.h"
+
 namespace harvest::extract::internal {
 namespace {
-
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'; }
 
 // Bytes that may start collapsible whitespace: ASCII whitespace and 0xC2 (U+00A0 lead byte).
 constexpr auto kMaybeSpace = [] {
   std::array<bool, 256> t{};
-  for (unsigned char c : {' ', '\t', '\n', '\f', '\r'}) t[c] = true;
+  for (int c = 0; c < 256; ++c) t[c] = IsHtmlSpace(static_cast<char>(c));
   t[0xC2] = true;
   return t;
 }();
@@ -28,7 +28,7 @@ bool MaybeSpace(char c) { return kMaybeSpace[static_cast<unsigned char>(c)]; }
 void SkipSpaces(std::string_view s, size_t* i, bool* pending_space) {
   const size_t n = s.size();
   while (*i < n) {
-    if (IsSpace(s[*i])) {
+    if (IsHtmlSpace(s[*i])) {
       ++*i;
     } else if (s[*i] == '\xC2' && *i + 1 < n && s[*i + 1] == '\xA0') {
       *i += 2;
@@ -50,7 +50,7 @@ void AppendCollapsedCapped(std::string_view s, size_t max, bool* pending_space, 
     size_t w = i;
     while (true) {
       while (w < n && !MaybeSpace(s[w])) ++w;
-      if (w >= n || IsSpace(s[w]) || (w + 1 < n && s[w + 1] == '\xA0')) break;
+      if (w >= n || IsHtmlSpace(s[w]) || (w + 1 < n && s[w + 1] == '\xA0')) break;
       ++w;  // a 0xC2 that does not start U+00A0
     }
     if (*pending_space && !out->empty()) {

@@ -7,13 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "base/ascii.h"
+
 namespace harvest::extract::internal {
 namespace {
 
 // The original word-by-word AppendCollapsed, kept as the reference for the fast path.
 namespace reference {
-
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'; }
 
 constexpr auto kMaybeSpace = [] {
   std::array<bool, 256> t{};
@@ -27,7 +27,7 @@ void AppendCollapsed(std::string_view s, size_t max, bool* pending_space, std::s
   const size_t n = s.size();
   while (i < n) {
     while (i < n) {
-      if (IsSpace(s[i])) {
+      if (IsHtmlSpace(s[i])) {
         ++i;
       } else if (s[i] == '\xC2' && i + 1 < n && s[i + 1] == '\xA0') {
         i += 2;
@@ -40,7 +40,7 @@ void AppendCollapsed(std::string_view s, size_t max, bool* pending_space, std::s
     size_t w = i;
     while (true) {
       while (w < n && !kMaybeSpace[static_cast<unsigned char>(s[w])]) ++w;
-      if (w >= n || IsSpace(s[w]) || (w + 1 < n && s[w + 1] == '\xA0')) break;
+      if (w >= n || IsHtmlSpace(s[w]) || (w + 1 < n && s[w + 1] == '\xA0')) break;
       ++w;
     }
     if (*pending_space && !out->empty()) {

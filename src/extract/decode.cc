@@ -11,22 +11,13 @@
 #include <string>
 #include <vector>
 
+#include "base/ascii.h"
 #include "extract/extract.h"
 
 namespace harvest::extract {
 namespace {
 
 constexpr size_t kChunk = 64 * 1024;
-
-bool IsSpace(char c) { return c == ' ' || c == '\t'; }
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + 32);
-  }
-  return out;
-}
 
 // Appends up to the cap; returns false (and sets too_large) when the cap is hit.
 bool AppendCapped(const char* data, size_t len, size_t max, DecodeResult* r, std::string* out) {
@@ -244,10 +235,8 @@ DecodeResult DecodeContentWith(std::string_view content_encoding, std::string_vi
   while (i <= content_encoding.size()) {
     size_t end = content_encoding.find(',', i);
     if (end == std::string_view::npos) end = content_encoding.size();
-    std::string_view c = content_encoding.substr(i, end - i);
-    while (!c.empty() && IsSpace(c.front())) c.remove_prefix(1);
-    while (!c.empty() && IsSpace(c.back())) c.remove_suffix(1);
-    if (!c.empty()) codings.push_back(Lower(c));
+    const std::string_view c = TrimHttpOws(content_encoding.substr(i, end - i));
+    if (!c.empty()) codings.push_back(ToLowerAscii(c));
     i = end + 1;
   }
   DecodeResult r;

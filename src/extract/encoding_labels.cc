@@ -1,24 +1,13 @@
 // WHATWG Encoding labels → canonical names, and canonical names → glibc iconv names.
 #include <utility>
 
+#include "base/ascii.h"
 #include "extract/charset.h"
 #include "extract/extract.h"
 
 namespace harvest::extract {
 namespace internal {
 namespace {
-
-bool IsLabelSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'; }
-
-bool EqualsNoCaseAscii(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char x = (a[i] >= 'A' && a[i] <= 'Z') ? static_cast<char>(a[i] + 32) : a[i];
-    char y = (b[i] >= 'A' && b[i] <= 'Z') ? static_cast<char>(b[i] + 32) : b[i];
-    if (x != y) return false;
-  }
-  return true;
-}
 
 struct LabelEntry {
   std::string_view label;
@@ -243,10 +232,9 @@ const char* IconvName(std::string_view name) {
 }  // namespace internal
 
 std::string CanonicalCharset(std::string_view label) {
-  while (!label.empty() && internal::IsLabelSpace(label.front())) label.remove_prefix(1);
-  while (!label.empty() && internal::IsLabelSpace(label.back())) label.remove_suffix(1);
+  label = TrimHtmlSpace(label);  // WHATWG Encoding "get an encoding": ASCII whitespace
   for (const auto& e : internal::kLabels) {
-    if (internal::EqualsNoCaseAscii(e.label, label)) return std::string(e.name);
+    if (EqualsIgnoreAsciiCase(e.label, label)) return std::string(e.name);
   }
   return {};
 }

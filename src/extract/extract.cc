@@ -5,6 +5,7 @@
 #include <array>
 #include <string>
 
+#include "base/ascii.h"
 #include "extract/char_ref.h"
 #include "extract/charset.h"
 #include "extract/collapse.h"
@@ -17,24 +18,13 @@ using internal::AppendCollapsed;
 using internal::Tag;
 using internal::TextKind;
 
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'; }
-char Lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
+// WHATWG URL's "C0 control or space" (U+0000 to U+0020; HTML's whitespace among them).
+bool IsC0ControlOrSpace(char c) { return static_cast<unsigned char>(c) <= 0x20; }
 
-std::string LowerCopy(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = Lower(c);
-  return out;
-}
-
-// Strips leading/trailing ASCII whitespace and removes tab/CR/LF inside (as the WHATWG URL
-// parser does before parsing).
+// Strips leading/trailing C0 controls and spaces and removes tab/CR/LF inside (as the WHATWG
+// URL parser does before parsing).
 std::string CleanUrl(std::string_view v) {
-  while (!v.empty() && (IsSpace(v.front()) || static_cast<unsigned char>(v.front()) <= 0x20)) {
-    v.remove_prefix(1);
-  }
-  while (!v.empty() && (IsSpace(v.back()) || static_cast<unsigned char>(v.back()) <= 0x20)) {
-    v.remove_suffix(1);
-  }
+  v = TrimIf(v, IsC0ControlOrSpace);
   std::string out;
   out.reserve(v.size());
   for (char c : v) {
@@ -48,12 +38,12 @@ std::string NormalizeTokens(std::string_view v) {
   std::string out;
   size_t i = 0;
   while (i < v.size()) {
-    while (i < v.size() && IsSpace(v[i])) ++i;
+    while (i < v.size() && IsHtmlSpace(v[i])) ++i;
     size_t start = i;
-    while (i < v.size() && !IsSpace(v[i])) ++i;
+    while (i < v.size() && !IsHtmlSpace(v[i])) ++i;
     if (i > start) {
       if (!out.empty()) out.push_back(' ');
-      for (size_t k = start; k < i; ++k) out.push_back(Lower(v[k]));
+      for (size_t k = start; k < i; ++k) out.push_back(AsciiLower(v[k]));
     }
   }
   return out;
@@ -72,7 +62,7 @@ bool HasToken(std::string_view tokens, std::string_view token) {
 
 // Applies robots directives from a comma/space separated list ("noindex, nofollow").
 void ApplyRobotsDirective(std::string_view token, RobotsDirectives* d) {
-  std::string t = LowerCopy(token);
+  std::string t = ToLowerAscii(token);
   if (t == "noindex") d->noindex = true;
   if (t == "nofollow") d->nofollow = true;
   if (t == "none") d->noindex = d->nofollow = true;
@@ -81,9 +71,9 @@ void ApplyRobotsDirective(std::string_view token, RobotsDirectives* d) {
 void ApplyRobotsList(std::string_view v, RobotsDirectives* d) {
   size_t i = 0;
   while (i < v.size()) {
-    while (i < v.size() && (IsSpace(v[i]) || v[i] == ',')) ++i;
+    while (i < v.size() && (IsHtmlSpace(v[i]) || v[i] == ',')) ++i;
     size_t start = i;
-    while (i < v.size() && !IsSpace(v[i]) && v[i] != ',') ++i;
+    while (i < v.size() && !IsHtmlSpace(v[i]) && v[i] != ',') ++i;
     if (i > start) ApplyRobotsDirective(v.substr(start, i - start), d);
   }
 }
@@ -91,7 +81,7 @@ void ApplyRobotsList(std::string_view v, RobotsDirectives* d) {
 class ExtractHandler : public internal::TokenHandler {
  public:
   ExtractHandler(const ExtractOptions& options, PageInfo* page) : opt_(options), page_(page) {
-    token_ = LowerCopy(options.product_token);
+    token_ = ToLowerAscii(options.product_token);
   }
 
   void OnTag(const Tag& tag) override {
@@ -272,7 +262,7 @@ PageInfo ExtractHtml(std::string_view body, std::string_view content_type,
 
 RobotsDirectives ParseXRobotsTag(std::string_view value, std::string_view product_token) {
   RobotsDirectives d;
-  std::string token = LowerCopy(product_token);
+  std::string token = ToLowerAscii(product_token);
   bool applies = true;  // no agent prefix yet: applies to everyone
   size_t i = 0;
   while (i <= value.size()) {
@@ -282,7 +272,7 @@ RobotsDirectives ParseXRobotsTag(std::string_view value, std::string_view produc
     i = end + 1;
     size_t colon = item.find(':');
     if (colon != std::string_view::npos) {
-      std::string name = LowerCopy(NormalizeTokens(item.substr(0, colon)));
+      std::string name = ToLowerAscii(NormalizeTokens(item.substr(0, colon)));
       // Directives that take a value themselves are not agent prefixes.
       if (name != "unavailable_after" && name != "max-snippet" && name != "max-image-preview" &&
           name != "max-video-preview") {
@@ -298,9 +288,7 @@ RobotsDirectives ParseXRobotsTag(std::string_view value, std::string_view produc
 
 bool IsHtml(std::string_view content_type, std::string_view body) {
   std::string_view essence = content_type.substr(0, content_type.find(';'));
-  while (!essence.empty() && IsSpace(essence.front())) essence.remove_prefix(1);
-  while (!essence.empty() && IsSpace(essence.back())) essence.remove_suffix(1);
-  std::string mime = LowerCopy(essence);
+  const std::string mime = ToLowerAscii(TrimHtmlSpace(essence));
   if (mime == "text/html" || mime == "application/xhtml+xml") return true;
   if (!mime.empty() && mime != "unknown/unknown" && mime != "application/unknown" &&
       mime != "*/*") {
@@ -309,13 +297,13 @@ bool IsHtml(std::string_view content_type, std::string_view body) {
   // WHATWG MIME Sniffing §7.1: skip whitespace (and a UTF-8 BOM), match an HTML pattern
   // followed by a tag-terminating byte (space or '>').
   if (body.substr(0, 3) == "\xEF\xBB\xBF") body.remove_prefix(3);
-  while (!body.empty() && IsSpace(body.front())) body.remove_prefix(1);
+  body = TrimLeadingIf(body, IsHtmlSpace);
   static constexpr std::string_view kPatterns[] = {
       "<!doctype html", "<html", "<head",  "<script", "<iframe", "<h1",   "<div", "<font",
       "<table",         "<a",    "<style", "<title",  "<b",      "<body", "<br",  "<p"};
   for (std::string_view p : kPatterns) {
     if (body.size() <= p.size()) continue;
-    if (LowerCopy(body.substr(0, p.size())) != p) continue;
+    if (!StartsWithIgnoreAsciiCase(body, p)) continue;
     char t = body[p.size()];
     if (t == ' ' || t == '>') return true;
   }

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "base/ascii.h"
 #include "extract/extract.h"
 
 namespace harvest::extract {
@@ -22,8 +23,6 @@ namespace {
 
 constexpr size_t kOracleSampleFiles = 300;
 constexpr char kPythonDocDir[] = "/usr/share/doc/python3/html";
-
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'; }
 
 // Same cleaning as ExtractHtml promises: trim ASCII whitespace/controls, drop tab/CR/LF.
 std::string Clean(std::string_view v) {
@@ -37,12 +36,12 @@ std::string Clean(std::string_view v) {
 }
 
 bool RelHasLinkType(std::string rel) {
-  for (char& c : rel) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  LowerAsciiInPlace(rel);
   size_t i = 0;
   while (i < rel.size()) {
-    while (i < rel.size() && IsSpace(rel[i])) ++i;
+    while (i < rel.size() && IsHtmlSpace(rel[i])) ++i;
     size_t s = i;
-    while (i < rel.size() && !IsSpace(rel[i])) ++i;
+    while (i < rel.size() && !IsHtmlSpace(rel[i])) ++i;
     std::string t = rel.substr(s, i - s);
     if (t == "next" || t == "prev" || t == "alternate" || t == "canonical") return true;
   }

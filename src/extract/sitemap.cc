@@ -1,11 +1,11 @@
 // Sitemaps (sitemaps.org protocol 0.9): XML urlset / sitemapindex, text, gzip.
 #include <zlib.h>
 
-#include <cctype>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "base/ascii.h"
 #include "extract/char_ref.h"
 #include "extract/extract.h"
 
@@ -19,14 +19,7 @@ constexpr size_t kMaxSitemapBytes = 50 * 1024 * 1024;
 // Element nesting deeper than this is not a sitemap; stops a hostile document from growing
 // the element stack without bound.
 constexpr size_t kMaxXmlDepth = 64;
-
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'; }
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
-  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
-  return s;
-}
+// Whitespace is HTML's set (IsHtmlSpace): XML's S (space, tab, CR, LF) and form feed.
 
 // Inflates a gzip body into *out, at most kMaxSitemapBytes. Returns "" or an error.
 std::string Gunzip(std::string_view in, std::string* out, bool* truncated) {
@@ -125,8 +118,7 @@ Element SplitName(std::string_view qname) {
 }
 
 int64_t ChangeFreqSeconds(std::string_view v) {
-  std::string f(v);
-  for (char& c : f) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string f = ToLowerAscii(v);
   if (f == "always") return 60;
   if (f == "hourly") return 3600;
   if (f == "daily") return 86400;
@@ -207,7 +199,7 @@ class XmlSitemapParser {
     bool is_end = lt + 1 < n && in_[lt + 1] == '/';
     size_t name_start = lt + (is_end ? 2 : 1);
     size_t i = name_start;
-    while (i < n && !IsSpace(in_[i]) && in_[i] != '>' && in_[i] != '/') ++i;
+    while (i < n && !IsHtmlSpace(in_[i]) && in_[i] != '>' && in_[i] != '/') ++i;
     std::string_view qname = in_.substr(name_start, i - name_start);
     // Skip attributes, honouring quotes (a '>' may sit inside one).
     char quote = 0;
@@ -267,7 +259,7 @@ class XmlSitemapParser {
   void EndElement(const Element& e) {
     if (in_loc_ && e.local == "loc") {
       in_loc_ = false;
-      std::string_view url = Trim(loc_);
+      std::string_view url = TrimHtmlSpace(loc_);
       if (!url.empty()) url_added_ = AddUrl(url);
     }
     if (in_hint_ != nullptr &&
@@ -276,9 +268,9 @@ class XmlSitemapParser {
     }
     if (root_ == "urlset" && e.local == "url" && stack_.size() == 2 && url_added_) {
       SitemapHint& hint = r_->hints.back();
-      if (auto t = ParseW3cDatetime(Trim(lastmod_))) hint.lastmod_us = *t;
-      hint.changefreq_s = ChangeFreqSeconds(Trim(changefreq_));
-      hint.priority = SitemapPriority(Trim(priority_));
+      if (auto t = ParseW3cDatetime(TrimHtmlSpace(lastmod_))) hint.lastmod_us = *t;
+      hint.changefreq_s = ChangeFreqSeconds(TrimHtmlSpace(changefreq_));
+      hint.priority = SitemapPriority(TrimHtmlSpace(priority_));
       url_added_ = false;
     }
     // Pop to the matching element (tolerates unclosed children).
@@ -318,7 +310,7 @@ void ParseTextSitemap(std::string_view body, SitemapResult* r) {
   while (i < body.size()) {
     size_t end = body.find('\n', i);
     if (end == std::string_view::npos) end = body.size();
-    std::string_view line = Trim(body.substr(i, end - i));
+    std::string_view line = TrimHtmlSpace(body.substr(i, end - i));
     i = end + 1;
     if (line.empty()) continue;
     if (r->urls.size() >= kMaxSitemapUrls) {
@@ -413,7 +405,7 @@ SitemapResult ParseSitemap(std::string_view body, bool maybe_gzip) {
   }
   std::string error = result.error;
   if (body.substr(0, 3) == "\xEF\xBB\xBF") body.remove_prefix(3);
-  std::string_view start = Trim(body);
+  std::string_view start = TrimHtmlSpace(body);
   if (!start.empty() && start.front() == '<') {
     XmlSitemapParser(body, &result).Run();
   } else {

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "base/ascii.h"
 #include "extract/char_ref.h"
 
 namespace harvest::extract::internal {
@@ -14,17 +15,7 @@ constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
 // 5e9 comparisons; real elements carry a few dozen at most.
 constexpr size_t kMaxAttributesPerTag = 256;
 
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'; }
 bool IsAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-char Lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
-
-bool StartsWithNoCase(std::string_view s, size_t pos, std::string_view prefix) {
-  if (s.size() - pos < prefix.size()) return false;
-  for (size_t i = 0; i < prefix.size(); ++i) {
-    if (Lower(s[pos + i]) != prefix[i]) return false;
-  }
-  return true;
-}
 
 // The element whose content the tokenizer is in after a start tag.
 enum class Mode { kData, kRcdata, kRawtext, kScript, kPlaintext };
@@ -94,9 +85,10 @@ class Tokenizer {
   // True if an end tag for raw_name_ starts at i ("</name" followed by space, '/' or '>').
   bool AppropriateEndTagAt(size_t i) const {
     if (in_[i] != '<' || i + 1 >= in_.size() || in_[i + 1] != '/') return false;
-    if (!StartsWithNoCase(in_, i + 2, raw_name_)) return false;
+    if (!StartsWithIgnoreAsciiCase(in_.substr(i + 2), raw_name_)) return false;
     size_t after = i + 2 + raw_name_.size();
-    return after < in_.size() && (IsSpace(in_[after]) || in_[after] == '/' || in_[after] == '>');
+    return after < in_.size() &&
+           (IsHtmlSpace(in_[after]) || in_[after] == '/' || in_[after] == '>');
   }
 
   // Position of the end tag closing RAWTEXT/RCDATA content, or EOF.
@@ -137,8 +129,9 @@ class Tokenizer {
         i += 3;
       } else if (c == '<' && state == kEscaped && AppropriateEndTagAt(i)) {
         return i;
-      } else if (c == '<' && state == kEscaped && StartsWithNoCase(in_, i + 1, "script") &&
-                 i + 7 < n && (IsSpace(in_[i + 7]) || in_[i + 7] == '/' || in_[i + 7] == '>')) {
+      } else if (c == '<' && state == kEscaped &&
+                 StartsWithIgnoreAsciiCase(in_.substr(i + 1), "script") && i + 7 < n &&
+                 (IsHtmlSpace(in_[i + 7]) || in_[i + 7] == '/' || in_[i + 7] == '>')) {
         state = kDouble;
         i += 7;
       } else if (c == '<' && state == kDouble && AppropriateEndTagAt(i)) {
@@ -198,7 +191,7 @@ class Tokenizer {
     size_t i = lt + 2;
     if (in_.compare(i, 2, "--") == 0) {
       Comment(i + 2);
-    } else if (StartsWithNoCase(in_, i, "doctype")) {
+    } else if (StartsWithIgnoreAsciiCase(in_.substr(i), "doctype")) {
       size_t gt = in_.find('>', i);
       size_t end = gt == std::string_view::npos ? in_.size() : gt;
       h_->OnDoctype(in_.substr(i + 7, end - i - 7));
@@ -264,7 +257,7 @@ class Tokenizer {
     if (c == '\0') {
       s->append(kReplacement);
     } else {
-      s->push_back(Lower(c));
+      s->push_back(AsciiLower(c));
     }
   }
 
@@ -311,7 +304,7 @@ class Tokenizer {
       }
       return i < n ? i + 1 : std::string_view::npos;
     }
-    while (i < n && !IsSpace(in_[i]) && in_[i] != '>') {
+    while (i < n && !IsHtmlSpace(in_[i]) && in_[i] != '>') {
       i = ValueChar(i, value);
     }
     return i < n ? i : std::string_view::npos;
@@ -339,13 +332,13 @@ class Tokenizer {
     tag_.self_closing = false;
     tag_.attribute_count = 0;
     size_t i = name_start;
-    while (i < n && !IsSpace(in_[i]) && in_[i] != '/' && in_[i] != '>') {
+    while (i < n && !IsHtmlSpace(in_[i]) && in_[i] != '/' && in_[i] != '>') {
       AppendNameChar(in_[i], &tag_.name);
       ++i;
     }
     // Attributes (before attribute name / attribute name / after attribute name states).
     while (true) {
-      while (i < n && IsSpace(in_[i])) ++i;
+      while (i < n && IsHtmlSpace(in_[i])) ++i;
       if (i >= n) break;  // EOF in tag: drop it
       char c = in_[i];
       if (c == '>') {
@@ -367,20 +360,20 @@ class Tokenizer {
       // The first character is part of the name even if it is '='.
       AppendNameChar(c, &attr->name);
       ++i;
-      while (i < n && !IsSpace(in_[i]) && in_[i] != '/' && in_[i] != '>' && in_[i] != '=') {
+      while (i < n && !IsHtmlSpace(in_[i]) && in_[i] != '/' && in_[i] != '>' && in_[i] != '=') {
         AppendNameChar(in_[i], &attr->name);
         ++i;
       }
       DedupLastAttribute(attr);
       size_t j = i;
-      while (j < n && IsSpace(in_[j])) ++j;
+      while (j < n && IsHtmlSpace(in_[j])) ++j;
       if (j >= n) break;
       if (in_[j] != '=') {
         i = j;  // attribute without value; next attribute (or '/', '>') follows
         continue;
       }
       ++j;
-      while (j < n && IsSpace(in_[j])) ++j;
+      while (j < n && IsHtmlSpace(in_[j])) ++j;
       if (j < n && in_[j] == '>') {  // missing value
         pos_ = j + 1;
         EmitTag();

@@ -18,11 +18,12 @@
 #include <climits>
 #include <cstring>
 #include <deque>
-#include <mutex>
+#include <mutex>  // std::call_once
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "base/mutex.h"
 #include "fetch/dns_cache.h"
 #include "fetch/resolver.h"
 
@@ -71,11 +72,11 @@ class AresResolver final : public Resolver {
   void Resolve(std::string_view name) override;
   std::vector<Resolution> TakeCompleted() override;
   size_t pending() const override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     return running_.size();
   }
   size_t cached() const override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     return cache_.size();
   }
 
@@ -90,22 +91,22 @@ class AresResolver final : public Resolver {
   static void OnSocketState(void* self, ares_socket_t fd, int readable, int writable);
   static void OnDone(void* arg, int status, int timeouts, ares_addrinfo* info);
   void Loop();
-  void StartLookups();
-  void ExpireDeadlines();
+  void StartLookups() EXCLUDES(mu_);
+  void ExpireDeadlines() EXCLUDES(mu_);
   int PollTimeoutMs();
-  void Deliver(Resolution r, std::chrono::seconds record_ttl);
+  void Deliver(Resolution r, std::chrono::seconds record_ttl) EXCLUDES(mu_);
   void Signal();
 
   const ResolverOptions options_;
   Clock* const clock_;
   const std::function<void()> wakeup_;
 
-  mutable std::mutex mu_;
-  DnsCache cache_;                           // guarded by mu_
-  std::unordered_set<std::string> running_;  // guarded by mu_: names being looked up
-  std::vector<std::string> requests_;        // guarded by mu_: to be started by the loop
-  std::vector<Resolution> completed_;        // guarded by mu_
-  bool stop_ = false;                        // guarded by mu_
+  mutable Mutex mu_;
+  DnsCache cache_ GUARDED_BY(mu_);
+  std::unordered_set<std::string> running_ GUARDED_BY(mu_);  // names being looked up
+  std::vector<std::string> requests_ GUARDED_BY(mu_);        // to be started by the loop
+  std::vector<Resolution> completed_ GUARDED_BY(mu_);
+  bool stop_ GUARDED_BY(mu_) = false;
 
   // Lookup thread only.
   ares_channel channel_ = nullptr;
@@ -155,7 +156,7 @@ Status AresResolver::Init() {
 
 AresResolver::~AresResolver() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     stop_ = true;
   }
   if (thread_.joinable()) {
@@ -175,7 +176,7 @@ void AresResolver::Signal() {
 std::optional<Resolution> AresResolver::Cached(std::string_view name) {
   const std::string key = NormalizeHostName(name);
   if (auto numeric = NumericResolution(key)) return numeric;
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   return cache_.Get(key, clock_->Now());
 }
 
@@ -183,7 +184,7 @@ void AresResolver::Resolve(std::string_view name) {
   std::string key = NormalizeHostName(name);
   std::optional<Resolution> known = NumericResolution(key);
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     if (!known) known = cache_.Get(key, clock_->Now());
     if (known) {
       completed_.push_back(std::move(*known));
@@ -201,14 +202,14 @@ void AresResolver::Resolve(std::string_view name) {
 
 std::vector<Resolution> AresResolver::TakeCompleted() {
   std::vector<Resolution> out;
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   out.swap(completed_);
   return out;
 }
 
 void AresResolver::Deliver(Resolution r, std::chrono::seconds record_ttl) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     running_.erase(r.name);
     completed_.push_back(cache_.Put(std::move(r), record_ttl, clock_->Now()));
   }
@@ -269,7 +270,7 @@ void AresResolver::OnDone(void* arg, int status, int /*timeouts*/, ares_addrinfo
 void AresResolver::StartLookups() {
   std::vector<std::string> names;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     names.swap(requests_);
   }
   ares_addrinfo_hints hints{};
@@ -332,7 +333,7 @@ void AresResolver::Loop() {
       }
     }
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(&mu_);
       if (stop_) return;
     }
     StartLookups();

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "base/ascii.h"
+
 namespace harvest::fetch {
 
 std::string NormalizeHostName(std::string_view name) {
@@ -13,11 +15,7 @@ std::string NormalizeHostName(std::string_view name) {
   } else if (name.size() > 1 && name.back() == '.') {
     name.remove_suffix(1);
   }
-  std::string out(name);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
+  return ToLowerAscii(name);
 }
 
 bool IsNumericAddress(std::string_view host) {

@@ -1,7 +1,11 @@
-// fetch: the asynchronous HTTP fetcher — one libcurl multi handle driven by
-// curl_multi_socket_action on epoll, running thousands of transfers on one event-loop thread.
+// fetch: the asynchronous HTTP fetcher — thousands of transfers on one event-loop thread. The
+// crawl's fetcher is HttpFetcher: plain-http requests run on Harvest's own HTTP/1.1 client
+// (src/fetch/http1_client.h) on its epoll loop, every other request (https, proxies,
+// redirects followed inline) on a libcurl multi handle inside it (CurlFetcher, driven by
+// curl_multi_socket_action on the same loop). Both capture the same FetchResult.
 //
-// Standards: HTTP/1.1 and HTTP/2 (RFC 9110, 9112, 9113) as implemented by libcurl;
+// Standards: HTTP/1.1 (RFC 9110, 9112) in the own client; HTTP/1.1 and HTTP/2 (RFC 9113) as
+// implemented by libcurl;
 // Retry-After per RFC 9110 §10.2.3 (delay-seconds or HTTP-date, §5.6.7).
 //
 // What it keeps for the WARC writer: the request head exactly as sent, the raw head of the
@@ -10,7 +14,8 @@
 //
 // Deliberate departures from a browser-like client:
 //  - Redirects are NOT followed by default (max_redirects = 0): a 3xx is a result whose
-//    Location the crawler sends back through admission. A request may opt in (robots.txt: 5).
+//    Location the crawler sends back through admission. A request may opt in (the crawl does
+//    not: its robots gate follows robots.txt redirects itself, src/crawl/robots_gate.h).
 //  - A body longer than max_body_bytes is cut there; the result is kTruncated with the bytes
 //    received so far (WARC-Truncated: length), not an error.
 //  - Proxies from the environment (http_proxy, ...) are ignored unless FetchOptions::proxy says.
@@ -97,7 +102,8 @@ struct FetchRequest {
   // Extra request headers, e.g. {"If-None-Match", "\"abc\""}. A name or value containing CR,
   // LF or NUL (or a name with ':') fails the request with kOtherError (header injection).
   std::vector<std::pair<std::string, std::string>> headers;
-  // Redirects to follow before returning (0 = a 3xx is the result). robots.txt uses 5.
+  // Redirects to follow before returning (0 = a 3xx is the result); such a request runs on
+  // libcurl.
   int max_redirects = 0;
   // Where to connect instead of resolving the URL's host (the crawl resolves names itself,
   // src/fetch/resolver.h): a numeric IPv4 or IPv6 address (IPv6 without brackets); "" = curl

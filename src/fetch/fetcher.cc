@@ -14,7 +14,7 @@
 #include <climits>
 #include <cstring>
 #include <list>
-#include <mutex>
+#include <mutex>  // std::call_once
 #include <optional>
 #include <thread>
 #include <unordered_map>

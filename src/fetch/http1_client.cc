@@ -15,6 +15,8 @@
 #include <ctime>
 #include <utility>
 
+#include "base/ascii.h"
+#include "base/host_key.h"
 #include "base/receive_time.h"
 #include "fetch/http1_response.h"
 #include "fetch/resolver.h"
@@ -44,13 +46,6 @@ int64_t MillisSince(SteadyClock::time_point t) {
 
 bool HasForbiddenHeaderChar(std::string_view s) {
   return s.find_first_of(std::string_view("\r\n\0", 3)) != std::string_view::npos;
-}
-
-std::string_view StripBrackets(std::string_view host) {
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-    return host.substr(1, host.size() - 2);
-  }
-  return host;
 }
 
 // A port field: "" (none) or 1..65535.
@@ -140,17 +135,17 @@ std::optional<Http1Target> PlainHttpTarget(const FetchRequest& request,
     if (request.connect_port > 0) t.port = request.connect_port;
     return t;
   }
-  const std::string_view bare = StripBrackets(host);
+  const std::string_view bare = Unbracket(host);
   if (IsNumericAddress(bare)) {
     t.address = std::string(bare);
     return t;
   }
   std::string port_str = std::to_string(url_port);
   for (const ConnectToRule& rule : connect_to) {
-    if (!rule.host.empty() && !EqualsIgnoreCase(rule.host, host)) continue;
+    if (!rule.host.empty() && !EqualsIgnoreAsciiCase(rule.host, host)) continue;
     if (!rule.port.empty() && rule.port != port_str) continue;
     // The first matching rule decides, as in curl.
-    const std::string_view to = StripBrackets(rule.to_host);
+    const std::string_view to = Unbracket(rule.to_host);
     if (to.empty() || !IsNumericAddress(to)) return std::nullopt;
     t.address = std::string(to);
     if (!rule.to_port.empty() && !ParsePort(rule.to_port, &t.port)) return std::nullopt;
@@ -233,7 +228,7 @@ void Http1Client::Start(FetchRequest request, Http1Target target, FetchCallback 
   }
   auto overridden = [x](std::string_view name) {
     for (const auto& h : x->request.headers) {
-      if (EqualsIgnoreCase(h.first, name)) return true;
+      if (EqualsIgnoreAsciiCase(h.first, name)) return true;
     }
     return false;
   };

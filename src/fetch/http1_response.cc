@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/ascii.h"
 #include "fetch/fetch.h"
 
 namespace harvest::fetch::internal {
@@ -17,15 +18,11 @@ constexpr uint64_t kMaxChunkSize = uint64_t{1} << 60;
 // Memory reserved for a Content-Length body before its bytes arrive.
 constexpr uint64_t kMaxBodyReserve = 1u << 20;
 
-char Lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() &&
-         (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) {
-    s.remove_suffix(1);
-  }
-  return s;
+// A line (or a field value) without the OWS before it, and without the OWS and the line end
+// (CR, LF) after it.
+std::string_view TrimOwsAndLineEnd(std::string_view s) {
+  return TrimTrailingIf(TrimLeadingIf(s, IsHttpOws),
+                        [](char c) { return IsHttpOws(c) || c == '\r' || c == '\n'; });
 }
 
 // Calls fn(token) for each comma-separated, trimmed, non-empty item of a field value.
@@ -33,7 +30,7 @@ template <typename Fn>
 void ForEachListItem(std::string_view value, Fn fn) {
   while (!value.empty()) {
     const size_t comma = value.find(',');
-    const std::string_view item = Trim(value.substr(0, comma));
+    const std::string_view item = TrimOwsAndLineEnd(value.substr(0, comma));
     if (!item.empty()) fn(item);
     if (comma == std::string_view::npos) break;
     value.remove_prefix(comma + 1);
@@ -53,7 +50,7 @@ bool ParseDecimal(std::string_view s, uint64_t* out) {
 
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
-  c = Lower(c);
+  c = AsciiLower(c);
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   return -1;
 }
@@ -61,14 +58,6 @@ int HexValue(char c) {
 bool IsBlankLine(std::string_view line) { return line == "\r\n" || line == "\n"; }
 
 }  // namespace
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (Lower(a[i]) != Lower(b[i])) return false;
-  }
-  return true;
-}
 
 void Http1Response::Fail(std::string error) {
   state_ = State::kError;
@@ -123,7 +112,7 @@ size_t Http1Response::FeedHead(std::string_view data) {
 bool Http1Response::FinishHead() {
   // Status line: HTTP-version SP 3DIGIT [SP reason-phrase] (RFC 9112 §4).
   const std::string_view line(head_.data(), head_.find('\n') + 1);
-  const std::string_view status_line = Trim(line);
+  const std::string_view status_line = TrimOwsAndLineEnd(line);
   if (status_line.size() < 12 || !status_line.starts_with("HTTP/1.") ||
       (status_line[7] != '0' && status_line[7] != '1') || status_line[8] != ' ') {
     Fail("malformed status line");
@@ -160,16 +149,17 @@ bool Http1Response::FinishHead() {
   bool has_te = false, chunked = false, has_length = false;
   uint64_t length = 0;
   for (const auto& [name, value] : headers_) {
-    if (EqualsIgnoreCase(name, "connection")) {
+    if (EqualsIgnoreAsciiCase(name, "connection")) {
       ForEachListItem(value, [&](std::string_view token) {
-        if (EqualsIgnoreCase(token, "close")) close = true;
+        if (EqualsIgnoreAsciiCase(token, "close")) close = true;
       });
-    } else if (EqualsIgnoreCase(name, "transfer-encoding")) {
+    } else if (EqualsIgnoreAsciiCase(name, "transfer-encoding")) {
       has_te = true;
       chunked = false;  // only the last coding counts
-      ForEachListItem(
-          value, [&](std::string_view coding) { chunked = EqualsIgnoreCase(coding, "chunked"); });
-    } else if (EqualsIgnoreCase(name, "content-length")) {
+      ForEachListItem(value, [&](std::string_view coding) {
+        chunked = EqualsIgnoreAsciiCase(coding, "chunked");
+      });
+    } else if (EqualsIgnoreAsciiCase(name, "content-length")) {
       bool ok = true;
       ForEachListItem(value, [&](std::string_view item) {
         uint64_t v = 0;
@@ -177,7 +167,7 @@ bool Http1Response::FinishHead() {
         length = v;
         has_length = true;
       });
-      if (!ok || Trim(value).empty()) {
+      if (!ok || TrimOwsAndLineEnd(value).empty()) {
         Fail("invalid Content-Length");
         return false;
       }
@@ -272,7 +262,7 @@ size_t Http1Response::FeedChunked(std::string_view data) {
           }
           size = size * 16 + static_cast<uint64_t>(HexValue(line_[i]));
         }
-        const std::string_view rest = Trim(std::string_view(line_).substr(i));
+        const std::string_view rest = TrimOwsAndLineEnd(std::string_view(line_).substr(i));
         if (i == 0 || size > kMaxChunkSize || (!rest.empty() && rest.front() != ';')) {
           Fail("chunked body: malformed chunk size");
           break;

@@ -26,9 +26,6 @@
 
 namespace harvest::fetch::internal {
 
-// ASCII case-insensitive equality (header names, tokens).
-bool EqualsIgnoreCase(std::string_view a, std::string_view b);
-
 class Http1Response {
  public:
   enum class State {

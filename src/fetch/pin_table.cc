@@ -7,20 +7,19 @@
 #include <string>
 #include <string_view>
 
+#include "base/ascii.h"
 #include "fetch/dns_cache.h"
 #include "fetch/resolver.h"
 
 namespace harvest::fetch {
 namespace {
 
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
-
-// The next whitespace-separated field of `line` (advanced past it); "" at the end.
+// The next field of `line` separated by C whitespace (advanced past it); "" at the end.
 std::string_view NextField(std::string_view& line) {
   size_t start = 0;
-  while (start < line.size() && IsSpace(line[start])) ++start;
+  while (start < line.size() && IsCSpace(line[start])) ++start;
   size_t end = start;
-  while (end < line.size() && !IsSpace(line[end])) ++end;
+  while (end < line.size() && !IsCSpace(line[end])) ++end;
   std::string_view field = line.substr(start, end - start);
   line.remove_prefix(end);
   return field;

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "base/ascii.h"
 #include "fetch/fetch.h"
 
 namespace harvest::fetch {
@@ -12,25 +13,6 @@ namespace {
 // Retry-After delay-seconds above this are clamped: a server asking for more than a year is
 // asking for "never", and clamping keeps the arithmetic far from overflow.
 constexpr int64_t kMaxRetryAfterSeconds = 365LL * 24 * 3600;
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char x = a[i], y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
-  }
-  return true;
-}
-
-std::string_view TrimOws(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
 
 // Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil).
 int64_t DaysFromCivil(int64_t y, int m, int d) {
@@ -103,7 +85,7 @@ std::vector<std::pair<std::string, std::string>> ParseResponseHeaders(std::strin
     if (line.empty()) break;                            // end of the head
     if (line.front() == ' ' || line.front() == '\t') {  // obs-fold: continues the last value
       if (!out.empty()) {
-        std::string_view more = TrimOws(line);
+        std::string_view more = TrimHttpOwsAndCr(line);
         if (!more.empty()) {
           if (!out.back().second.empty()) out.back().second += ' ';
           out.back().second.append(more);
@@ -113,14 +95,14 @@ std::vector<std::pair<std::string, std::string>> ParseResponseHeaders(std::strin
     }
     const size_t colon = line.find(':');
     if (colon == std::string_view::npos || colon == 0) continue;
-    out.emplace_back(std::string(TrimOws(line.substr(0, colon))),
-                     std::string(TrimOws(line.substr(colon + 1))));
+    out.emplace_back(std::string(TrimHttpOwsAndCr(line.substr(0, colon))),
+                     std::string(TrimHttpOwsAndCr(line.substr(colon + 1))));
   }
   return out;
 }
 
 std::optional<int64_t> ParseHttpDate(std::string_view date) {
-  date = TrimOws(date);
+  date = TrimHttpOwsAndCr(date);
   if (date.empty() || date.size() > 64) return std::nullopt;
   const std::string s(date);
   char wkday[16] = {0}, month[4] = {0}, gmt[4] = {0};
@@ -150,7 +132,7 @@ std::optional<int64_t> ParseHttpDate(std::string_view date) {
 
 std::optional<std::string_view> FetchResult::Header(std::string_view name) const {
   for (auto it = headers.rbegin(); it != headers.rend(); ++it) {
-    if (EqualsIgnoreCase(it->first, name)) return std::string_view(it->second);
+    if (EqualsIgnoreAsciiCase(it->first, name)) return std::string_view(it->second);
   }
   return std::nullopt;
 }
@@ -158,7 +140,7 @@ std::optional<std::string_view> FetchResult::Header(std::string_view name) const
 std::optional<std::chrono::seconds> FetchResult::RetryAfter(int64_t now_wall_us) const {
   const std::optional<std::string_view> raw = Header("Retry-After");
   if (!raw) return std::nullopt;
-  const std::string_view v = TrimOws(*raw);
+  const std::string_view v = TrimHttpOwsAndCr(*raw);
   if (v.empty()) return std::nullopt;
   if (v.find_first_not_of("0123456789") == std::string_view::npos) {
     int64_t secs = 0;

@@ -9,6 +9,9 @@
 #include <string_view>
 #include <vector>
 
+#include "base/ascii.h"
+#include "base/host_key.h"
+
 namespace harvest::fetch {
 namespace {
 
@@ -72,26 +75,7 @@ void Set(CURL* easy, CURLoption opt, T value) {
 }  // namespace
 
 std::string HostKey(std::string_view url) {
-  const size_t scheme_end = url.find("://");
-  if (scheme_end != std::string_view::npos) {
-    url.remove_prefix(scheme_end + 3);
-    url = url.substr(0, url.find_first_of("/?#"));
-    const size_t at = url.rfind('@');
-    if (at != std::string_view::npos) url.remove_prefix(at + 1);
-  }
-  std::string key(url);
-  for (char& c : key) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return key;
-}
-
-std::string_view HostOfKey(std::string_view key) {
-  if (key.starts_with('[')) {
-    const size_t close = key.find(']');
-    return close == std::string_view::npos ? key : key.substr(0, close + 1);
-  }
-  return key.substr(0, key.find(':'));
+  return ToLowerAscii(url.find("://") == std::string_view::npos ? url : AuthorityOfUrl(url));
 }
 
 Transfer::Transfer(FetchRequest request, FetchCallback done)
@@ -127,7 +111,7 @@ Status Transfer::ConfigureConnectAddress() {
   const std::string target =
       (v6 ? "[" + address + "]" : address) + ":" +
       (request_.connect_port > 0 ? std::to_string(request_.connect_port) : "");
-  std::string host(HostOfKey(host_key_));
+  std::string host(NameOfAuthority(host_key_));
   if (host.empty()) return Status::InvalidArgument("URL has no host: " + request_.url);
   std::vector<std::string> entries = {host + "::" + target};
   if (host.size() > 1 && host.back() == '.') {

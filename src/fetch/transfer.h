@@ -22,11 +22,8 @@ struct ResolvedOptions {
 };
 
 // "host[:port]" of an absolute URL, lower-cased, userinfo dropped; the whole string when it
-// has no "://".
+// has no "://". Its host name is NameOfAuthority() (base/host_key.h).
 std::string HostKey(std::string_view url);
-
-// The host of a HostKey() ("a.example:8080" -> "a.example", "[::1]:80" -> "[::1]").
-std::string_view HostOfKey(std::string_view key);
 
 class Transfer {
  public:

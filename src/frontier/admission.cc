@@ -2,29 +2,15 @@
 #include "frontier/admission.h"
 
 #include <algorithm>
-#include <cctype>
 
+#include "base/ascii.h"
 #include "base/hash.h"
+#include "base/host_key.h"
 
 namespace harvest::frontier {
 namespace {
 
 constexpr int64_t kMicrosPerDay = int64_t{86'400} * 1'000'000;
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-// "host:port" -> "host" ("[::1]:80" -> "[::1]").
-std::string_view StripPort(std::string_view host) {
-  const size_t colon = host.rfind(':');
-  if (colon == std::string_view::npos) return host;
-  const size_t bracket = host.rfind(']');
-  if (bracket != std::string_view::npos && bracket > colon) return host;
-  return host.substr(0, colon);
-}
 
 bool HostInDomain(std::string_view host, std::string_view domain) {
   if (host.size() == domain.size()) return host == domain;
@@ -91,18 +77,16 @@ int MaxSegmentRepeats(std::string_view path) {
 // without one (an IP address, "localhost") the host name itself, so that two IP addresses
 // are not one site.
 std::string_view SiteName(std::string_view host, std::string_view registrable_domain) {
-  return registrable_domain.empty() ? StripPort(host) : registrable_domain;
+  return registrable_domain.empty() ? NameOfAuthority(host) : registrable_domain;
 }
 
 // True if `set` holds `name`, compared case-insensitively (the set holds lower-case names).
 // Candidate names are lower-case already (canonical URLs): lowered only when they are not.
 // A 64-bit key of a lower-cased name (std::hash of the name, mixed).
 uint64_t NameKey(std::string_view name) {
-  const bool lower = std::none_of(name.begin(), name.end(), [](char ch) {
-    return std::isupper(static_cast<unsigned char>(ch));
-  });
+  const bool lower = std::none_of(name.begin(), name.end(), IsAsciiUpper);
   if (lower) return Mix64(std::hash<std::string_view>()(name));
-  const std::string lowered = Lower(name);
+  const std::string lowered = ToLowerAscii(name);
   return Mix64(std::hash<std::string_view>()(lowered));
 }
 
@@ -165,14 +149,14 @@ Admission::Admission(ScopeOptions scope, TrapOptions traps, dedup::SeenSet* seen
       seen_(seen),
       clock_(clock != nullptr ? clock : SystemClock::Default()) {
   for (std::string& d : scope_.allowed_domains) {
-    d = Lower(d);
+    LowerAsciiInPlace(d);
     while (d.starts_with('.')) d.erase(0, 1);
   }
 }
 
 void Admission::AddSeed(std::string_view host, std::string_view registrable_domain) {
   // Only the active mode's set is kept (the mode is fixed for the life of the Admission).
-  if (scope_.mode == ScopeMode::kHost) seed_names_.insert(NameKey(StripPort(host)));
+  if (scope_.mode == ScopeMode::kHost) seed_names_.insert(NameKey(NameOfAuthority(host)));
   if (scope_.mode == ScopeMode::kSite) {
     seed_names_.insert(NameKey(SiteName(host, registrable_domain)));
   }
@@ -183,7 +167,7 @@ bool Admission::InModeScope(const AdmitCandidate& c) const {
     case ScopeMode::kAny:
       return true;
     case ScopeMode::kHost:
-      return seed_names_.contains(NameKey(StripPort(c.host)));
+      return seed_names_.contains(NameKey(NameOfAuthority(c.host)));
     case ScopeMode::kSite:
       return seed_names_.contains(NameKey(SiteName(c.host, c.registrable_domain)));
   }
@@ -193,7 +177,7 @@ bool Admission::InModeScope(const AdmitCandidate& c) const {
 bool Admission::InScope(const AdmitCandidate& c) const {
   if (!InModeScope(c)) return false;
   if (!scope_.allowed_domains.empty()) {
-    const std::string host = Lower(StripPort(c.host));
+    const std::string host = ToLowerAscii(NameOfAuthority(c.host));
     const bool ok = std::any_of(scope_.allowed_domains.begin(), scope_.allowed_domains.end(),
                                 [&](const std::string& d) { return HostInDomain(host, d); });
     if (!ok) return false;

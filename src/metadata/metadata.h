@@ -26,13 +26,13 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
 
+#include "base/mutex.h"
 #include "base/status.h"
 #include "state/state.h"
 
@@ -168,13 +168,13 @@ class MetadataWriter {
 
   MetadataOptions options_;
   PageSource source_;
+  // db_ and backoff_: the writer's thread only (Loop, then Finish once that thread is joined).
   std::unique_ptr<Database> db_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
-  std::mutex wait_mu_;
   std::chrono::milliseconds backoff_{0};
-  mutable std::mutex stats_mu_;
-  WriterStats stats_;  // guarded by stats_mu_
+  mutable Mutex stats_mu_;
+  WriterStats stats_ GUARDED_BY(stats_mu_);
 };
 
 }  // namespace harvest::metadata

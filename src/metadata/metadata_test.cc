@@ -7,6 +7,7 @@
 #include <mutex>
 #include <thread>
 
+#include "base/ascii.h"
 #include "metadata/metadata.h"
 #include "metadata/testing/local_postgres.h"
 #include "store/store.h"
@@ -34,7 +35,7 @@ class MetadataDbTest : public ::testing::Test {
     ASSERT_NE(pg_, nullptr);
     // A database per test, so each starts without a schema.
     std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    LowerAsciiInPlace(name);
     db_name_ = "t_" + name;
     MetadataOptions admin;
     admin.url = pg_->url();

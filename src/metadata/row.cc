@@ -1,6 +1,7 @@
 // BuildRow and its helpers (metadata.h).
 #include <ctime>
 
+#include "base/host_key.h"
 #include "metadata/metadata.h"
 #include "metadata/row_parse.h"
 #include "store/store.h"
@@ -65,30 +66,8 @@ std::optional<int64_t> ParseWarcDate(std::string_view d) {
 }
 
 }  // namespace internal
-namespace {
 
-// The host name of host[:port] (an IPv6 literal keeps its brackets).
-std::string_view HostName(std::string_view host) {
-  if (!host.empty() && host.front() == '[') {
-    size_t close = host.find(']');
-    return close == std::string_view::npos ? host : host.substr(0, close + 1);
-  }
-  size_t colon = host.rfind(':');
-  return colon == std::string_view::npos ? host : host.substr(0, colon);
-}
-
-}  // namespace
-
-std::string HostOf(std::string_view url) {
-  size_t start = url.find("://");
-  if (start == std::string_view::npos) return "";
-  start += 3;
-  size_t end = url.find_first_of("/?#", start);
-  std::string_view authority = url.substr(start, end == std::string_view::npos ? end : end - start);
-  size_t at = authority.rfind('@');
-  if (at != std::string_view::npos) authority.remove_prefix(at + 1);
-  return std::string(authority);
-}
+std::string HostOf(std::string_view url) { return std::string(AuthorityOfUrl(url)); }
 
 std::string TimestampLiteral(int64_t unix_us) {
   int64_t secs = unix_us / 1'000'000;
@@ -117,7 +96,7 @@ PageRow BuildRow(const state::PageEntry& page, const std::filesystem::path& out_
   row.page_id = page.id;
   row.url = page.url;
   row.host = page.host.empty() ? HostOf(page.url) : page.host;
-  row.domain = url::RegistrableDomain(HostName(row.host));
+  row.domain = url::RegistrableDomain(NameOfAuthority(row.host));  // "[::1]" keeps its brackets
   row.status = page.status;
   row.fetched_at_us = page.fetched_at_us;
   row.mime = page.mime;

@@ -48,7 +48,7 @@ void MetadataWriter::Start() {
 }
 
 WriterStats MetadataWriter::stats() const {
-  std::lock_guard lock(stats_mu_);
+  MutexLock lock(&stats_mu_);
   return stats_;
 }
 
@@ -69,7 +69,7 @@ void MetadataWriter::Failed(const Status& s) {
       backoff_.count() == 0 ? options_.min_backoff : std::min(options_.max_backoff, backoff_ * 2);
   bool first;
   {
-    std::lock_guard lock(stats_mu_);
+    MutexLock lock(&stats_mu_);
     ++stats_.failures;
     stats_.connected = false;
     stats_.last_error = s.ToString();
@@ -93,7 +93,7 @@ Result<size_t> MetadataWriter::Step(PageSource& source) {
     db_ = std::move(*db);
     int64_t outage_us;
     {
-      std::lock_guard lock(stats_mu_);
+      MutexLock lock(&stats_mu_);
       stats_.cursor = std::max(stats_.cursor, *cursor);
       stats_.connected = true;
       outage_us = stats_.outage_since_us;
@@ -122,7 +122,7 @@ Result<size_t> MetadataWriter::Step(PageSource& source) {
   Result<uint64_t> inserted = db_->WriteBatch(rows, options_.source, cursor);
   if (!inserted.ok()) return inserted.status();
   backoff_ = std::chrono::milliseconds(0);
-  std::lock_guard lock(stats_mu_);
+  MutexLock lock(&stats_mu_);
   stats_.cursor = cursor;
   stats_.rows_written += *inserted;
   stats_.rows_existing += rows.size() - *inserted;

@@ -9,6 +9,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "base/ascii.h"
 #include "redis/connection.h"
 #include "redis/redis.h"
 
@@ -22,25 +23,10 @@ constexpr milliseconds kFirstBackoff{50};
 constexpr milliseconds kMaxBackoff{500};
 constexpr int kMaxRedirectsInARow = 5;
 
-bool StartsWith(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
-
-bool IEquals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
-
 // Errors after which the same request may succeed later (the cluster is changing).
 bool IsTransient(std::string_view error) {
-  return StartsWith(error, "TRYAGAIN") || StartsWith(error, "CLUSTERDOWN") ||
-         StartsWith(error, "LOADING") || StartsWith(error, "MASTERDOWN");
+  return error.starts_with("TRYAGAIN") || error.starts_with("CLUSTERDOWN") ||
+         error.starts_with("LOADING") || error.starts_with("MASTERDOWN");
 }
 
 // "MOVED 3999 127.0.0.1:6381" / "ASK 3999 127.0.0.1:6381" -> slot, address. An empty host
@@ -58,7 +44,7 @@ bool ParseRedirect(std::string_view error, std::string_view from, int* slot, std
   std::string_view target = error.substr(sp2 + 1);
   size_t end = target.find(' ');
   if (end != std::string_view::npos) target = target.substr(0, end);
-  if (StartsWith(target, ":")) {
+  if (target.starts_with(":")) {
     std::string host;
     int port = 0;
     if (!SplitHostPort(from, &host, &port)) return false;
@@ -409,7 +395,7 @@ Result<std::vector<Reply>> Cluster::RunAll(const std::vector<Request>& requests)
         const std::string& error = reply.str;
         int slot = 0;
         std::string to;
-        if ((StartsWith(error, "MOVED ") || StartsWith(error, "ASK ")) &&
+        if ((error.starts_with("MOVED ") || error.starts_with("ASK ")) &&
             ParseRedirect(error, addr, &slot, &to)) {
           ++stats_.redirects;
           if (++p.redirects > kMaxRedirectsInARow) {
@@ -432,8 +418,8 @@ Result<std::vector<Reply>> Cluster::RunAll(const std::vector<Request>& requests)
         }
         p.redirects = 0;
         const Argv& argv = requests[p.index].argv;
-        if (StartsWith(error, "NOSCRIPT") && !p.script_loaded && argv.size() >= 2 &&
-            IEquals(argv[0], "EVALSHA") && scripts_.count(argv[1]) > 0) {
+        if (error.starts_with("NOSCRIPT") && !p.script_loaded && argv.size() >= 2 &&
+            EqualsIgnoreAsciiCase(argv[0], "EVALSHA") && scripts_.count(argv[1]) > 0) {
           p.load_script = true;
           p.script_loaded = true;
           p.target = addr;  // the same node (and ASKING again if it was an ASK target)

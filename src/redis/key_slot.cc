@@ -4,6 +4,7 @@
 #include <charconv>
 #include <string>
 
+#include "base/ascii.h"
 #include "redis/connection.h"
 #include "redis/redis.h"
 
@@ -88,8 +89,7 @@ Result<ClusterOptions> ParseRedisUrl(std::string_view url) {
   std::string_view rest = url;
   size_t scheme_end = rest.find("://");
   if (scheme_end != std::string_view::npos) {
-    std::string scheme(rest.substr(0, scheme_end));
-    for (char& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const std::string scheme = ToLowerAscii(rest.substr(0, scheme_end));
     if (scheme == "rediss") return Bad(url, "TLS (rediss://) is not supported");
     if (scheme != "redis") return Bad(url, "the scheme must be redis://");
     rest.remove_prefix(scheme_end + 3);

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "base/ascii.h"
 #include "robots/parser.h"
 #include "robots/rules_impl.h"
 
@@ -165,7 +166,7 @@ std::string ExtractAgentName(std::string_view s) {
   std::string name;
   for (char c : s) {
     if (!IsAgentChar(c)) break;
-    name.push_back((c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c);
+    name.push_back(AsciiLower(c));
   }
   return name;
 }

@@ -1,31 +1,14 @@
 #include "robots/parser.h"
 
+#include "base/ascii.h"
 #include "robots/robots.h"
 
 namespace harvest::robots {
 namespace {
 
-bool IsSpace(char c) { return c == ' ' || c == '\t'; }
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
-  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
-  return s;
-}
-
-char Lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
-bool StartsWithIgnoreCase(std::string_view s, std::string_view prefix) {
-  if (s.size() < prefix.size()) return false;
-  for (size_t i = 0; i < prefix.size(); ++i) {
-    if (Lower(s[i]) != prefix[i]) return false;
-  }
-  return true;
-}
-
 bool StartsWithAny(std::string_view s, std::initializer_list<std::string_view> prefixes) {
   for (std::string_view p : prefixes) {
-    if (StartsWithIgnoreCase(s, p)) return true;
+    if (StartsWithIgnoreAsciiCase(s, p)) return true;
   }
   return false;
 }
@@ -35,7 +18,7 @@ bool StartsWithAny(std::string_view s, std::initializer_list<std::string_view> p
 // Prefix matching, as google/robotstxt does ("User-agent-foo:" is a user-agent line).
 Key ClassifyKey(std::string_view name) {
   if (StartsWithAny(name, {"user-agent", "useragent", "user agent"})) return Key::kUserAgent;
-  if (StartsWithIgnoreCase(name, "allow")) return Key::kAllow;
+  if (StartsWithIgnoreAsciiCase(name, "allow")) return Key::kAllow;
   if (StartsWithAny(name,
                     {"disallow", "dissallow", "dissalow", "disalow", "diasllow", "disallaw"})) {
     return Key::kDisallow;
@@ -49,7 +32,7 @@ Key ClassifyKey(std::string_view name) {
 
 bool SplitLine(std::string_view line, std::string_view* name, std::string_view* value) {
   if (size_t hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
-  line = Trim(line);
+  line = TrimHttpOws(line);  // RFC 9309 §2.2 WS: space and tab, HTTP's OWS set
   if (line.empty()) return false;
   size_t sep = line.find(':');
   size_t value_start;
@@ -61,12 +44,12 @@ bool SplitLine(std::string_view line, std::string_view* name, std::string_view* 
     sep = line.find_first_of(" \t");
     if (sep == std::string_view::npos) return false;
     value_start = sep;
-    if (Trim(line.substr(value_start)).find_first_of(" \t") != std::string_view::npos) {
+    if (TrimHttpOws(line.substr(value_start)).find_first_of(" \t") != std::string_view::npos) {
       return false;
     }
   }
-  *name = Trim(line.substr(0, sep));
-  *value = Trim(line.substr(value_start));
+  *name = TrimHttpOws(line.substr(0, sep));
+  *value = TrimHttpOws(line.substr(value_start));
   return !name->empty();
 }
 

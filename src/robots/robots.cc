@@ -1,5 +1,6 @@
 #include "robots/robots.h"
 
+#include "base/ascii.h"
 #include "robots/rules_impl.h"
 
 namespace harvest::robots {
@@ -144,13 +145,11 @@ RobotsRules FromFetch(int status, std::string_view body, int redirects_followed)
 }
 
 std::string ProductToken(std::string_view user_agent) {
-  while (!user_agent.empty() && (user_agent.front() == ' ' || user_agent.front() == '\t')) {
-    user_agent.remove_prefix(1);
-  }
+  user_agent = TrimLeadingIf(user_agent, IsHttpOws);
   std::string token;
   for (char c : user_agent) {
     if (c == '/' || c == ' ' || c == '\t' || c == ';' || c == '(') break;
-    token.push_back((c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c);
+    token.push_back(AsciiLower(c));
   }
   return token;
 }

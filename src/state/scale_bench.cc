@@ -15,7 +15,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cinttypes>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -24,7 +23,6 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -33,6 +31,7 @@
 
 #include "base/clock.h"
 #include "base/hash.h"
+#include "base/mutex.h"
 #include "dedup/dedup.h"
 #include "frontier/admission.h"
 #include "frontier/frontier.h"
@@ -321,32 +320,32 @@ class LinkPipe {
   static constexpr size_t kBatch = 1024;
   static constexpr size_t kMaxBatches = 8;
   void Put(LinkBatch batch) {
-    std::unique_lock lock(mu_);
-    not_full_.wait(lock, [&] { return ready_.size() < kMaxBatches; });
+    MutexLock lock(&mu_);
+    while (ready_.size() >= kMaxBatches) not_full_.Wait(&mu_);
     ready_.push_back(std::move(batch));
-    not_empty_.notify_one();
+    not_empty_.Signal();
   }
   void Close() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     closed_ = true;
-    not_empty_.notify_one();
+    not_empty_.Signal();
   }
   // False when closed and empty.
   bool Take(LinkBatch* batch) {
-    std::unique_lock lock(mu_);
-    not_empty_.wait(lock, [&] { return !ready_.empty() || closed_; });
+    MutexLock lock(&mu_);
+    while (ready_.empty() && !closed_) not_empty_.Wait(&mu_);
     if (ready_.empty()) return false;
     *batch = std::move(ready_.front());
     ready_.pop_front();
-    not_full_.notify_one();
+    not_full_.Signal();
     return true;
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable not_empty_, not_full_;
-  std::deque<LinkBatch> ready_;
-  bool closed_ = false;
+  Mutex mu_;
+  CondVar not_empty_, not_full_;
+  std::deque<LinkBatch> ready_ GUARDED_BY(mu_);
+  bool closed_ GUARDED_BY(mu_) = false;
 };
 
 struct ProducerResult {

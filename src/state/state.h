@@ -24,6 +24,8 @@
 //            pages, the newest near_dup_index_max of them (the index is rebuilt from it).
 //   pages    stored fetches for the admin API: id (8, big-endian, increasing) -> page record
 //            (URL, status, time, mime, title, digest, WARC location), the newest pages_max.
+//   parked   admitted URLs of hosts not in RAM, waiting for room in the host table (bounded
+//            memory, docs/architecture.md §1.5): (class, host, sequence) -> URL item.
 //   depths   URL fingerprint -> the least depth (links from a seed) of a path that reached
 //            the URL after it was admitted, when shorter than the path it was admitted by
 //            (merged by minimum). Read when the URL's links are followed.

@@ -17,15 +17,15 @@ Status StateDb::Impl::HandOver() {
   // wait for RocksDB (writing would take about half of its admission time).
   constexpr size_t kMaxWaiting = 4;
   {
-    std::unique_lock lock(commit_mu_);
+    MutexLock lock(&commit_mu_);
     if (write_failed_) {
       retry_requested_ = true;
-      commit_cv_.notify_one();
+      commit_cv_.Signal();
     }
     if (batch_.Count() > 0) {
       // Back-pressure: at most kMaxWaiting batches wait. While writes fail the batch stays
       // here and grows (the crawl takes no new work then).
-      written_cv_.wait(lock, [&] { return to_write_.size() < kMaxWaiting || write_failed_; });
+      while (!(to_write_.size() < kMaxWaiting || write_failed_)) written_cv_.Wait(&commit_mu_);
       if (to_write_.size() < kMaxWaiting) {
         to_write_.push_back(std::move(batch_));
         if (spare_.empty()) {
@@ -35,7 +35,7 @@ Status StateDb::Impl::HandOver() {
           spare_.pop_back();
         }
         queue_puts_pending_ = 0;
-        commit_cv_.notify_one();
+        commit_cv_.Signal();
       }
     }
   }
@@ -145,33 +145,35 @@ void StateDb::Impl::StartCommitter() {
 void StateDb::Impl::StopCommitter() {
   if (!committer_.joinable()) return;
   {
-    std::lock_guard lock(commit_mu_);
+    MutexLock lock(&commit_mu_);
     stopping_ = true;
   }
-  commit_cv_.notify_all();
+  commit_cv_.SignalAll();
   committer_.join();
 }
 
 void StateDb::Impl::CommitterLoop() {
-  std::unique_lock lock(commit_mu_);
   for (;;) {
-    commit_cv_.wait(lock, [&] {
-      return stopping_ || (!to_write_.empty() && (!write_failed_ || retry_requested_));
-    });
-    // Closing: what was handed over is still written, unless writing fails.
-    if (to_write_.empty() || (stopping_ && write_failed_ && !retry_requested_)) return;
-    retry_requested_ = false;
-    rocksdb::WriteBatch& b = to_write_.front();  // deque: stays put while others are added
-    lock.unlock();
-    const Status s = WriteHandedOver(&b);
-    lock.lock();
+    rocksdb::WriteBatch* b;
+    {
+      MutexLock lock(&commit_mu_);
+      while (!(stopping_ || (!to_write_.empty() && (!write_failed_ || retry_requested_)))) {
+        commit_cv_.Wait(&commit_mu_);
+      }
+      // Closing: what was handed over is still written, unless writing fails.
+      if (to_write_.empty() || (stopping_ && write_failed_ && !retry_requested_)) return;
+      retry_requested_ = false;
+      b = &to_write_.front();  // deque: stays put while others are added
+    }
+    const Status s = WriteHandedOver(b);  // without the lock
+    MutexLock lock(&commit_mu_);
     write_failed_ = !s.ok();
     if (s.ok()) {
-      b.Clear();
-      spare_.push_back(std::move(b));
+      b->Clear();
+      spare_.push_back(std::move(*b));
       to_write_.pop_front();
     }
-    written_cv_.notify_all();
+    written_cv_.SignalAll();
   }
 }
 
@@ -195,7 +197,7 @@ Status StateDb::Impl::WriteHandedOver(rocksdb::WriteBatch* batch) {
     return s;
   }
   ++commits_;
-  std::lock_guard error_lock(error_mu_);
+  MutexLock error_lock(&error_mu_);
   if (!error_.ok()) {
     spdlog::warn("state: writable again after: {}", error_.ToString());
     error_ = Status::Ok();
@@ -206,10 +208,10 @@ Status StateDb::Impl::WriteHandedOver(rocksdb::WriteBatch* batch) {
 // ---- Any thread ----
 
 Status StateDb::Impl::WaitWritten() const {
-  std::unique_lock lock(commit_mu_);
-  written_cv_.wait(lock, [&] { return to_write_.empty() || write_failed_; });
+  MutexLock lock(&commit_mu_);
+  while (!(to_write_.empty() || write_failed_)) written_cv_.Wait(&commit_mu_);
   if (!write_failed_) return Status::Ok();
-  std::lock_guard error_lock(error_mu_);
+  MutexLock error_lock(&error_mu_);
   return error_.ok() ? Status::IOError("state: write failed") : error_;
 }
 
@@ -227,7 +229,7 @@ Status StateDb::Impl::Sync() {
 }
 
 void StateDb::Impl::SetError(const Status& s) {
-  std::lock_guard lock(error_mu_);
+  MutexLock lock(&error_mu_);
   if (error_.ok()) {
     spdlog::error("state: {}", s.ToString());
     error_ = s;
@@ -235,7 +237,7 @@ void StateDb::Impl::SetError(const Status& s) {
 }
 
 Status StateDb::Impl::error() const {
-  std::lock_guard lock(error_mu_);
+  MutexLock lock(&error_mu_);
   return error_;
 }
 

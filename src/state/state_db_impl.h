@@ -14,18 +14,17 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
 
+#include "base/mutex.h"
 #include "dedup/dedup.h"
 #include "frontier/url_item.h"
 #include "state/internal.h"
@@ -176,8 +175,8 @@ class StateDb::Impl {
 
   // ---- Any thread ----
   // Records the first write error (sticky until a write succeeds).
-  void SetError(const Status& s);
-  Status error() const;
+  void SetError(const Status& s) EXCLUDES(error_mu_);
+  Status error() const EXCLUDES(error_mu_);
 
  private:
   explicit Impl(const StateOptions& options)
@@ -199,15 +198,16 @@ class StateDb::Impl {
   // The commit protocol (state_db_commit.cc).
   // Hands the pending batch to the committer thread (blocks while 4 wait); returns the
   // sticky error.
-  Status HandOver();
+  Status HandOver() EXCLUDES(commit_mu_);
   // Until every handed-over batch is written (ok) or one failed (its error).
-  Status WaitWritten() const;
+  Status WaitWritten() const EXCLUDES(commit_mu_);
   void StartCommitter();
-  void StopCommitter();  // after writing what was handed over (unless writing fails)
-  void CommitterLoop();
+  // After writing what was handed over (unless writing fails).
+  void StopCommitter() EXCLUDES(commit_mu_);
+  void CommitterLoop() EXCLUDES(commit_mu_);
   // Writes one handed-over batch (committer thread). A failure is made sticky, and RocksDB
   // is asked to resume writing.
-  Status WriteHandedOver(rocksdb::WriteBatch* batch);
+  Status WriteHandedOver(rocksdb::WriteBatch* batch) EXCLUDES(commit_mu_);
   // Writes `recent_` as a table file into the admitted column family and records the
   // watermark (in the pending batch). Errors are sticky; `recent_` is kept for a retry.
   Status Ingest();
@@ -274,14 +274,14 @@ class StateDb::Impl {
   // ---- Committer thread: the hand-over, guarded by commit_mu_ ----
   // The committer thread writes the batches HandOver() queues, in order.
   std::thread committer_;  // started by Open, joined by StopCommitter (I/O thread)
-  mutable std::mutex commit_mu_;
-  std::condition_variable commit_cv_;           // work, a retry or stopping
-  mutable std::condition_variable written_cv_;  // a batch written or failed
-  std::deque<rocksdb::WriteBatch> to_write_;    // guarded by commit_mu_
-  std::vector<rocksdb::WriteBatch> spare_;      // cleared, for reuse; guarded
-  bool write_failed_ = false;                   // the head of to_write_ failed; guarded
-  bool retry_requested_ = false;                // guarded
-  bool stopping_ = false;                       // guarded
+  mutable Mutex commit_mu_;
+  CondVar commit_cv_;           // work, a retry or stopping
+  mutable CondVar written_cv_;  // a batch written or failed
+  std::deque<rocksdb::WriteBatch> to_write_ GUARDED_BY(commit_mu_);
+  std::vector<rocksdb::WriteBatch> spare_ GUARDED_BY(commit_mu_);  // cleared, for reuse
+  bool write_failed_ GUARDED_BY(commit_mu_) = false;               // the head of to_write_ failed
+  bool retry_requested_ GUARDED_BY(commit_mu_) = false;
+  bool stopping_ GUARDED_BY(commit_mu_) = false;
   // Committer thread only.
   bool resume_failed_logged_ = false;
 
@@ -290,8 +290,8 @@ class StateDb::Impl {
   std::atomic<uint64_t> last_page_id_{0};  // written by the writer thread only
   uint64_t pages_trimmed_below_ = 1;       // writer thread
   mutable std::atomic<uint64_t> digest_hits_{0};
-  mutable std::mutex error_mu_;
-  Status error_;  // guarded by error_mu_
+  mutable Mutex error_mu_ ACQUIRED_AFTER(commit_mu_);  // WaitWritten holds both
+  Status error_ GUARDED_BY(error_mu_);
 };
 
 }  // namespace harvest::state

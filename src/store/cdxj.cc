@@ -5,28 +5,18 @@
 #include <optional>
 #include <vector>
 
+#include "base/ascii.h"
 #include "store/internal.h"
 #include "store/store.h"
 #include "url/url.h"
 
 namespace harvest::store {
-namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
-
-}  // namespace
 
 std::string SurtKey(std::string_view uri) {
   if (std::optional<url::Url> parsed = url::Parse(uri)) return url::Surt(*parsed);
   // Not an absolute URL (a WARC-Target-URI may hold anything): the text itself, lower-cased
   // and without a fragment, still a usable sort key.
-  std::string key = Lower(uri);
+  std::string key = ToLowerAscii(uri);
   key.resize(std::min(key.size(), key.find('#')));
   return key;
 }
@@ -217,11 +207,8 @@ std::string MimeFromHead(std::string_view head) {
   std::vector<std::pair<std::string, std::string>> headers;
   ParseHeaderLines(head.substr(eol + 1), &headers);
   for (const auto& [k, v] : headers) {
-    if (!EqualsIgnoreCase(k, "content-type")) continue;
-    std::string_view m = std::string_view(v).substr(0, v.find(';'));
-    while (!m.empty() && (m.back() == ' ' || m.back() == '\t')) m.remove_suffix(1);
-    while (!m.empty() && (m.front() == ' ' || m.front() == '\t')) m.remove_prefix(1);
-    return Lower(m);
+    if (!EqualsIgnoreAsciiCase(k, "content-type")) continue;
+    return ToLowerAscii(TrimHttpOws(std::string_view(v).substr(0, v.find(';'))));
   }
   return {};
 }

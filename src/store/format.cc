@@ -6,6 +6,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "base/ascii.h"
 #include "store/internal.h"
 #include "store/store.h"
 
@@ -19,16 +20,6 @@ std::tm UtcTm(int64_t micros) {
   std::tm tm{};
   gmtime_r(&t, &tm);
   return tm;
-}
-
-char AsciiLower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
-    s.remove_suffix(1);
-  }
-  return s;
 }
 
 }  // namespace
@@ -98,14 +89,6 @@ void AppendSafe(std::string_view v, bool is_uri, std::string* out) {
   out->append(v.data() + start, v.size() - start);
 }
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (AsciiLower(a[i]) != AsciiLower(b[i])) return false;
-  }
-  return true;
-}
-
 void ParseHeaderLines(std::string_view text,
                       std::vector<std::pair<std::string, std::string>>* headers) {
   while (!text.empty()) {
@@ -118,13 +101,13 @@ void ParseHeaderLines(std::string_view text,
       // obs-fold: a continuation of the previous header's value.
       std::string& value = headers->back().second;
       value += ' ';
-      value += Trim(line);
+      value += TrimHttpOwsAndCr(line);
       continue;
     }
     size_t colon = line.find(':');
     if (colon == std::string_view::npos) continue;  // not a header: skipped, as browsers do
-    headers->emplace_back(std::string(Trim(line.substr(0, colon))),
-                          std::string(Trim(line.substr(colon + 1))));
+    headers->emplace_back(std::string(TrimHttpOwsAndCr(line.substr(0, colon))),
+                          std::string(TrimHttpOwsAndCr(line.substr(colon + 1))));
   }
 }
 
@@ -139,8 +122,8 @@ void AppendRewrittenResponseHead(std::string_view head, std::string* out) {
   while (true) {
     size_t eol = head.find('\n');
     std::string_view line = head.substr(0, eol);
-    bool is_te =
-        !first && line.size() >= kTe.size() && EqualsIgnoreCase(line.substr(0, kTe.size()), kTe);
+    bool is_te = !first && line.size() >= kTe.size() &&
+                 EqualsIgnoreAsciiCase(line.substr(0, kTe.size()), kTe);
     if (is_te) {
       out->append(kRenamed);
       out->append(line.substr(kTe.size()));
@@ -216,14 +199,14 @@ std::optional<int64_t> ParseWarcDate(std::string_view d) {
 
 std::string WarcRecord::header(std::string_view name) const {
   for (const auto& [k, v] : headers) {
-    if (internal::EqualsIgnoreCase(k, name)) return v;
+    if (EqualsIgnoreAsciiCase(k, name)) return v;
   }
   return {};
 }
 
 std::string HttpResponse::header(std::string_view name) const {
   for (const auto& [k, v] : headers) {
-    if (internal::EqualsIgnoreCase(k, name)) return v;
+    if (EqualsIgnoreAsciiCase(k, name)) return v;
   }
   return {};
 }

@@ -276,9 +276,6 @@ std::string RewriteResponseHead(std::string_view head);
 // The same, appended to `*out`.
 void AppendRewrittenResponseHead(std::string_view head, std::string* out);
 
-// Case-insensitive ASCII equality.
-bool EqualsIgnoreCase(std::string_view a, std::string_view b);
-
 // Parses "Name: value" header lines (CRLF or LF, obs-fold continuation) from `text`, which
 // holds the lines after the first line up to (not including) the empty line.
 void ParseHeaderLines(std::string_view text,

@@ -8,19 +8,14 @@
 namespace harvest::store {
 namespace {
 
-bool EndsWith(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 bool IsWarc(const std::filesystem::path& p) {
   std::string n = p.filename().string();
-  return EndsWith(n, ".warc.gz") || EndsWith(n, ".warc");
+  return n.ends_with(".warc.gz") || n.ends_with(".warc");
 }
 
 std::filesystem::path CdxjFor(const std::filesystem::path& warc) {
   std::string n = warc.filename().string();
-  n = n.substr(0, n.size() - (EndsWith(n, ".warc.gz") ? 8 : 5));
+  n = n.substr(0, n.size() - (n.ends_with(".warc.gz") ? 8 : 5));
   return warc.parent_path() / (n + ".cdxj");
 }
 

@@ -8,10 +8,11 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <system_error>
 
+#include "base/ascii.h"
+#include "base/mutex.h"
 #include "base/version.h"
 #include "store/internal.h"
 #include "store/store.h"
@@ -57,15 +58,11 @@ bool HasContentEncoding(std::string_view head) {
     eol = head.find('\n');
     std::string_view line = head.substr(0, eol);
     if (line.size() <= kName.size() ||
-        !internal::EqualsIgnoreCase(line.substr(0, kName.size()), kName)) {
+        !EqualsIgnoreAsciiCase(line.substr(0, kName.size()), kName)) {
       continue;
     }
-    std::string_view v = line.substr(kName.size());
-    while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
-    while (!v.empty() && (v.back() == ' ' || v.back() == '\t' || v.back() == '\r')) {
-      v.remove_suffix(1);
-    }
-    return !v.empty() && !internal::EqualsIgnoreCase(v, "identity");
+    const std::string_view v = TrimHttpOwsAndCr(line.substr(kName.size()));
+    return !v.empty() && !EqualsIgnoreAsciiCase(v, "identity");
   }
   return false;
 }
@@ -238,7 +235,7 @@ class WarcWriter::Impl {
     p.record_id = internal::NewRecordId();
     p.date = WarcDate(c.fetch_time_us != 0 ? c.fetch_time_us : clock_->WallMicros());
     {
-      std::lock_guard lock(warcinfo_mu_);
+      MutexLock lock(&warcinfo_mu_);
       p.warcinfo_id = warcinfo_shared_;
     }
     PayloadDigestFor(c, opt_.digest, t.digester.get(), &p.payload_digest);
@@ -528,7 +525,7 @@ class WarcWriter::Impl {
                 &record_);
     warcinfo_id_ = id;
     {
-      std::lock_guard lock(warcinfo_mu_);
+      MutexLock lock(&warcinfo_mu_);
       warcinfo_shared_ = id;
     }
     std::string member;
@@ -603,8 +600,8 @@ class WarcWriter::Impl {
   std::string filename_;
   std::string warcinfo_id_;
   // warcinfo_id_ for PrepareResponse on other threads.
-  mutable std::mutex warcinfo_mu_;
-  std::string warcinfo_shared_;  // guarded by warcinfo_mu_
+  mutable Mutex warcinfo_mu_;
+  std::string warcinfo_shared_ GUARDED_BY(warcinfo_mu_);
   std::string cdxj_pending_;
   std::optional<internal::CdxjSorter> cdxj_sorter_;  // the current file's index, as written
   uint64_t file_bytes_ = 0;

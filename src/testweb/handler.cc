@@ -8,6 +8,7 @@
 #include <ctime>
 #include <string>
 
+#include "base/ascii.h"
 #include "testweb/internal.h"
 
 namespace harvest::testweb {
@@ -49,9 +50,7 @@ time_t ParseHttpDate(const std::string& s) {
 }
 
 bool AcceptsGzip(const std::string& accept_encoding) {
-  std::string lower;
-  for (char c : accept_encoding)
-    lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string lower = ToLowerAscii(accept_encoding);
   size_t pos = lower.find("gzip");
   if (pos == std::string::npos) return false;
   std::string rest = lower.substr(pos + 4, 8);

@@ -51,25 +51,26 @@ RequestLog::~RequestLog() {
 void RequestLog::Append(const LogEntry& entry) {
   std::string line = FormatLogLine(entry);
   line += '\n';
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   buffer_ += line;
 }
 
 void RequestLog::FlusherLoop() {
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!closing_) {
-    cv_.wait_for(lock, std::chrono::milliseconds(kFlushIntervalMs));
-    lock.unlock();
+  for (;;) {
+    {
+      MutexLock lock(&mu_);
+      if (closing_) return;
+      cv_.WaitFor(&mu_, std::chrono::milliseconds(kFlushIntervalMs));
+    }
     WriteOut();
-    lock.lock();
   }
 }
 
 void RequestLog::WriteOut() {
-  std::lock_guard<std::mutex> write_lock(write_mu_);
+  MutexLock write_lock(&write_mu_);
   std::string out;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     out.swap(buffer_);
   }
   if (!out.empty()) std::fwrite(out.data(), 1, out.size(), file_);
@@ -78,10 +79,10 @@ void RequestLog::WriteOut() {
 
 void RequestLog::Close() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     closing_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   if (flusher_.joinable()) flusher_.join();
   WriteOut();
 }

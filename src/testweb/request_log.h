@@ -4,14 +4,13 @@
 // flusher thread at least every second, and by Close()/the destructor.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
+#include "base/mutex.h"
 #include "base/status.h"
 #include "testweb/testweb.h"
 
@@ -54,15 +53,15 @@ class RequestLog {
 
  private:
   explicit RequestLog(std::FILE* file);
-  void FlusherLoop();
-  void WriteOut();
+  void FlusherLoop() EXCLUDES(mu_, write_mu_);
+  void WriteOut() EXCLUDES(mu_, write_mu_);
 
-  std::FILE* file_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::string buffer_;    // guarded by mu_
-  bool closing_ = false;  // guarded by mu_
-  std::mutex write_mu_;   // serialises writes to file_
+  Mutex write_mu_;  // serialises writes to file_; taken before mu_
+  std::FILE* file_ PT_GUARDED_BY(write_mu_);
+  Mutex mu_ ACQUIRED_AFTER(write_mu_);
+  CondVar cv_;
+  std::string buffer_ GUARDED_BY(mu_);
+  bool closing_ GUARDED_BY(mu_) = false;
   std::thread flusher_;
 };
 

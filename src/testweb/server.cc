@@ -25,6 +25,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/ascii.h"
+#include "base/mutex.h"
 #include "base/receive_time.h"
 #include "testweb/internal.h"
 #include "testweb/request_log.h"
@@ -78,17 +80,6 @@ const char* Reason(int status) {
   }
 }
 
-bool IEquals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && strncasecmp(a.data(), b.data(), a.size()) == 0;
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
-    s.remove_suffix(1);
-  return s;
-}
-
 // Parses a request head (up to and excluding the blank line). False when malformed.
 bool ParseHead(std::string_view head, Request* req, size_t* content_length, bool* keep_alive) {
   size_t eol = head.find("\r\n");
@@ -114,19 +105,19 @@ bool ParseHead(std::string_view head, Request* req, size_t* content_length, bool
     size_t colon = h.find(':');
     if (colon == std::string_view::npos) continue;
     std::string_view name = h.substr(0, colon);
-    std::string_view value = Trim(h.substr(colon + 1));
-    if (IEquals(name, "host")) {
+    std::string_view value = TrimHttpOwsAndCr(h.substr(colon + 1));
+    if (EqualsIgnoreAsciiCase(name, "host")) {
       if (req->host.empty()) req->host = std::string(value);
-    } else if (IEquals(name, "accept-encoding")) {
+    } else if (EqualsIgnoreAsciiCase(name, "accept-encoding")) {
       req->accept_encoding = std::string(value);
-    } else if (IEquals(name, "if-none-match")) {
+    } else if (EqualsIgnoreAsciiCase(name, "if-none-match")) {
       req->if_none_match = std::string(value);
-    } else if (IEquals(name, "if-modified-since")) {
+    } else if (EqualsIgnoreAsciiCase(name, "if-modified-since")) {
       req->if_modified_since = std::string(value);
-    } else if (IEquals(name, "connection")) {
-      if (IEquals(value, "close")) *keep_alive = false;
-      if (IEquals(value, "keep-alive")) *keep_alive = true;
-    } else if (IEquals(name, "content-length")) {
+    } else if (EqualsIgnoreAsciiCase(name, "connection")) {
+      if (EqualsIgnoreAsciiCase(value, "close")) *keep_alive = false;
+      if (EqualsIgnoreAsciiCase(value, "keep-alive")) *keep_alive = true;
+    } else if (EqualsIgnoreAsciiCase(name, "content-length")) {
       char* end = nullptr;
       std::string v(value);
       unsigned long long n = std::strtoull(v.c_str(), &end, 10);
@@ -264,8 +255,8 @@ class Server final : public TestWeb, public EpochControl {
   std::unique_ptr<RequestLog> log_;
   std::vector<std::unique_ptr<Loop>> loops_;
   std::vector<std::thread> threads_;
-  std::mutex stop_mu_;
-  bool stopped_ = false;
+  Mutex stop_mu_;  // held through Stop(): a second caller waits for the first to finish
+  bool stopped_ GUARDED_BY(stop_mu_) = false;
 };
 
 Loop::Loop(Server* server, const std::vector<int>& listen_fds) : server_(server) {
@@ -690,7 +681,7 @@ Status Server::Init() {
 }
 
 void Server::Stop() {
-  std::lock_guard<std::mutex> lock(stop_mu_);
+  MutexLock lock(&stop_mu_);
   if (stopped_) return;
   stopped_ = true;
   for (auto& loop : loops_) loop->Wake();

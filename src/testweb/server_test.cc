@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "base/ascii.h"
 #include "testweb/internal.h"
 #include "testweb/testweb.h"
 
@@ -65,8 +66,7 @@ class Client {
       std::string line =
           head_text.substr(pos + 2, next == std::string::npos ? next : next - pos - 2);
       size_t colon = line.find(':');
-      std::string name = line.substr(0, colon);
-      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      const std::string name = ToLowerAscii(line.substr(0, colon));
       r.headers[name] = line.substr(colon + 2);
       pos = next;
     }

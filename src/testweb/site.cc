@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "base/ascii.h"
 #include "testweb/internal.h"
 
 namespace harvest::testweb {
@@ -35,23 +36,6 @@ constexpr int kVariantWildcards = 2;     // /private/*, /p/*?print=
 constexpr int kVariantAllowAll = 3;      // empty Disallow
 constexpr int kHostileVariant = 10;
 constexpr int kSpecialVariant = 11;
-
-bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-bool EndsWith(std::string_view s, std::string_view p) {
-  return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string Upper(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return out;
-}
 
 std::string TreePath(int index) { return index == 0 ? "/" : "/p/" + std::to_string(index); }
 
@@ -178,10 +162,10 @@ int Site::FindHost(std::string_view header) const {
   size_t colon = header.rfind(':');
   if (colon != std::string_view::npos) header = header.substr(0, colon);
   if (!header.empty() && header.back() == '.') header.remove_suffix(1);  // FQDN form
-  std::string name = Lower(header);
+  std::string name = ToLowerAscii(header);
   // "h" + at least 4 digits (h0000 ... h9999, then h10000 ... h999999) + ".test".
   // (hostile.test has the same shape, but not digits.)
-  if (name.size() >= 10 && name.size() <= 12 && name[0] == 'h' && EndsWith(name, ".test")) {
+  if (name.size() >= 10 && name.size() <= 12 && name[0] == 'h' && name.ends_with(".test")) {
     long index = 0;
     bool digits = true;
     for (size_t i = 1; digits && i + 5 < name.size(); ++i) {
@@ -253,8 +237,8 @@ std::string IdentityQuery(std::string_view query) {
       continue;
     }
     std::string name = param.substr(0, param.find('='));
-    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    bool ignorable = StartsWith(name, "utm_") || name == "gclid" || name == "fbclid" ||
+    LowerAsciiInPlace(name);
+    bool ignorable = name.starts_with("utm_") || name == "gclid" || name == "fbclid" ||
                      name == "msclkid" || name == "sid" || name == "jsessionid" ||
                      name == "phpsessid" || name == "sessionid";
     if (!ignorable) kept.push_back(std::move(param));
@@ -279,13 +263,13 @@ PageRef FindPage(const Site& site, int host, std::string_view path, std::string_
   const HostInfo& h = site.hosts()[host];
   if (h.pages == 0) return ref;
   if (path == "/") return {PageType::kTree, 0, "/"};
-  if (StartsWith(path, "/p/") && h.name != kHostileHost) {
+  if (path.starts_with("/p/") && h.name != kHostileHost) {
     long n = ParseIndex(path.substr(3));
     if (n >= 1 && n < h.pages) return {PageType::kTree, static_cast<int>(n), std::string(path)};
     return ref;
   }
   if (path == "/search" && h.normal) return {PageType::kSearch, 0, "/search"};
-  if (StartsWith(path, "/calendar/") && h.calendar) {
+  if (path.starts_with("/calendar/") && h.calendar) {
     std::string_view rest = path.substr(10);
     size_t slash = rest.find('/');
     if (slash == std::string_view::npos) return ref;
@@ -298,12 +282,13 @@ PageRef FindPage(const Site& site, int host, std::string_view path, std::string_
   }
   if (h.name == kHostileHost) return ref;
   for (const Family& f : kFamilies) {
-    if (!StartsWith(path, f.prefix) || !EndsWith(path, f.suffix)) continue;
+    if (!path.starts_with(f.prefix) || !path.ends_with(f.suffix)) continue;
     std::string_view mid = path.substr(std::strlen(f.prefix),
                                        path.size() - std::strlen(f.prefix) - std::strlen(f.suffix));
     long n = ParseIndex(mid);
     if (n < 0 || n >= kFamilySize) continue;
-    bool early_late = StartsWith(f.prefix, "/early/") || StartsWith(f.prefix, "/late/");
+    const std::string_view prefix = f.prefix;
+    bool early_late = prefix.starts_with("/early/") || prefix.starts_with("/late/");
     if (early_late != (h.robots == RobotsKind::kBig)) continue;
     return {PageType::kFamily, static_cast<int>(n), std::string(path)};
   }
@@ -323,9 +308,9 @@ bool Site::DisallowedForHarvest(int host, std::string_view target) const {
     case RobotsKind::k404:
       return false;
     case RobotsKind::kRedirect:
-      return StartsWith(target, "/private/");
+      return target.starts_with("/private/");
     case RobotsKind::kBig:
-      return StartsWith(target, "/early/");  // "/late/" is past 500 KiB
+      return target.starts_with("/early/");  // "/late/" is past 500 KiB
     case RobotsKind::kNormal:
       break;
   }
@@ -333,18 +318,18 @@ bool Site::DisallowedForHarvest(int host, std::string_view target) const {
   // where an Allow is the longest matching rule it is tested first.
   switch (h.variant) {
     case kVariantStar:
-      if (StartsWith(target, "/private/open/")) return false;
-      return StartsWith(target, "/private/") || EndsWith(target, ".pdf") ||
-             StartsWith(target, "/search") || StartsWith(target, "/tmp/");
+      if (target.starts_with("/private/open/")) return false;
+      return target.starts_with("/private/") || target.ends_with(".pdf") ||
+             target.starts_with("/search") || target.starts_with("/tmp/");
     case kVariantHarvestGroup:
-      return StartsWith(target, "/harvest-only/") || EndsWith(target, ".pdf");
+      return target.starts_with("/harvest-only/") || target.ends_with(".pdf");
     case kVariantWildcards:
-      if (StartsWith(target, "/private/open/")) return false;
-      return StartsWith(target, "/private/") || EndsWith(target, ".pdf") ||
-             (StartsWith(target, "/p/") && target.find("?print=", 3) != std::string_view::npos) ||
-             StartsWith(target, "/search");
+      if (target.starts_with("/private/open/")) return false;
+      return target.starts_with("/private/") || target.ends_with(".pdf") ||
+             (target.starts_with("/p/") && target.find("?print=", 3) != std::string_view::npos) ||
+             target.starts_with("/search");
     case kHostileVariant:
-      return StartsWith(target, "/edge/disallowed/");
+      return target.starts_with("/edge/disallowed/");
     default:
       return false;
   }
@@ -417,7 +402,7 @@ Link SameHostLink(const HostInfo& h, std::string_view from, const std::string& t
       l.href = "http://" + h.name + to;
       break;
     case 2:
-      l.href = "http://" + Upper(h.name) + to;
+      l.href = "http://" + ToUpperAscii(h.name) + to;
       break;
     case 3:
       l.href = "http://" + h.name + ":80" + to;
@@ -450,7 +435,7 @@ Link SameHostLink(const HostInfo& h, std::string_view from, const std::string& t
       l.href = l.target = to + "?fbclid=" + Hex(rng.Next(), 16);
       break;
     case 12:
-      l.href = l.target = to + ";jsessionid=" + Upper(Hex(rng.Next(), 16));
+      l.href = l.target = to + ";jsessionid=" + ToUpperAscii(Hex(rng.Next(), 16));
       break;
     default:
       l.href = l.target = to + "?sid=" + Hex(rng.Next(), 10);
@@ -538,7 +523,7 @@ std::vector<Link> Site::LinksOf(int host, std::string_view path) const {
       Link l = PlainLink(o.name, to, true);
       switch (rng.Below(5)) {
         case 0:
-          l.href = "http://" + Upper(o.name) + to;
+          l.href = "http://" + ToUpperAscii(o.name) + to;
           break;
         case 1:
           l.href = "http://" + o.name + ":80" + to;
@@ -626,7 +611,7 @@ Route Site::Resolve(std::string_view host_header, std::string_view target) const
     r.page = h.name + path;
     return r;
   }
-  if (h.name == kHostileHost && StartsWith(path, "/edge/")) {
+  if (h.name == kHostileHost && path.starts_with("/edge/")) {
     if (!KnownEdgePath(path)) return r;
     r.kind = RequestKind::kEdge;
     r.page = h.name + path;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "base/ascii.h"
 #include "testweb/internal.h"
 #include "testweb/request_log.h"
 #include "testweb/testweb.h"
@@ -32,8 +33,7 @@ std::pair<std::string, std::string> ResolveHref(const std::string& base_host,
   if (href.rfind("http://", 0) == 0 || href.rfind("HTTP://", 0) == 0) {
     size_t slash = href.find('/', 7);
     std::string authority = href.substr(7, slash - 7);
-    std::string host = authority.substr(0, authority.find(':'));
-    for (char& c : host) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const std::string host = ToLowerAscii(authority.substr(0, authority.find(':')));
     return {host, slash == std::string::npos ? "/" : href.substr(slash)};
   }
   if (href.empty()) return {base_host, base_path};
@@ -240,8 +240,7 @@ TEST(Site, Rfc9309_RuleFamiliesByConstruction) {
     const HostInfo& info = site.hosts()[h];
     std::string robots = site.RobotsTxt(h);
     seen[info.variant] = true;
-    std::string lower = robots;
-    for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    const std::string lower = ToLowerAscii(robots);
     bool harvest_group = lower.find("user-agent: harvest\n") != std::string::npos;
     EXPECT_EQ(harvest_group, info.variant == 1) << robots;
     EXPECT_NE(robots.find("Sitemap: http://" + info.name + "/sitemap.xml"), std::string::npos);

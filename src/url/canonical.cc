@@ -53,10 +53,10 @@ bool MatchesAny(std::string_view name, const std::vector<std::string>& patterns)
     if (pat.back() == '*') {
       size_t n = pat.size() - 1;
       if (name.size() >= n &&
-          EqualsIgnoreCase(name.substr(0, n), std::string_view(pat).substr(0, n))) {
+          EqualsIgnoreAsciiCase(name.substr(0, n), std::string_view(pat).substr(0, n))) {
         return true;
       }
-    } else if (EqualsIgnoreCase(name, pat)) {
+    } else if (EqualsIgnoreAsciiCase(name, pat)) {
       return true;
     }
   }
@@ -114,7 +114,7 @@ void StripIndex(std::string& path, const std::vector<std::string>& names) {
   if (slash == std::string::npos) return;
   std::string_view last = std::string_view(path).substr(slash + 1);
   for (const std::string& name : names) {
-    if (EqualsIgnoreCase(last, name)) {
+    if (EqualsIgnoreAsciiCase(last, name)) {
       path.resize(slash + 1);
       return;
     }

@@ -333,7 +333,7 @@ bool DomainToAscii(std::string_view domain, std::string& out) {
       ++j;
     }
     std::string_view label = domain.substr(i, j - i);
-    bool punycode = label.size() >= 4 && EqualsIgnoreCase(label.substr(0, 4), "xn--");
+    bool punycode = label.size() >= 4 && EqualsIgnoreAsciiCase(label.substr(0, 4), "xn--");
     (void)punycode;
     if (ascii) {
       // UTS #46 maps ASCII to lowercase and keeps it; an all-ASCII "xn--" label is kept

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/ascii.h"  // AsciiLower, EqualsIgnoreAsciiCase
 #include "url/url.h"
 
 namespace harvest::url {
@@ -42,9 +43,7 @@ inline bool IsAsciiDigit(unsigned char c) { return static_cast<unsigned>(c - '0'
 inline bool IsAsciiHex(unsigned char c) {
   return IsAsciiDigit(c) || static_cast<unsigned>((c | 0x20) - 'a') < 6u;
 }
-inline char AsciiLower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
 inline int HexValue(unsigned char c) { return IsAsciiDigit(c) ? c - '0' : (c | 0x20) - 'a' + 10; }
-bool EqualsIgnoreCase(std::string_view a, std::string_view b);
 
 // The mutable URL record the parser fills (WHATWG "URL record"). Strings keep their capacity
 // between parses (the parser reuses a thread_local record), so parsing rarely allocates.

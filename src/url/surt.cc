@@ -24,7 +24,7 @@ std::string Surt(const Url& url) {
     out.append(host);
   } else {
     // Labels in reverse order, comma-joined; the leftmost "www" label is dropped.
-    if (host.size() > 4 && EqualsIgnoreCase(host.substr(0, 4), "www.")) host.remove_prefix(4);
+    if (host.size() > 4 && EqualsIgnoreAsciiCase(host.substr(0, 4), "www.")) host.remove_prefix(4);
     bool first = true;
     while (true) {
       size_t dot = host.rfind('.');

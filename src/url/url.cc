@@ -37,14 +37,6 @@ const uint8_t kEncodeTable[256] = {
 #undef R
 };
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (AsciiLower(a[i]) != AsciiLower(b[i])) return false;
-  }
-  return true;
-}
-
 void Record::Clear() {
   scheme.clear();
   username.clear();

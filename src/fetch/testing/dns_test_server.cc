@@ -6,6 +6,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "base/ascii.h"
+
 namespace harvest::fetch::testing {
 namespace {
 
@@ -35,9 +37,7 @@ bool ParseQuestion(const std::string& q, std::string* name, uint16_t* type, size
     if (len > 63 || at + len > q.size()) return false;
     if (!name->empty()) name->push_back('.');
     for (size_t i = 0; i < len; ++i) {
-      char c = q[at + i];
-      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-      name->push_back(c);
+      name->push_back(AsciiLower(q[at + i]));
     }
     at += len;
   }
@@ -76,27 +76,27 @@ void DnsTestServer::Stop() {
 }
 
 void DnsTestServer::SetAnswer(const std::string& name, const std::string& address, uint32_t ttl) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   rules_[name] = Rule{.mode = Mode::kAnswer, .address = address, .ttl = ttl};
 }
 
 void DnsTestServer::SetNxdomain(const std::string& name) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   rules_[name] = Rule{.mode = Mode::kNxdomain};
 }
 
 void DnsTestServer::SetIgnore(const std::string& name) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   rules_[name] = Rule{.mode = Mode::kIgnore};
 }
 
 void DnsTestServer::SetHold(const std::string& name) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   rules_[name] = Rule{.mode = Mode::kHold};
 }
 
 void DnsTestServer::Release(const std::string& name, const std::string& address, uint32_t ttl) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   const Rule rule{.mode = Mode::kAnswer, .address = address, .ttl = ttl};
   rules_[name] = rule;
   for (const Held& h : held_[name]) Reply(h.query, h.peer, rule);
@@ -104,18 +104,24 @@ void DnsTestServer::Release(const std::string& name, const std::string& address,
 }
 
 size_t DnsTestServer::queries(const std::string& name, uint16_t type) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   auto it = queries_.find({name, type});
   return it == queries_.end() ? 0 : it->second;
 }
 
 bool DnsTestServer::WaitForQueries(const std::string& name, size_t n,
                                    std::chrono::milliseconds limit, uint16_t type) const {
-  std::unique_lock lock(mu_);
-  return cv_.wait_for(lock, limit, [&] {
-    auto it = queries_.find({name, type});
-    return it != queries_.end() && it->second >= n;
-  });
+  MutexLock lock(&mu_);
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!SeenQueries(name, n, type)) {
+    if (!cv_.WaitUntil(&mu_, deadline)) return SeenQueries(name, n, type);
+  }
+  return true;
+}
+
+bool DnsTestServer::SeenQueries(const std::string& name, size_t n, uint16_t type) const {
+  auto it = queries_.find({name, type});
+  return it != queries_.end() && it->second >= n;
 }
 
 void DnsTestServer::Reply(const std::string& query, const sockaddr_in& peer, const Rule& rule) {
@@ -168,9 +174,9 @@ void DnsTestServer::Loop() {
     uint16_t type = 0;
     size_t end = 0;
     if (!ParseQuestion(query, &name, &type, &end)) continue;
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     ++queries_[{name, type}];
-    cv_.notify_all();
+    cv_.SignalAll();
     auto it = rules_.find(name);
     const Rule rule = it != rules_.end() ? it->second : Rule{};
     if (rule.mode == Mode::kIgnore) continue;

@@ -13,14 +13,14 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include "base/mutex.h"
 
 namespace harvest::fetch::testing {
 
@@ -67,16 +67,18 @@ class DnsTestServer {
   };
   void Loop();
   void Reply(const std::string& query, const sockaddr_in& peer, const Rule& rule);
+  // queries(name, type) >= n.
+  bool SeenQueries(const std::string& name, size_t n, uint16_t type) const REQUIRES(mu_);
 
   int fd_ = -1;
   int stop_fd_ = -1;
   int port_ = 0;
   std::thread thread_;
-  mutable std::mutex mu_;
-  mutable std::condition_variable cv_;
-  std::map<std::string, Rule> rules_;                           // guarded by mu_
-  std::map<std::pair<std::string, uint16_t>, size_t> queries_;  // guarded by mu_
-  std::map<std::string, std::vector<Held>> held_;               // guarded by mu_
+  mutable Mutex mu_;
+  mutable CondVar cv_;
+  std::map<std::string, Rule> rules_ GUARDED_BY(mu_);
+  std::map<std::pair<std::string, uint16_t>, size_t> queries_ GUARDED_BY(mu_);
+  std::map<std::string, std::vector<Held>> held_ GUARDED_BY(mu_);
 };
 
 }  // namespace harvest::fetch::testing

@@ -153,8 +153,11 @@ int FakeFetcher::CompleteDue() {
 }
 
 bool FakeFetcher::WaitForWakeup(std::chrono::milliseconds limit) {
-  std::unique_lock lock(wake_mu_);
-  wake_cv_.wait_for(lock, limit, [this] { return wake_; });
+  MutexLock lock(&wake_mu_);
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!wake_) {
+    if (!wake_cv_.WaitUntil(&wake_mu_, deadline)) break;
+  }
   const bool woken = wake_;
   wake_ = false;
   return woken;
@@ -189,10 +192,10 @@ int FakeFetcher::Poll(std::chrono::microseconds timeout) {
 
 void FakeFetcher::Wakeup() {
   {
-    std::lock_guard lock(wake_mu_);
+    MutexLock lock(&wake_mu_);
     wake_ = true;
   }
-  wake_cv_.notify_one();
+  wake_cv_.Signal();
 }
 
 size_t FakeFetcher::RequestsFor(const std::string& url) const {

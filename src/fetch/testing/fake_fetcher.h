@@ -21,16 +21,15 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "fetch/fetch.h"
 
 namespace harvest::fetch::testing {
@@ -131,9 +130,9 @@ class FakeFetcher final : public Fetcher {
   bool quiet_ = false;  // a grace passed without a wakeup since the last event
   uint64_t quiet_steps_ = 0;
 
-  std::mutex wake_mu_;
-  std::condition_variable wake_cv_;
-  bool wake_ = false;  // guarded by wake_mu_
+  Mutex wake_mu_;
+  CondVar wake_cv_;
+  bool wake_ GUARDED_BY(wake_mu_) = false;
 };
 
 }  // namespace harvest::fetch::testing

@@ -10,7 +10,7 @@ FakeResolver::FakeResolver(Clock* clock, ResolverOptions options, std::function<
 }
 
 void FakeResolver::set_wakeup(std::function<void()> wakeup) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   wakeup_ = std::move(wakeup);
 }
 
@@ -28,19 +28,19 @@ void FakeResolver::SetHang(const std::string& name) {
 }
 
 void FakeResolver::SetDefaultAnswer(std::string address, std::chrono::seconds ttl) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   default_ = Script{.kind = Script::Kind::kAnswer, .value = std::move(address), .ttl = ttl};
 }
 
 void FakeResolver::SetDefaultFailure(std::string error) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   default_ = Script{.kind = Script::Kind::kFailure, .value = std::move(error)};
 }
 
 void FakeResolver::Set(const std::string& name, Script script) {
   std::function<void()> wakeup;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     const std::string key = NormalizeHostName(name);
     script_[key] = script;
     if (script.kind == Script::Kind::kHang || hung_.erase(key) == 0) return;
@@ -62,20 +62,20 @@ void FakeResolver::Finish(const std::string& key, const Script& script) {
 }
 
 size_t FakeResolver::lookups(std::string_view name) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   auto it = lookups_.find(NormalizeHostName(name));
   return it == lookups_.end() ? 0 : it->second;
 }
 
 size_t FakeResolver::total_lookups() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   return total_lookups_;
 }
 
 std::optional<Resolution> FakeResolver::Cached(std::string_view name) {
   const std::string key = NormalizeHostName(name);
   if (auto numeric = NumericResolution(key)) return numeric;
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   return cache_.Get(key, clock_->Now());
 }
 
@@ -83,7 +83,7 @@ void FakeResolver::Resolve(std::string_view name) {
   const std::string key = NormalizeHostName(name);
   std::function<void()> wakeup;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     std::optional<Resolution> known = NumericResolution(key);
     if (!known) known = cache_.Get(key, clock_->Now());
     if (known) {
@@ -107,18 +107,18 @@ void FakeResolver::Resolve(std::string_view name) {
 
 std::vector<Resolution> FakeResolver::TakeCompleted() {
   std::vector<Resolution> out;
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   out.swap(completed_);
   return out;
 }
 
 size_t FakeResolver::pending() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   return hung_.size();
 }
 
 size_t FakeResolver::cached() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   return cache_.size();
 }
 

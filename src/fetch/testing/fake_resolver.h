@@ -20,7 +20,6 @@
 #include <cstddef>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -28,6 +27,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "fetch/dns_cache.h"
 #include "fetch/resolver.h"
 
@@ -68,20 +68,20 @@ class FakeResolver final : public Resolver {
     std::string value;  // the address or the error
     std::chrono::seconds ttl{300};
   };
-  void Set(const std::string& name, Script script);
-  // Ends the lookup of `key` per `script`. REQUIRES: mu_ held, kind != kHang.
-  void Finish(const std::string& key, const Script& script);
+  void Set(const std::string& name, Script script) EXCLUDES(mu_);
+  // Ends the lookup of `key` per `script`. REQUIRES: kind != kHang.
+  void Finish(const std::string& key, const Script& script) REQUIRES(mu_);
 
   Clock* const clock_;
-  mutable std::mutex mu_;
-  std::function<void()> wakeup_;                        // guarded by mu_
-  DnsCache cache_;                                      // guarded by mu_
-  std::map<std::string, Script> script_;                // guarded by mu_
-  Script default_;                                      // guarded by mu_
-  std::set<std::string> hung_;                          // guarded by mu_
-  std::map<std::string, size_t, std::less<>> lookups_;  // guarded by mu_
-  size_t total_lookups_ = 0;                            // guarded by mu_
-  std::vector<Resolution> completed_;                   // guarded by mu_
+  mutable Mutex mu_;
+  std::function<void()> wakeup_ GUARDED_BY(mu_);
+  DnsCache cache_ GUARDED_BY(mu_);
+  std::map<std::string, Script> script_ GUARDED_BY(mu_);
+  Script default_ GUARDED_BY(mu_);
+  std::set<std::string> hung_ GUARDED_BY(mu_);
+  std::map<std::string, size_t, std::less<>> lookups_ GUARDED_BY(mu_);
+  size_t total_lookups_ GUARDED_BY(mu_) = 0;
+  std::vector<Resolution> completed_ GUARDED_BY(mu_);
 };
 
 }  // namespace harvest::fetch::testing

@@ -7,7 +7,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
+
+#include "base/ascii.h"
 
 namespace harvest::fetch::testing {
 namespace {
@@ -16,13 +17,6 @@ namespace {
 constexpr int kStopCheckMillis = 20;
 // A request head larger than this closes the connection (tests never send one).
 constexpr size_t kMaxRequestHead = 1 << 20;
-
-bool IEquals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
 
 bool WriteAll(int fd, std::string_view data) {
   while (!data.empty()) {
@@ -56,7 +50,7 @@ std::optional<std::string> RawRequest::Header(std::string_view name) const {
     if (end == std::string::npos || end == start) break;
     const std::string_view line(head.data() + start, end - start);
     const size_t colon = line.find(':');
-    if (colon != std::string_view::npos && IEquals(line.substr(0, colon), name)) {
+    if (colon != std::string_view::npos && EqualsIgnoreAsciiCase(line.substr(0, colon), name)) {
       std::string_view v = line.substr(colon + 1);
       while (!v.empty() && v.front() == ' ') v.remove_prefix(1);
       return std::string(v);
@@ -72,7 +66,10 @@ std::string MakeResponse(int status, std::string_view reason,
   std::string out = "HTTP/1.1 " + std::to_string(status) + " " + std::string(reason) + "\r\n";
   bool framed = false;
   for (const auto& [name, value] : headers) {
-    if (IEquals(name, "Transfer-Encoding") || IEquals(name, "Content-Length")) framed = true;
+    if (EqualsIgnoreAsciiCase(name, "Transfer-Encoding") ||
+        EqualsIgnoreAsciiCase(name, "Content-Length")) {
+      framed = true;
+    }
     out += name + ": " + value + "\r\n";
   }
   if (!framed) out += "Content-Length: " + std::to_string(body.size()) + "\r\n";
@@ -108,7 +105,7 @@ void RawHttpServer::Stop() {
   if (acceptor_.joinable()) acceptor_.join();
   std::vector<std::thread> workers;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     for (int fd : fds_) shutdown(fd, SHUT_RDWR);
     workers.swap(workers_);
   }
@@ -118,7 +115,7 @@ void RawHttpServer::Stop() {
 }
 
 std::vector<RawRequest> RawHttpServer::requests() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return log_;
 }
 
@@ -136,7 +133,7 @@ void RawHttpServer::AcceptLoop() {
     const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) continue;
     const int index = ++connections_;
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     fds_.push_back(fd);
     workers_.emplace_back([this, fd, index] { Serve(fd, index); });
   }
@@ -156,7 +153,7 @@ void RawHttpServer::Serve(int fd, int index) {
       RawRequest request = ParseRequest(buffer.substr(0, end + 4), index);
       buffer.erase(0, end + 4);
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        MutexLock lock(&mu_);
         log_.push_back(request);
       }
       const RawReply reply = handler_(request);
@@ -174,7 +171,7 @@ void RawHttpServer::Serve(int fd, int index) {
       if (!WriteAll(fd, reply.bytes) || reply.close) open = false;
     }
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   fds_.erase(std::find(fds_.begin(), fds_.end(), fd));
   shutdown(fd, SHUT_RDWR);
   close(fd);

@@ -11,13 +11,14 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include "base/mutex.h"
 
 namespace harvest::fetch::testing {
 
@@ -69,10 +70,10 @@ class RawHttpServer {
   std::atomic<bool> stopping_{false};
   std::atomic<int> connections_{0};
   std::thread acceptor_;
-  mutable std::mutex mu_;
-  std::vector<std::thread> workers_;  // guarded by mu_
-  std::vector<int> fds_;              // guarded by mu_; open connection sockets
-  std::vector<RawRequest> log_;       // guarded by mu_
+  mutable Mutex mu_;
+  std::vector<std::thread> workers_ GUARDED_BY(mu_);
+  std::vector<int> fds_ GUARDED_BY(mu_);  // open connection sockets
+  std::vector<RawRequest> log_ GUARDED_BY(mu_);
 };
 
 }  // namespace harvest::fetch::testing
