@@ -211,7 +211,7 @@ class Crawler::Impl {
 
   // I/O thread state. db_ first: the frontier's queue store refers to it.
   std::unique_ptr<state::StateDb> db_;
-  std::unique_ptr<fetch::Fetcher> owned_fetcher_;  // the default CurlFetcher
+  std::unique_ptr<fetch::Fetcher> owned_fetcher_;  // the default HttpFetcher
   fetch::Fetcher* fetcher_ = nullptr;              // options' fetcher or owned_fetcher_
   std::unique_ptr<frontier::Frontier> frontier_;
   std::unique_ptr<dedup::SeenSet> seen_;
