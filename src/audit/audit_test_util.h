@@ -47,7 +47,12 @@ inline std::string Log(const std::vector<Req>& reqs) {
   return out;
 }
 
+// `hosts` as written at the call site: `ManifestJson({Host(...)})` is an array of one host
+// under gcc but a copy of the one host under clang (nlohmann::json's single-element brace
+// initialisation), and `ManifestJson({})` null; both are made the array they mean.
 inline json ManifestJson(json hosts) {
+  if (hosts.is_null()) hosts = json::array();
+  if (hosts.is_object()) hosts = json::array({std::move(hosts)});
   return {{"seed", 1}, {"hosts", std::move(hosts)}, {"edge", json::array()}};
 }
 
