@@ -1,10 +1,13 @@
-// Private to src/cluster: key names, the URL item codec and the Lua scripts.
+// Private to src/cluster: key names, the URL item codec, the Lua scripts and a time helper.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "base/clock.h"
 #include "frontier/url_item.h"
 #include "redis/redis.h"
 
@@ -15,6 +18,14 @@ std::string PartitionTag(const std::string& prefix, int partition);
 // "<prefix>:{g}:" — the crawl-wide keys (workers, config).
 std::string GlobalTag(const std::string& prefix);
 std::string DigestKey(const std::string& prefix, std::string_view digest);
+// "<prefix>:{g}:wake:<member>" — the set of a worker's partitions that others admitted URLs
+// to since it last looked.
+std::string WakeKey(const std::string& prefix, const std::string& member);
+
+// A steady time in ms since the clock's epoch.
+inline int64_t Ms(Clock::TimePoint t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
 
 // The 16 lower-case hex digits of a fingerprint (the `taken` hash's field, an item's head).
 std::string FpHex(uint64_t fp);

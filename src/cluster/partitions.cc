@@ -24,6 +24,10 @@ std::string DigestKey(const std::string& prefix, std::string_view digest) {
   return prefix + ":d:" + std::string(digest);
 }
 
+std::string WakeKey(const std::string& prefix, const std::string& member) {
+  return GlobalTag(prefix) + "wake:" + member;
+}
+
 std::string FpHex(uint64_t fp) {
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(fp));

@@ -14,10 +14,8 @@
 
 namespace harvest::cluster {
 
-using internal::Ms;
-
 using internal::LuaScripts;
-using internal::PartitionTag;
+using internal::Ms;
 
 namespace {
 
@@ -46,9 +44,8 @@ RedisCrawl::Impl::Impl(WorkerOptions o, std::unique_ptr<redis::Cluster> r)
       count_(PartitionCount(o_.partitions)),
       member_(o_.worker_id + "#" + RandomNonce()),
       parts_(static_cast<size_t>(count_)),
-      valid_until_(new std::atomic<int64_t>[static_cast<size_t>(count_)]) {
-  for (int i = 0; i < count_; ++i) valid_until_[i].store(0);
-}
+      leases_(o_, clock_, redis_.get(), member_,
+              [this](int p) { return parts_[static_cast<size_t>(p)].taken; }) {}
 
 Status RedisCrawl::Impl::CheckConfig() {
   const std::string mine = ConfigString(o_.partitions);
@@ -157,8 +154,7 @@ void RedisCrawl::Impl::Done(const frontier::UrlItem& item, std::chrono::millisec
 }
 
 bool RedisCrawl::Impl::MayFetch(std::string_view host) {
-  const int p = PartitionOf(host, o_.partitions);
-  return Ms(clock_->Now()) < valid_until_[p].load(std::memory_order_relaxed);
+  return leases_.Valid(PartitionOf(host, o_.partitions), Ms(clock_->Now()));
 }
 
 Status RedisCrawl::Impl::status() {
@@ -196,8 +192,7 @@ crawl::SharedCrawl::Share RedisCrawl::Impl::share() const {
   crawl::SharedCrawl::Share s;
   s.worker = o_.worker_id;
   s.partitions = count_;
-  const int64_t now = SteadyMs();
-  for (int i = 0; i < count_; ++i) s.partitions_held += now < valid_until_[i].load();
+  s.partitions_held = leases_.ValidCount(SteadyMs());
   MutexLock lock(&mu_);
   s.taken = stats_.taken;
   s.done = stats_.done;
@@ -229,7 +224,7 @@ void RedisCrawl::Impl::Fail(Status s) {
     MutexLock lock(&mu_);
     if (status_.ok()) status_ = std::move(s);
   }
-  for (int i = 0; i < count_; ++i) valid_until_[i].store(0);
+  leases_.RevokeAll();
   if (wake_) wake_();
 }
 
@@ -268,21 +263,25 @@ void RedisCrawl::Impl::Loop() {
     const int64_t now = SteadyMs();
     if (!FlushAdmits(std::move(admits)) || !FlushDones(dones, std::move(host_writes))) continue;
     if (stopping) {
-      GiveUpAll();
-      Heartbeat(/*leave=*/true);
+      for (int p : leases_.Held()) GiveUp(p);
+      if (Status s = leases_.Heartbeat(/*leave=*/true); !s.ok()) Fail(std::move(s));
       PublishStats();
       return;
     }
     if (now >= next_heartbeat) {
       next_heartbeat = now + 1000;
-      if (!Heartbeat(false)) continue;
+      if (Status s = leases_.Heartbeat(/*leave=*/false); !s.ok()) {
+        Fail(std::move(s));
+        continue;
+      }
       if (now >= first_balance) Balance();
     }
     if (now >= next_renew) {
       next_renew = now + o_.lease_ttl.count() / 5;
-      Renew();
+      if (Status s = leases_.Renew(); !s.ok()) Fail(std::move(s));
     }
-    FinishDrains();
+    // A draining partition with nothing taken here any more is given up.
+    for (int p : leases_.Drained()) GiveUp(p);
     Take();
     if (now >= next_check) {
       // Every 250 ms while this worker's part is done, backing off to 1 s while the

@@ -1,9 +1,11 @@
 // RedisCrawl::Impl, private to src/cluster: a worker's side of a crawl shared over a Redis
 // Cluster (cluster.h, docs/distributed.md). The crawl's I/O thread exchanges batches with it
-// under a mutex; its own thread does every round trip. The code: redis_crawl.cc (the
-// exchange with the crawl, the round-trip loop), worker_flow.cc (admissions, done marks and
-// host records, taking URLs, completion), worker_leases.cc (heartbeats, balance, leases,
-// handing a partition's hosts over).
+// under a mutex; its own thread does every round trip. It owns a PartitionLeases
+// (partition_leases.h: heartbeats, sticky shares, acquiring, renewing and giving up leases,
+// reading a partition's hosts), which it calls on that thread, and keeps the URL flow under
+// the leases. The code: redis_crawl.cc (the exchange with the crawl, the round-trip loop),
+// worker_flow.cc (admissions, done marks and host records, taking URLs, completion, handing
+// an acquired partition's hosts to the crawl and giving a partition up).
 #pragma once
 
 #include <atomic>
@@ -23,15 +25,9 @@
 #include "base/mutex.h"
 #include "cluster/cluster.h"
 #include "cluster/internal.h"
+#include "cluster/partition_leases.h"
 
 namespace harvest::cluster {
-namespace internal {
-
-inline int64_t Ms(Clock::TimePoint t) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
-}
-
-}  // namespace internal
 
 class RedisCrawl::Impl {
  public:
@@ -57,16 +53,12 @@ class RedisCrawl::Impl {
   WorkerStats stats() const;
 
  private:
+  // A partition's URL flow on this worker (its lease: leases_).
   struct Part {
-    bool owned = false;
-    bool draining = false;
-    std::string token;
-    std::string epoch;
-    int64_t hold_until_wall = 0;  // no URL handed out before (ms)
-    size_t taken = 0;             // handed out, not yet done
-    int64_t next_take = 0;        // steady ms
-    int64_t delay_ms = 0;         // the largest host delay Done reported
-    int64_t idle_ms = 0;          // the current poll interval of an empty partition
+    size_t taken = 0;       // handed out, not yet done
+    int64_t next_take = 0;  // steady ms
+    int64_t delay_ms = 0;   // the largest host delay Done reported
+    int64_t idle_ms = 0;    // the current poll interval of an empty partition
     std::map<std::string, std::string> host_records;  // to write: field → value
     int64_t host_records_since = 0;                   // steady ms of the oldest unwritten
   };
@@ -103,28 +95,12 @@ class RedisCrawl::Impl {
   // host records waiting (taken from the partition).
   redis::Request DoneRequest(int p, std::vector<std::string> fps,
                              const std::vector<const DoneMark*>& schedules);
-  bool Heartbeat(bool leave);
-  size_t Owned() const;
 
-  // Sticky shares: take free partitions up to ceil(partitions / live workers); give some up
-  // (after their work here is done) only above that.
+  // The leases' share (PartitionLeases::Balance); an acquired partition's hosts go to the
+  // crawl (TakeReady) before any of its URLs, and it is counted.
   void Balance();
-
-  // The saved state of a partition's hosts, for the crawl (TakeReady), before any of its URLs.
-  // A host's first request waits for its last recorded request's end plus its delay (the
-  // previous owner's clock: plus the margin). When the lease expired, a host whose URL the
-  // dead owner had in hand may still have a request running: it waits the longest a request
-  // lasts plus its delay (takeover_hold covers the default delay; a longer Crawl-delay adds).
-  // A host with no URL in hand had its last request's end recorded with its done mark.
-  void HandOverHosts(int partition, bool graceful, const redis::Reply& in_hand,
-                     const redis::Reply& records);
-  void Renew();
-
-  // A draining partition with nothing taken here any more is given up.
-  void FinishDrains();
-  void GiveUp(int i);
-  void GiveUpAll();
-  std::string WakeKey(const std::string& member) const;
+  // Gives up partition `p` (PartitionLeases::GiveUp), its host records written first.
+  void GiveUp(int p);
 
   // Partitions of ours another worker admitted URLs to since the last look.
   void ReadWakes();
@@ -139,10 +115,10 @@ class RedisCrawl::Impl {
   std::unique_ptr<redis::Cluster> redis_;  // the worker's thread only
   const int count_;
   const std::string member_;
-  std::vector<Part> parts_;                              // the worker's thread only
-  std::unique_ptr<std::atomic<int64_t>[]> valid_until_;  // steady ms; 0: not ours
-  size_t live_workers_ = 1;
+  std::vector<Part> parts_;      // the worker's thread only
   std::set<int> hosts_waiting_;  // partitions with host records to write
+  // Valid and ValidCount from any thread (MayFetch, share), the rest the worker's thread only.
+  PartitionLeases leases_;
   int64_t check_ms_ = 250;
 
   // The writer thread's connection (FindDigest, PutDigest); stats() reads its counters,

@@ -1,11 +1,13 @@
 // The flow of URLs through the shared crawl (worker.h, docs/distributed.md): admissions,
-// done marks with their host records and recrawl schedules, taking URLs, completion.
+// done marks with their host records and recrawl schedules, taking URLs, completion, and
+// what the flow does when a lease comes or goes (handing hosts over, a partition given up).
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -67,7 +69,7 @@ bool RedisCrawl::Impl::FlushAdmits(std::vector<frontier::UrlItem> items) {
   // rather than at their next poll of an idle partition.
   std::vector<redis::Request> wake;
   for (const auto& [owner, parts] : wakes) {
-    redis::Argv argv = {"SADD", WakeKey(owner)};
+    redis::Argv argv = {"SADD", internal::WakeKey(o_.prefix, owner)};
     for (int p : parts) argv.push_back(std::to_string(p));
     wake.push_back({std::move(argv)});
   }
@@ -88,7 +90,7 @@ bool RedisCrawl::Impl::FlushDones(const std::vector<DoneMark>& dones,
   for (HostWrite& w : host_writes) {
     Part& part = parts_[static_cast<size_t>(w.partition)];
     // Not ours (any more): the new owner's records are the ones that count.
-    if (!part.owned) continue;
+    if (!leases_.lease(w.partition).owned) continue;
     if (part.host_records.empty()) part.host_records_since = now;
     part.host_records.insert_or_assign(std::move(w.field), std::move(w.value));
     hosts_waiting_.insert(w.partition);
@@ -131,7 +133,7 @@ redis::Request RedisCrawl::Impl::DoneRequest(int p, std::vector<std::string> fps
                                              const std::vector<const DoneMark*>& schedules) {
   Part& part = parts_[static_cast<size_t>(p)];
   const std::string tag = PartitionTag(o_.prefix, p);
-  std::vector<std::string> args = {part.token, std::to_string(fps.size())};
+  std::vector<std::string> args = {leases_.lease(p).token, std::to_string(fps.size())};
   for (std::string& fp : fps) args.push_back(std::move(fp));
   args.push_back(std::to_string(schedules.size()));
   for (const DoneMark* d : schedules) {
@@ -154,7 +156,7 @@ redis::Request RedisCrawl::Impl::DoneRequest(int p, std::vector<std::string> fps
 
 // Partitions of ours another worker admitted URLs to since the last look.
 void RedisCrawl::Impl::ReadWakes() {
-  Result<redis::Reply> r = redis_->Run({{"SPOP", WakeKey(member_), "1024"}});
+  Result<redis::Reply> r = redis_->Run({{"SPOP", internal::WakeKey(o_.prefix, member_), "1024"}});
   if (!r.ok()) {
     Fail(r.status());
     return;
@@ -176,14 +178,17 @@ void RedisCrawl::Impl::Take() {
   std::vector<int> which;
   for (int i = 0; i < count_; ++i) {
     Part& p = parts_[static_cast<size_t>(i)];
-    if (!p.owned || p.draining || wall < p.hold_until_wall || now < p.next_take) continue;
+    const PartitionLeases::Lease& lease = leases_.lease(i);
+    if (!lease.owned || lease.draining || wall < lease.hold_until_wall || now < p.next_take) {
+      continue;
+    }
     if (p.taken >= o_.max_taken_per_partition / 2) continue;
-    if (now >= valid_until_[i].load()) continue;
+    if (!leases_.Valid(i, now)) continue;
     const std::string tag = PartitionTag(o_.prefix, i);
     reqs.push_back(redis_->Eval(
         LuaScripts().take,
         {tag + "lease", tag + "ready", tag + "taken", tag + "due", tag + "recs", tag + "pending"},
-        {p.token, std::to_string(o_.max_taken_per_partition - p.taken),
+        {lease.token, std::to_string(o_.max_taken_per_partition - p.taken),
          std::to_string(o_.take_per_host), tag + "q:", std::to_string(wall)}));
     which.push_back(i);
   }
@@ -195,7 +200,7 @@ void RedisCrawl::Impl::Take() {
     Part& p = parts_[static_cast<size_t>(which[k])];
     const redis::Reply& rep = (*r)[k];
     if (rep.is_error()) {
-      p.owned = false;
+      leases_.Drop(which[k]);
       Fail(Status::Aborted("partition " + std::to_string(which[k]) + ": " + rep.str));
       return;
     }
@@ -241,6 +246,37 @@ void RedisCrawl::Impl::Take() {
   }
   complete_.store(false);
   if (wake_) wake_();
+}
+
+void RedisCrawl::Impl::Balance() {
+  std::vector<PartitionLeases::Acquired> acquired;
+  Status s = leases_.Balance(&acquired);
+  for (PartitionLeases::Acquired& a : acquired) {
+    Part& p = parts_[static_cast<size_t>(a.partition)];
+    p.taken = 0;
+    p.next_take = 0;
+    MutexLock lock(&mu_);
+    for (crawl::SharedCrawl::HostHandover& h : a.hosts) handover_.push_back(std::move(h));
+    ++stats_.partitions_owned;
+    if (!a.graceful) ++stats_.partitions_taken_over;
+    stats_.requeued += static_cast<uint64_t>(a.requeued);
+    if (!a.graceful) {
+      spdlog::info(
+          "took over partition {} (its lease expired): {} URLs of {} hosts put back, whose "
+          "first request waits {} ms and their Crawl-delay",
+          a.partition, a.requeued, a.hosts_in_hand, o_.takeover_hold.count());
+    }
+  }
+  if (!s.ok()) Fail(std::move(s));
+}
+
+void RedisCrawl::Impl::GiveUp(int p) {
+  Part& part = parts_[static_cast<size_t>(p)];
+  std::optional<redis::Request> host_records;
+  if (!part.host_records.empty()) host_records = DoneRequest(p, {}, {});
+  leases_.GiveUp(p, part.delay_ms, std::move(host_records));
+  MutexLock lock(&mu_);
+  ++stats_.partitions_given_up;
 }
 
 // Complete: nothing of ours outstanding and every partition's pending count 0. Returns

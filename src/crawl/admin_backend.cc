@@ -8,6 +8,8 @@
 
 #include "base/ascii.h"
 #include "crawl/crawler_impl.h"
+#include "crawl/live_admin_backend.h"
+#include "crawl/operator_control.h"
 #include "extract/extract.h"
 #include "store/store.h"
 
@@ -126,107 +128,150 @@ Status NotRunning() { return Status::Unavailable("no crawl running"); }
 
 }  // namespace
 
-class LiveAdminBackend final : public admin::Backend {
- public:
-  explicit LiveAdminBackend(Crawler::Impl* impl) : impl_(impl) {}
+LiveAdminBackend::LiveAdminBackend(std::filesystem::path out_dir) : out_dir_(std::move(out_dir)) {}
 
-  Result<admin::SeedResult> InjectSeeds(const admin::SeedRequest& request) override {
-    return Call<admin::SeedResult>([this, request] { return impl_->AdminInjectSeeds(request); });
+template <typename T, typename Fn>
+Result<T> LiveAdminBackend::Call(Fn fn) {
+  if (channel_.OnIoThread()) {
+    OperatorControl* control = channel_.control();
+    if (control == nullptr) return NotRunning();
+    return fn(control);
   }
-  admin::StatusSnapshot GetStatus() override {
-    Result<admin::StatusSnapshot> s =
-        Call<admin::StatusSnapshot>([this] { return Result(impl_->AdminStatus()); });
-    if (s.ok()) return std::move(*s);
-    if (std::optional<admin::StatusSnapshot> f = impl_->FinalStatus()) return *f;
-    admin::StatusSnapshot none;
-    none.state = "starting";
-    return none;
+  auto promise = std::make_shared<std::promise<Result<T>>>();
+  std::future<Result<T>> answer = promise->get_future();
+  auto abandoned = std::make_shared<std::atomic<bool>>(false);
+  const bool posted =
+      channel_.Post([promise, abandoned, fn = std::move(fn)](OperatorControl* control) mutable {
+        if (control == nullptr || abandoned->load()) {
+          promise->set_value(NotRunning());
+          return;
+        }
+        promise->set_value(fn(control));
+      });
+  if (!posted) return NotRunning();
+  if (answer.wait_for(kCommandTimeout) != std::future_status::ready) {
+    abandoned->store(true);
+    return Status::Unavailable("the crawl did not answer within 10 s");
   }
-  Status SetPolicy(std::string_view host, const admin::HostPolicy& policy) override {
-    return CallStatus(
-        [this, h = std::string(host), policy] { return impl_->AdminSetPolicy(h, policy); });
-  }
-  Result<nlohmann::json> GetHost(std::string_view host) override {
-    return Call<nlohmann::json>([this, h = std::string(host)] { return impl_->AdminHost(h); });
-  }
-  Status SetBlocked(std::string_view host, bool blocked) override {
-    return CallStatus(
-        [this, h = std::string(host), blocked] { return impl_->AdminSetBlocked(h, blocked); });
-  }
-  Result<admin::PageList> ListPages(const admin::PageQuery& query) override {
-    Result<state::PageFilter> f = ToFilter(query);
-    if (!f.ok()) return f.status();
-    Result<state::PageScan> scan = impl_->ScanPageRecords(*f);
-    if (!scan.ok()) return scan.status();
-    return ToList(std::move(*scan));
-  }
-  Result<admin::PageRecord> GetPage(uint64_t id) override {
-    Result<state::PageEntry> p = impl_->GetPageRecord(id);
-    if (!p.ok()) return p.status();
-    return ToRecord(*p);
-  }
-  Result<admin::PageContent> GetPageContent(uint64_t id) override {
-    Result<state::PageEntry> p = impl_->GetPageRecord(id);
-    if (!p.ok()) return p.status();
-    return ReadContent(impl_->out_dir(), *p);
-  }
-  Status Pause() override {
-    return CallStatus([this] {
-      impl_->AdminPause(true);
-      return Status::Ok();
-    });
-  }
-  Status Resume() override {
-    return CallStatus([this] {
-      impl_->AdminPause(false);
-      return Status::Ok();
-    });
-  }
-  std::string MetricsText() override {
-    Result<MetricsSnapshot> m =
-        Call<MetricsSnapshot>([this] { return Result(impl_->AdminMetrics()); });
-    if (m.ok()) return RenderMetrics(*m);
-    if (std::optional<MetricsSnapshot> f = impl_->FinalMetrics()) return RenderMetrics(*f);
-    return RenderMetrics(MetricsSnapshot{});
-  }
-  bool read_only() const override { return false; }
+  return answer.get();
+}
 
- private:
-  // Runs fn on the I/O thread (at once when already there) and waits for its answer. fn
-  // owns copies of its arguments: after a timeout it is skipped if it has not started.
-  template <typename T, typename Fn>
-  Result<T> Call(Fn fn) {
-    if (impl_->OnIoThread()) return fn();
-    auto promise = std::make_shared<std::promise<Result<T>>>();
-    std::future<Result<T>> answer = promise->get_future();
-    auto abandoned = std::make_shared<std::atomic<bool>>(false);
-    const bool posted =
-        impl_->PostCommand([promise, abandoned, fn = std::move(fn)](bool run) mutable {
-          if (!run || abandoned->load()) {
-            promise->set_value(NotRunning());
-            return;
-          }
-          promise->set_value(fn());
-        });
-    if (!posted) return NotRunning();
-    if (answer.wait_for(kCommandTimeout) != std::future_status::ready) {
-      abandoned->store(true);
-      return Status::Unavailable("the crawl did not answer within 10 s");
-    }
-    return answer.get();
-  }
-  template <typename Fn>
-  Status CallStatus(Fn fn) {
-    Result<bool> r = Call<bool>([fn = std::move(fn)]() -> Result<bool> {
-      Status s = fn();
-      if (!s.ok()) return s;
-      return true;
-    });
-    return r.ok() ? Status::Ok() : r.status();
-  }
+template <typename Fn>
+Status LiveAdminBackend::CallStatus(Fn fn) {
+  Result<bool> r = Call<bool>([fn = std::move(fn)](OperatorControl* c) -> Result<bool> {
+    Status s = fn(c);
+    if (!s.ok()) return s;
+    return true;
+  });
+  return r.ok() ? Status::Ok() : r.status();
+}
 
-  Crawler::Impl* impl_;
-};
+Result<admin::SeedResult> LiveAdminBackend::InjectSeeds(const admin::SeedRequest& request) {
+  return Call<admin::SeedResult>([request](OperatorControl* c) { return c->InjectSeeds(request); });
+}
+
+admin::StatusSnapshot LiveAdminBackend::GetStatus() {
+  Result<admin::StatusSnapshot> s =
+      Call<admin::StatusSnapshot>([](OperatorControl* c) { return Result(c->GetStatus()); });
+  if (s.ok()) return std::move(*s);
+  {
+    MutexLock lock(&final_mu_);
+    if (final_status_) return *final_status_;
+  }
+  admin::StatusSnapshot none;
+  none.state = "starting";
+  return none;
+}
+
+Status LiveAdminBackend::SetPolicy(std::string_view host, const admin::HostPolicy& policy) {
+  return CallStatus(
+      [h = std::string(host), policy](OperatorControl* c) { return c->SetPolicy(h, policy); });
+}
+
+Result<nlohmann::json> LiveAdminBackend::GetHost(std::string_view host) {
+  return Call<nlohmann::json>(
+      [h = std::string(host)](OperatorControl* c) { return c->GetHost(h); });
+}
+
+Status LiveAdminBackend::SetBlocked(std::string_view host, bool blocked) {
+  return CallStatus(
+      [h = std::string(host), blocked](OperatorControl* c) { return c->SetBlocked(h, blocked); });
+}
+
+Result<admin::PageList> LiveAdminBackend::ListPages(const admin::PageQuery& query) {
+  Result<state::PageFilter> f = ToFilter(query);
+  if (!f.ok()) return f.status();
+  Result<state::PageScan> scan = ScanPageRecords(*f);
+  if (!scan.ok()) return scan.status();
+  return ToList(std::move(*scan));
+}
+
+Result<admin::PageRecord> LiveAdminBackend::GetPage(uint64_t id) {
+  Result<state::PageEntry> p = GetPageRecord(id);
+  if (!p.ok()) return p.status();
+  return ToRecord(*p);
+}
+
+Result<admin::PageContent> LiveAdminBackend::GetPageContent(uint64_t id) {
+  Result<state::PageEntry> p = GetPageRecord(id);
+  if (!p.ok()) return p.status();
+  return ReadContent(out_dir_, *p);
+}
+
+Status LiveAdminBackend::Pause() {
+  return CallStatus([](OperatorControl* c) {
+    c->Pause(true);
+    return Status::Ok();
+  });
+}
+
+Status LiveAdminBackend::Resume() {
+  return CallStatus([](OperatorControl* c) {
+    c->Pause(false);
+    return Status::Ok();
+  });
+}
+
+std::string LiveAdminBackend::MetricsText() {
+  Result<MetricsSnapshot> m =
+      Call<MetricsSnapshot>([](OperatorControl* c) { return Result(c->Metrics()); });
+  if (m.ok()) return RenderMetrics(*m);
+  {
+    MutexLock lock(&final_mu_);
+    if (final_metrics_) return RenderMetrics(*final_metrics_);
+  }
+  return RenderMetrics(MetricsSnapshot{});
+}
+
+void LiveAdminBackend::OpenPages(state::StateDb* db) {
+  WriterLock lock(&pages_mu_);
+  pages_db_ = db;
+}
+
+void LiveAdminBackend::ClosePages() {
+  WriterLock lock(&pages_mu_);
+  pages_db_ = nullptr;
+}
+
+Result<state::PageEntry> LiveAdminBackend::GetPageRecord(uint64_t id) const {
+  ReaderLock lock(&pages_mu_);
+  if (pages_db_ == nullptr) return NotRunning();
+  std::optional<state::PageEntry> p = pages_db_->GetPage(id);
+  if (!p) return Status::NotFound("no page " + std::to_string(id));
+  return *p;
+}
+
+Result<state::PageScan> LiveAdminBackend::ScanPageRecords(const state::PageFilter& filter) const {
+  ReaderLock lock(&pages_mu_);
+  if (pages_db_ == nullptr) return NotRunning();
+  return pages_db_->ScanPages(filter);
+}
+
+void LiveAdminBackend::PublishFinal(admin::StatusSnapshot status, MetricsSnapshot metrics) {
+  MutexLock lock(&final_mu_);
+  final_status_ = std::move(status);
+  final_metrics_ = std::move(metrics);
+}
 
 namespace {
 
@@ -328,34 +373,6 @@ Result<std::unique_ptr<admin::Backend>> OpenReadOnlyBackend(const std::filesyste
   if (!reader.ok()) return reader.status();
   return std::unique_ptr<admin::Backend>(
       std::make_unique<ReadOnlyBackend>(out_dir, std::move(*reader)));
-}
-
-// ---- Crawler::Impl: the backend and page records ----
-
-admin::Backend* Crawler::Impl::admin_backend() {
-  MutexLock lock(&commands_mu_);
-  if (!backend_) backend_ = std::make_unique<LiveAdminBackend>(this);
-  return backend_.get();
-}
-
-Result<state::PageEntry> Crawler::Impl::GetPageRecord(uint64_t id) const {
-  ReaderLock lock(&pages_mu_);
-  if (!pages_open_) return NotRunning();
-  std::optional<state::PageEntry> p = db_->GetPage(id);
-  if (!p) return Status::NotFound("no page " + std::to_string(id));
-  return *p;
-}
-
-Result<state::PageScan> Crawler::Impl::ScanPageRecords(const state::PageFilter& filter) const {
-  ReaderLock lock(&pages_mu_);
-  if (!pages_open_) return NotRunning();
-  return db_->ScanPages(filter);
-}
-
-admin::Backend* Crawler::admin_backend() { return impl_->admin_backend(); }
-
-Result<state::PageScan> Crawler::ScanPageRecords(const state::PageFilter& filter) const {
-  return impl_->ScanPageRecords(filter);
 }
 
 }  // namespace harvest::crawl

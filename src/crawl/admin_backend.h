@@ -3,7 +3,7 @@
 //
 // Live: Crawler::admin_backend() — owned by the Crawler, valid for its whole life (stop the
 // admin server before destroying the Crawler). Every call that reads or changes crawl state
-// is posted to the I/O thread as a command (Crawler::Impl::PostCommand wakes the loop through
+// is posted to the I/O thread as a command (CommandChannel::Post wakes the loop through
 // the fetcher's Wakeup) and waited for, at most 10 s (then Unavailable). A call made on the
 // I/O thread itself (a test's fetcher hook) runs at once. Before Run() starts and after it
 // returns, mutating calls answer Unavailable("no crawl running"); GetStatus and MetricsText

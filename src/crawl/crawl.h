@@ -314,7 +314,6 @@ class Crawler {
 
  private:
   class Impl;
-  friend class LiveAdminBackend;  // admin_backend.cc: commands on the I/O thread
   std::unique_ptr<Impl> impl_;
 };
 

@@ -1,5 +1,7 @@
 #include "crawl/host_table.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 
 namespace harvest::crawl {
@@ -13,11 +15,6 @@ HostTable::HostTable(Options options, Clock* clock, state::StateDb* db,
       robots_(robots),
       shared_(shared),
       run_start_(clock->Now()) {}
-
-void HostTable::SetOnArrival(std::function<void(const std::string& host)> on_arrival) {
-  HARVEST_ASSERT_ON_THREAD(thread_);
-  on_arrival_ = std::move(on_arrival);
-}
 
 void HostTable::SetRunStart(Clock::TimePoint start) {
   HARVEST_ASSERT_ON_THREAD(thread_);
@@ -39,6 +36,63 @@ const std::unordered_map<std::string, HostTable::Host>& HostTable::hosts() const
   return hosts_;
 }
 
+void HostTable::NoteIp(const std::string& name, const std::string& ip) {
+  HARVEST_ASSERT_ON_THREAD(thread_);
+  if (ip.empty()) return;
+  Ensure(name).ip_known = true;
+  frontier_->SetHostIp(name, ip);
+}
+
+void HostTable::LoadOverrides(
+    const std::function<void(const std::string& host, double weight)>& on_weight) {
+  HARVEST_ASSERT_ON_THREAD(thread_);
+  Status s = db_->ForEachHostOverride([&](const std::string& host, const state::HostOverride& o) {
+    overrides_[host] = o;
+    if (o.weight > 0) on_weight(host, o.weight);
+  });
+  if (!s.ok()) spdlog::error("admin: host overrides: {}", s.ToString());
+  if (!overrides_.empty()) spdlog::info("{} host overrides restored", overrides_.size());
+}
+
+void HostTable::ApplyOverride(const std::string& name) {
+  auto it = overrides_.find(name);
+  if (it == overrides_.end()) return;
+  const state::HostOverride& o = it->second;
+  if (o.crawl_delay_ms >= 0) {
+    frontier_->SetDelayOverride(name, std::chrono::milliseconds(o.crawl_delay_ms));
+  }
+  if (o.blocked) frontier_->SetHeld(name, true);
+}
+
+state::HostOverride& HostTable::Override(const std::string& name) {
+  HARVEST_ASSERT_ON_THREAD(thread_);
+  return overrides_[name];
+}
+
+const state::HostOverride* HostTable::FindOverride(const std::string& name) const {
+  HARVEST_ASSERT_ON_THREAD(thread_);
+  auto it = overrides_.find(name);
+  return it != overrides_.end() ? &it->second : nullptr;
+}
+
+void HostTable::SaveOverride(const std::string& name) {
+  HARVEST_ASSERT_ON_THREAD(thread_);
+  state::HostOverride& o = overrides_[name];
+  db_->PutHostOverride(name, o);
+  if (o.empty()) overrides_.erase(name);
+}
+
+bool HostTable::Blocked(const std::string& name) const {
+  HARVEST_ASSERT_ON_THREAD(thread_);
+  auto it = overrides_.find(name);
+  return it != overrides_.end() && it->second.blocked;
+}
+
+const std::unordered_map<std::string, state::HostOverride>& HostTable::overrides() const {
+  HARVEST_ASSERT_ON_THREAD(thread_);
+  return overrides_;
+}
+
 Clock::TimePoint HostTable::SteadyFromWall(int64_t wall_us) const {
   return clock_->Now() + std::chrono::microseconds(wall_us - clock_->WallMicros());
 }
@@ -56,7 +110,7 @@ HostTable::Host& HostTable::Ensure(const std::string& name) {
     return host;
   }
   host.lru = lru_.insert(lru_.end(), &it->first);
-  if (on_arrival_) on_arrival_(name);  // the operator's policy and block
+  if (!overrides_.empty()) ApplyOverride(name);  // the operator's policy and block
   if (auto h = handed_over_.find(name); h != handed_over_.end()) {
     // Taken over from another worker of a shared crawl: its state, not this process's.
     const SharedCrawl::HostRecords& r = h->second.records;

@@ -10,6 +10,10 @@
 // rules, breaker and politeness back into the frontier and the robots gate; a host of a
 // partition taken over from another worker gets the state that worker saved (HandOver).
 //
+// The operator's overrides (admin API: a delay, a weight, a block) are kept here too, by host,
+// persisted in the state's `hosts` family and applied to the frontier when their host enters
+// the table.
+//
 // Keyed like frontier hosts: scheme://name[:port].
 //
 // Thread-safety: event-loop-only; every method asserts it runs on the crawl's I/O thread.
@@ -79,9 +83,6 @@ class HostTable {
   HostTable(const HostTable&) = delete;
   HostTable& operator=(const HostTable&) = delete;
 
-  // Called with each host that enters the table, before its saved state is restored (the
-  // operator's override and block).
-  void SetOnArrival(std::function<void(const std::string& host)> on_arrival);
   // The time this run started: a host read back after a restart waits its full delay from
   // then (a request of the last run may have been in flight when it died).
   void SetRunStart(Clock::TimePoint start);
@@ -108,12 +109,32 @@ class HostTable {
   void HandOver(SharedCrawl::HostHandover h);
   // Sends a host's records to the shared crawl (nothing without one).
   void PutShared(const std::string& name, const SharedCrawl::HostRecords& parts);
+  // The IP the host is reached at (the frontier's per-IP limits): from the address gate before
+  // its first request, then from each response. Nothing for an empty `ip`.
+  void NoteIp(const std::string& name, const std::string& ip);
+
+  // ---- The operator's overrides ----
+  // Reads the overrides saved in the crawl state; call before any host enters the table.
+  // `on_weight` gets each host's weight override.
+  void LoadOverrides(const std::function<void(const std::string& host, double weight)>& on_weight);
+  // The host's override, created empty when absent; SaveOverride writes it.
+  state::HostOverride& Override(const std::string& name);
+  // nullptr when the host has none.
+  const state::HostOverride* FindOverride(const std::string& name) const;
+  // Writes the host's override to the pending batch (an empty one is erased).
+  void SaveOverride(const std::string& name);
+  bool Blocked(const std::string& name) const;
+  // Every override, by host.
+  const std::unordered_map<std::string, state::HostOverride>& overrides() const;
+
   // The monotonic time of a wall-clock time in µs.
   Clock::TimePoint SteadyFromWall(int64_t wall_us) const;
 
   const Stats& stats() const { return stats_; }
 
  private:
+  // The host's override (delay, block) to the frontier.
+  void ApplyOverride(const std::string& name);
   // The host's robots rules, breaker and politeness back into the frontier and the robots
   // gate; the first request not before `not_before`.
   void Restore(const std::string& name, Host& host,
@@ -134,7 +155,7 @@ class HostTable {
   RobotsGate* const robots_;
   SharedCrawl* const shared_;
   ThreadChecker thread_;
-  std::function<void(const std::string&)> on_arrival_;
+  std::unordered_map<std::string, state::HostOverride> overrides_;  // by host
   Clock::TimePoint run_start_{};
 
   std::unordered_map<std::string, Host> hosts_;

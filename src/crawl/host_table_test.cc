@@ -90,17 +90,44 @@ class HostTableTest : public ::testing::Test {
   int paths_ = 0;
 };
 
-TEST_F(HostTableTest, EnsureAddsAHostOnceAndTellsOfItsArrival) {
+TEST_F(HostTableTest, EnsureAddsAHostOnce) {
   HostTable& t = Table();
-  std::vector<std::string> arrived;
-  t.SetOnArrival([&](const std::string& h) { arrived.push_back(h); });
   t.Ensure("http://a.test").crawl_delay_ms = 5000;
   EXPECT_EQ(t.Ensure("http://a.test").crawl_delay_ms, 5000);  // the same entry
   t.Ensure("http://b.test");
-  EXPECT_EQ(arrived, (std::vector<std::string>{"http://a.test", "http://b.test"}));
   EXPECT_EQ(t.size(), 2u);
   EXPECT_TRUE(t.Contains("http://a.test"));
   EXPECT_FALSE(t.Contains("http://c.test"));
+}
+
+TEST_F(HostTableTest, AppliesTheOperatorsSavedOverridesWhenAHostArrives) {
+  {
+    HostTable& t = Table();
+    t.Override("http://a.test").blocked = true;
+    t.Override("http://b.test").crawl_delay_ms = 7000;
+    t.Override("http://c.test").weight = 3;
+    t.SaveOverride("http://a.test");
+    t.SaveOverride("http://b.test");
+    t.SaveOverride("http://c.test");
+    t.Override("http://d.test");  // empty: saving erases it
+    t.SaveOverride("http://d.test");
+    ASSERT_TRUE(db_->Commit().ok());
+  }
+  HostTable& t = Table(/*resumed=*/true);
+  std::vector<std::pair<std::string, double>> weights;
+  t.LoadOverrides([&](const std::string& h, double w) { weights.emplace_back(h, w); });
+  EXPECT_EQ(weights, (std::vector<std::pair<std::string, double>>{{"http://c.test", 3}}));
+  EXPECT_EQ(t.overrides().size(), 3u);
+  EXPECT_TRUE(t.Blocked("http://a.test"));
+  EXPECT_FALSE(t.Blocked("http://b.test"));
+  ASSERT_NE(t.FindOverride("http://b.test"), nullptr);
+  EXPECT_EQ(t.FindOverride("http://d.test"), nullptr);
+  // On arrival: a blocked host is held (its URL is not leased), a delay override applies.
+  t.Ensure("http://a.test");
+  t.Ensure("http://b.test");
+  frontier_->Add(Item("http://a.test", "/x"));
+  EXPECT_FALSE(frontier_->Next().has_value());
+  EXPECT_EQ(frontier_->HostDelay("http://b.test"), 7s);
 }
 
 TEST_F(HostTableTest, EvictsTheLeastRecentlyActiveIdleHostsFirst) {

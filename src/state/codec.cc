@@ -1,5 +1,6 @@
 // Key layouts and record codecs of the state database.
 #include <algorithm>
+#include <bit>
 #include <utility>
 
 #include "state/internal.h"
@@ -388,6 +389,31 @@ std::string EncodeDigest(const DigestRecord& d) {
 bool DecodeDigest(std::string_view value, DigestRecord* d) {
   Reader r(value);
   return r.Bytes(&d->uri) && r.SignedVarint(&d->date_us) && r.Bytes(&d->record_id);
+}
+
+namespace {
+constexpr uint64_t kOverrideFormat = 1;
+}  // namespace
+
+std::string EncodeOverride(const HostOverride& o) {
+  std::string out;
+  PutVarint(&out, kOverrideFormat);
+  PutSignedVarint(&out, o.crawl_delay_ms);
+  PutVarint(&out, std::bit_cast<uint64_t>(o.weight));
+  PutVarint(&out, o.blocked ? 1 : 0);
+  return out;
+}
+
+bool DecodeOverride(std::string_view value, HostOverride* o) {
+  Reader r(value);
+  uint64_t format = 0, weight = 0, blocked = 0;
+  if (!r.Varint(&format) || format != kOverrideFormat || !r.SignedVarint(&o->crawl_delay_ms) ||
+      !r.Varint(&weight) || !r.Varint(&blocked)) {
+    return false;
+  }
+  o->weight = std::bit_cast<double>(weight);
+  o->blocked = blocked != 0;
+  return true;
 }
 
 }  // namespace harvest::state

@@ -1,11 +1,11 @@
-// Shallower paths (state.h): the `depths` column family, fingerprint -> the least depth of a
-// path that reached an admitted URL, kept by a minimum merge operator.
-#include <rocksdb/merge_operator.h>
-
+// DepthTable (depth_table.h): shallower paths, and the minimum merge operator that keeps
+// them.
 #include <algorithm>
 #include <climits>
+#include <string>
 
-#include "state/state_db_impl.h"
+#include "state/depth_table.h"
+#include "state/internal.h"
 
 namespace harvest::state {
 namespace {
@@ -47,24 +47,24 @@ std::shared_ptr<rocksdb::MergeOperator> NewMinDepthOperator() {
   return std::make_shared<MinDepthOperator>();
 }
 
-void StateDb::Impl::NoteDepth(uint64_t fp, int depth) {
-  NotedSlot& slot = noted_[static_cast<size_t>(fp ^ (fp >> 31)) & (kNotedSlots - 1)];
+void DepthTable::Note(uint64_t fp, int depth) {
+  NotedSlot& slot = noted_[SlotOf(fp)];
   if (slot.fp == fp && fp != 0 && slot.depth <= depth) return;
-  batch_.Merge(depths_, SeenKey(fp), EncodeDepth(depth));
+  committer_->batch()->Merge(cf_, SeenKey(fp), EncodeDepth(depth));
   slot.depth = slot.fp == fp ? std::min(slot.depth, depth) : depth;
   slot.fp = fp;
-  MaybeCommit();
+  committer_->MaybeHandOver();
 }
 
-std::optional<int> StateDb::Impl::NotedDepth(uint64_t fp) const {
+std::optional<int> DepthTable::Noted(uint64_t fp) const {
   // A note still in the pending (or a handed-over) batch is in its slot, unless a later note
   // took the slot — then it was written long ago in all but a rare case.
   std::optional<int> best;
-  const NotedSlot& slot = noted_[static_cast<size_t>(fp ^ (fp >> 31)) & (kNotedSlots - 1)];
+  const NotedSlot& slot = noted_[SlotOf(fp)];
   if (slot.fp == fp && fp != 0) best = slot.depth;
   std::string value;
   int stored = 0;
-  if (GetValue(depths_, SeenKey(fp), &value).ok() && DecodeDepth(value, &stored)) {
+  if (ReadValue(db_, cf_, SeenKey(fp), &value).ok() && DecodeDepth(value, &stored)) {
     best = best ? std::min(*best, stored) : stored;
   }
   return best;

@@ -1,5 +1,5 @@
 // Private to src/state: key layouts and record codecs (StateDb's implementation is in
-// state/state_db_impl.h).
+// state/state_db_impl.h, its column families' tables in state/*_table.h).
 #pragma once
 
 #include <rocksdb/slice.h>
@@ -10,6 +10,11 @@
 #include <string_view>
 
 #include "state/state.h"
+
+namespace rocksdb {
+class ColumnFamilyHandle;
+class DB;
+}  // namespace rocksdb
 
 namespace harvest::state {
 
@@ -66,6 +71,8 @@ std::string SeenKey(uint64_t fp);
 // the host is evicted from RAM, so it keeps its id); 'c' + 8-byte admission host hash ->
 // admission counters.
 std::string HostKey(char kind, std::string_view name);
+// 'o' name -> operator host override (an empty value: none).
+inline constexpr char kOverrideKind = 'o';
 // schedule: next due (8, big-endian wall µs) | fingerprint (8). simhash: sequence (8).
 inline constexpr size_t kScheduleKeySize = 16;
 std::string ScheduleKey(int64_t due_us, uint64_t fp);
@@ -89,9 +96,14 @@ std::string EncodeCounters(const frontier::HostCounters& c);
 bool DecodeCounters(std::string_view value, frontier::HostCounters* c);
 std::string EncodeDigest(const DigestRecord& r);
 bool DecodeDigest(std::string_view value, DigestRecord* r);
+std::string EncodeOverride(const HostOverride& o);
+bool DecodeOverride(std::string_view value, HostOverride* o);
 
 // A Status for a RocksDB status: `what` and RocksDB's message; Corruption, NotFound,
 // ResourceExhausted (no space) or IOError.
 Status FromRocks(const rocksdb::Status& s, std::string_view what);
+// Reads the value of `key` in `cf`: NotFound when absent.
+Status ReadValue(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf, std::string_view key,
+                 std::string* value);
 
 }  // namespace harvest::state

@@ -1,21 +1,26 @@
-// Page records and operator host overrides for the admin API (state.h), and StateReader,
-// the read-only view `harvest serve` uses (docs/architecture.md §5.5).
+// PageTable (page_table.h): page records for the admin API; and StateReader, the
+// read-only view `harvest serve` uses (docs/architecture.md §5.5).
 #include <rocksdb/db.h>
 #include <rocksdb/iterator.h>
 #include <rocksdb/write_batch.h>
 
-#include <bit>
+#include <algorithm>
 #include <cstring>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
 
-#include "state/state_db_impl.h"
+#include "state/depth_table.h"
+#include "state/internal.h"
+#include "state/page_table.h"
+#include "state/parked_table.h"
 
 namespace harvest::state {
 namespace {
 
-constexpr char kOverrideKind = 'o';
 // Format 2 appends the crawler's outcome and reason; format 1 records still decode.
 constexpr uint64_t kPageFormat = 2;
-constexpr uint64_t kOverrideFormat = 1;
 
 std::string PageKey(uint64_t id) {
   std::string k;
@@ -64,27 +69,6 @@ bool DecodePage(std::string_view key, std::string_view value, PageEntry* p) {
   return true;
 }
 
-std::string EncodeOverride(const HostOverride& o) {
-  std::string out;
-  PutVarint(&out, kOverrideFormat);
-  PutSignedVarint(&out, o.crawl_delay_ms);
-  PutVarint(&out, std::bit_cast<uint64_t>(o.weight));
-  PutVarint(&out, o.blocked ? 1 : 0);
-  return out;
-}
-
-bool DecodeOverride(std::string_view value, HostOverride* o) {
-  Reader r(value);
-  uint64_t format = 0, weight = 0, blocked = 0;
-  if (!r.Varint(&format) || format != kOverrideFormat || !r.SignedVarint(&o->crawl_delay_ms) ||
-      !r.Varint(&weight) || !r.Varint(&blocked)) {
-    return false;
-  }
-  o->weight = std::bit_cast<double>(weight);
-  o->blocked = blocked != 0;
-  return true;
-}
-
 bool HostMatches(std::string_view filter, std::string_view host) {
   if (filter.empty() || filter == host) return true;
   // A bare name matches any port.
@@ -102,7 +86,7 @@ std::optional<PageEntry> ReadPage(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* 
   return p;
 }
 
-PageScan Scan(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf, const PageFilter& f) {
+PageScan ScanPageRecords(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf, const PageFilter& f) {
   PageScan out;
   if (cf == nullptr || f.limit == 0) return out;
   std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions(), cf));
@@ -135,102 +119,44 @@ uint64_t LastPageId(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf) {
 
 }  // namespace
 
-// ---- StateDb::Impl: page records ----
+// ---- PageTable ----
 
-void StateDb::Impl::LoadLastPageId() {
-  last_page_id_ = LastPageId(db_.get(), pages_);
+void PageTable::Load() {
+  last_id_ = LastPageId(db_, cf_);
   // Trimming goes on from the oldest record left.
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), pages_));
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_));
   it->SeekToFirst();
   if (it->Valid() && it->key().size() == 8) {
-    pages_trimmed_below_ = ReadBigEndian(it->key().ToStringView(), 8);
+    trimmed_below_ = ReadBigEndian(it->key().ToStringView(), 8);
   }
 }
 
-Result<uint64_t> StateDb::Impl::AddPage(PageEntry page) {
-  StoredFetchRecords r;
-  r.page = std::move(page);
-  return PutStoredFetch(r);
-}
-
-Result<uint64_t> StateDb::Impl::PutStoredFetch(const StoredFetchRecords& records) {
-  rocksdb::WriteBatch batch;
-  if (records.digest) {
-    batch.Put(digests_, records.digest->first, EncodeDigest(records.digest->second));
-  }
-  if (records.simhash) {
-    std::string key;
-    PutBigEndian(&key, records.simhash->first, 8);
-    batch.Put(simhash_, key, EncodeSimHash(records.simhash->second));
-  }
-  const uint64_t id = records.page ? last_page_id_.load() + 1 : 0;
-  if (records.page) batch.Put(pages_, PageKey(id), EncodePage(*records.page));
-  if (batch.Count() == 0) return id;
-  Status s = FromRocks(db_->Write(rocksdb::WriteOptions(), &batch), "state: write");
+Result<uint64_t> PageTable::Write(const std::optional<PageEntry>& page,
+                                  rocksdb::WriteBatch* batch) {
+  const uint64_t id = page ? last_id_.load() + 1 : 0;
+  if (page) batch->Put(cf_, PageKey(id), EncodePage(*page));
+  if (batch->Count() == 0) return id;
+  Status s = FromRocks(db_->Write(rocksdb::WriteOptions(), batch), "state: write");
   if (!s.ok()) {
-    SetError(s);
+    committer_->SetError(s);
     return s;
   }
-  if (!records.page) return id;
-  last_page_id_ = id;
+  if (!page) return id;
+  last_id_ = id;
   // The oldest records leave in ranges of 1024 (one range tombstone each).
-  const uint64_t max = std::max<uint64_t>(options_.pages_max, 1);
-  if (id > max && id - max >= pages_trimmed_below_ + 1024) {
-    pages_trimmed_below_ = id - max;
-    (void)db_->DeleteRange(rocksdb::WriteOptions(), pages_, PageKey(0),
-                           PageKey(pages_trimmed_below_));
+  const uint64_t max = std::max<uint64_t>(max_pages_, 1);
+  if (id > max && id - max >= trimmed_below_ + 1024) {
+    trimmed_below_ = id - max;
+    (void)db_->DeleteRange(rocksdb::WriteOptions(), cf_, PageKey(0), PageKey(trimmed_below_));
   }
   return id;
 }
 
-std::optional<PageEntry> StateDb::Impl::GetPage(uint64_t id) const {
-  return ReadPage(db_.get(), pages_, id);
-}
+std::optional<PageEntry> PageTable::Get(uint64_t id) const { return ReadPage(db_, cf_, id); }
 
-PageScan StateDb::Impl::ScanPages(const PageFilter& filter) const {
-  return Scan(db_.get(), pages_, filter);
+PageScan PageTable::Scan(const PageFilter& filter) const {
+  return ScanPageRecords(db_, cf_, filter);
 }
-
-// ---- StateDb ----
-
-void StateDb::PutHostOverride(std::string_view host, const HostOverride& o) {
-  if (o.empty()) {
-    // An empty value is read as "no override" (GetHostOverride, ForEachHostOverride).
-    impl_->PutHostRecord(kOverrideKind, host, "");
-  } else {
-    impl_->PutHostRecord(kOverrideKind, host, EncodeOverride(o));
-  }
-}
-
-std::optional<HostOverride> StateDb::GetHostOverride(std::string_view host) const {
-  std::string value;
-  if (!impl_->GetHostRecord(kOverrideKind, host, &value) || value.empty()) return std::nullopt;
-  HostOverride o;
-  if (!DecodeOverride(value, &o)) return std::nullopt;
-  return o;
-}
-
-Status StateDb::ForEachHostOverride(
-    const std::function<void(const std::string&, const HostOverride&)>& fn) const {
-  if (Status s = impl_->WaitForWrites(); !s.ok()) return s;
-  std::unique_ptr<rocksdb::Iterator> it(
-      impl_->rocks()->NewIterator(rocksdb::ReadOptions(), impl_->hosts_family()));
-  const std::string prefix(1, kOverrideKind);
-  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
-    HostOverride o;
-    if (it->value().empty() || !DecodeOverride(it->value().ToStringView(), &o)) continue;
-    fn(std::string(it->key().ToStringView().substr(1)), o);
-  }
-  return FromRocks(it->status(), "state: read host overrides");
-}
-
-Result<uint64_t> StateDb::AddPage(PageEntry page) { return impl_->AddPage(std::move(page)); }
-Result<uint64_t> StateDb::PutStoredFetch(const StoredFetchRecords& records) {
-  return impl_->PutStoredFetch(records);
-}
-std::optional<PageEntry> StateDb::GetPage(uint64_t id) const { return impl_->GetPage(id); }
-PageScan StateDb::ScanPages(const PageFilter& filter) const { return impl_->ScanPages(filter); }
-uint64_t StateDb::pages_added() const { return impl_->pages_added(); }
 
 // ---- StateReader ----
 
@@ -296,7 +222,7 @@ std::optional<PageEntry> StateReader::GetPage(uint64_t id) const {
 }
 
 PageScan StateReader::ScanPages(const PageFilter& filter) const {
-  return Scan(impl_->db.get(), impl_->Family("pages"), filter);
+  return ScanPageRecords(impl_->db.get(), impl_->Family("pages"), filter);
 }
 
 uint64_t StateReader::pages_added() const {

@@ -1,14 +1,14 @@
-// Parked URLs (state.h): admitted URLs of hosts not in RAM, in the `parked` column family,
-// keyed class (1) | host | '\0' | queue sequence (8, big-endian), valued as queue entries
-// (EncodeItem: the fingerprint first, so loading readmits like a queue entry).
-#include <rocksdb/slice_transform.h>
+// ParkedTable (parked_table.h): parked URLs, and the prefix extractor of their groups.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstring>
 #include <unordered_set>
+#include <utility>
+#include <vector>
 
-#include "state/rocks_queue_store.h"
-#include "state/state_db_impl.h"
+#include "state/internal.h"
+#include "state/parked_table.h"
 
 namespace harvest::state {
 namespace {
@@ -63,23 +63,19 @@ std::shared_ptr<const rocksdb::SliceTransform> NewParkedGroupPrefix() {
   return std::make_shared<ParkedGroupPrefix>();
 }
 
-void StateDb::Impl::Park(const frontier::UrlItem& item) {
-  assert(queue_store_ != nullptr);
-  const uint64_t seq = queue_store_->TakeSeq();
-  // Like a queue entry: the fingerprint is in `recent` until an ingest covers `seq`.
-  last_queue_seq_ = seq;
-  ++queue_puts_pending_;
+void ParkedTable::Add(const frontier::UrlItem& item, uint64_t seq) {
   EncodeItemTo(item, &scratch_);
-  batch_.Put(parked_cf_, ParkedKey(item.priority, item.host, seq), scratch_);
-  ++parked_;
-  MaybeCommit();
+  committer_->batch()->Put(cf_, ParkedKey(item.priority, item.host, seq), scratch_);
+  ++count_;
+  committer_->MaybeHandOver();
 }
 
-size_t StateDb::Impl::TakeParked(size_t max_hosts, int classes,
-                                 const std::function<void(frontier::UrlItem)>& fn) {
-  if (parked_ == 0 || max_hosts == 0) return 0;
+size_t ParkedTable::Take(size_t max_hosts, int classes,
+                         const std::function<void(frontier::UrlItem)>& fn) {
+  if (count_ == 0 || max_hosts == 0) return 0;
   // Entries parked in the pending batch must be visible to the iterators.
-  if (!HandOver().ok() || !WaitWritten().ok()) return 0;
+  if (!committer_->WritePending().ok()) return 0;
+  rocksdb::WriteBatch* batch = committer_->batch();
   struct Taken {
     std::string key;
     frontier::UrlItem item;
@@ -92,18 +88,18 @@ size_t StateDb::Impl::TakeParked(size_t max_hosts, int classes,
     t.item.host.assign(host);
     if (!DecodeItem(it->value().ToStringView(), &t.item)) {
       spdlog::error("state: undecodable parked entry for {} dropped", host);
-      batch_.Delete(parked_cf_, it->key());
-      if (parked_ > 0) --parked_;
+      batch->Delete(cf_, it->key());
+      if (count_ > 0) --count_;
       return;
     }
     taken.push_back(std::move(t));
   };
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(TotalOrder(), parked_cf_));
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(TotalOrder(), cf_));
   // Within one group: a seek does not walk the deleted entries of the groups after it (a
   // class whose earlier hosts were all taken is a long run of them until compacted).
   rocksdb::ReadOptions group_only;
   group_only.prefix_same_as_start = true;
-  std::unique_ptr<rocksdb::Iterator> other(db_->NewIterator(group_only, parked_cf_));
+  std::unique_ptr<rocksdb::Iterator> other(db_->NewIterator(group_only, cf_));
   // Every other class of a host met at the cursor comes with it: a host that came in for
   // its seed would otherwise be evicted once done and reloaded for each later class.
   auto take_other_classes = [&](int cls, std::string_view host) {
@@ -114,19 +110,21 @@ size_t StateDb::Impl::TakeParked(size_t max_hosts, int classes,
         collect(other.get(), host);
       }
     }
-    if (!other->status().ok()) SetError(FromRocks(other->status(), "state: read parked URLs"));
+    if (!other->status().ok()) {
+      committer_->SetError(FromRocks(other->status(), "state: read parked URLs"));
+    }
   };
   std::unordered_set<std::string> hosts_taken;  // in this call
   size_t hosts = 0;
   std::string last_group;
   bool skipping = false;  // the cursor's group is of a host taken with an earlier group
-  const std::string start = parked_cursor_;
+  const std::string start = cursor_;
   bool wrapped = start.empty();  // from the start: no wrapping
-  it->Seek(parked_cursor_);
+  it->Seek(cursor_);
   while (true) {
     if (!it->Valid()) {
       if (wrapped || !it->status().ok()) {
-        parked_cursor_.clear();
+        cursor_.clear();
         break;
       }
       wrapped = true;
@@ -139,21 +137,21 @@ size_t StateDb::Impl::TakeParked(size_t max_hosts, int classes,
     uint64_t seq = 0;
     if (!ParseParkedKey(key, &group, &host, &seq)) {
       spdlog::error("state: malformed parked key dropped");
-      batch_.Delete(parked_cf_, it->key());
+      batch->Delete(cf_, it->key());
       it->Next();
       continue;
     }
     if (group != last_group) {
       // Wrapped around to where this call began (what it took is deleted only in the batch).
       if (!start.empty() && wrapped && key >= std::string_view(start)) {
-        parked_cursor_ = start;
+        cursor_ = start;
         break;
       }
       last_group.assign(group);
       skipping = hosts_taken.contains(std::string(host));
       if (!skipping) {
         if (hosts == max_hosts) {
-          parked_cursor_.assign(key);
+          cursor_.assign(key);
           break;
         }
         ++hosts;
@@ -164,39 +162,39 @@ size_t StateDb::Impl::TakeParked(size_t max_hosts, int classes,
     if (!skipping) collect(it.get(), host);
     it->Next();
   }
-  if (!it->status().ok()) SetError(FromRocks(it->status(), "state: read parked URLs"));
+  if (!it->status().ok()) committer_->SetError(FromRocks(it->status(), "state: read parked URLs"));
   it.reset();
   other.reset();
   for (Taken& t : taken) {
     // Delete first: fn's queue push lands in the same batch (a hand-over happens only
     // after a queue push), so a crash keeps exactly one of the two.
-    batch_.Delete(parked_cf_, t.key);
-    if (parked_ > 0) --parked_;
+    batch->Delete(cf_, t.key);
+    if (count_ > 0) --count_;
     fn(std::move(t.item));
   }
   return taken.size();
 }
 
-Status StateDb::Impl::LoadParked(uint64_t* max_seq) {
+Status ParkedTable::Load(uint64_t* max_seq,
+                         const std::function<bool(uint64_t seq, std::string_view value)>& readmit) {
   *max_seq = 0;
-  parked_ = 0;
+  count_ = 0;
   uint64_t readmitted = 0;
   rocksdb::ReadOptions ro = TotalOrder();
   ro.fill_cache = false;
   ro.readahead_size = 2u << 20;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, parked_cf_));
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cf_));
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     std::string_view group, host;
     uint64_t seq = 0;
     if (!ParseParkedKey(it->key().ToStringView(), &group, &host, &seq)) continue;
-    ++parked_;
+    ++count_;
     *max_seq = std::max(*max_seq, seq);
-    if (ReadmitIfNotIngested(seq, it->value().ToStringView())) ++readmitted;
+    if (readmit(seq, it->value().ToStringView())) ++readmitted;
   }
   if (Status s = FromRocks(it->status(), "state: loading parked URLs"); !s.ok()) return s;
-  RaiseLastQueueSeq(*max_seq);
-  if (parked_ > 0) {
-    spdlog::info("state: {} parked URLs ({} admissions restored from them)", parked_, readmitted);
+  if (count_ > 0) {
+    spdlog::info("state: {} parked URLs ({} admissions restored from them)", count_, readmitted);
   }
   return Status::Ok();
 }

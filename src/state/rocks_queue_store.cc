@@ -63,7 +63,7 @@ Status RocksQueueStore::Load() {
   }
   for (auto& [id, f] : found) {
     std::string name;
-    if (!db_->GetHostName(id, &name)) {
+    if (!db_->host_records().GetName(id, &name)) {
       spdlog::error("state: queued items of unknown host id {} ignored", id);
       continue;
     }
@@ -94,7 +94,7 @@ void RocksQueueStore::RegisterHost(frontier::HostId id, std::string_view name) {
   if (it == loaded_.end()) {
     // A host evicted earlier in this run keeps its persistent id: entries of its URLs that
     // are still being stored may exist under it, and a restart must find them under one id.
-    h.id = db_->HostIdOf(name);
+    h.id = db_->host_records().IdOf(name);
     return;
   }
   const Loaded& l = it->second;
@@ -112,7 +112,7 @@ void RocksQueueStore::UnregisterHost(frontier::HostId id) {
   if (id >= hosts_.size()) return;
   Host& h = hosts_[id];
   ram_items_ -= h.InRam();
-  if (!h.name.empty()) db_->RememberHostId(h.name, h.id);
+  if (!h.name.empty()) db_->host_records().RememberId(h.name, h.id);
   h = Host{};
 }
 

@@ -1,7 +1,12 @@
-// StateDb: the public face (forwarding to StateDb::Impl), and the seen, queue, host and
-// digest records. Opening is in state_db_open.cc, the commit protocol in
-// state_db_commit.cc.
+// StateDb: the public face (forwarding to StateDb::Impl and its tables), and the seen,
+// admitted and queue records, with the ingestion of the admitted set. Opening is in
+// state_db_open.cc, the commit protocol (Committer) in state_db_commit.cc, each table in
+// its own file (*_table.h).
+#include <rocksdb/sst_file_writer.h>
 #include <spdlog/spdlog.h>
+
+#include <cassert>
+#include <system_error>
 
 #include "state/rocks_queue_store.h"
 #include "state/state_db_impl.h"
@@ -17,6 +22,13 @@ Status FromRocks(const rocksdb::Status& s, std::string_view what) {
   return Status::IOError(msg);
 }
 
+Status ReadValue(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf, std::string_view key,
+                 std::string* value) {
+  rocksdb::Status s =
+      db->Get(rocksdb::ReadOptions(), cf, rocksdb::Slice(key.data(), key.size()), value);
+  return FromRocks(s, "state: read");
+}
+
 // ---- SeenStore ----
 
 bool SeenStore::Contains(uint64_t fp) const { return db_->IsAdmittedOrDone(fp); }
@@ -26,19 +38,12 @@ void SeenStore::Insert(uint64_t fp) { db_->AddAdmitted(fp); }
 // ---- StateDb::Impl: records ----
 
 StateDb::Impl::~Impl() {
-  StopCommitter();
+  if (committer_) committer_->Stop();
   if (db_) {
     for (auto* h : handles_) db_->DestroyColumnFamilyHandle(h);
     handles_.clear();
     db_->Close();
   }
-}
-
-Status StateDb::Impl::GetValue(rocksdb::ColumnFamilyHandle* cf, std::string_view key,
-                               std::string* value) const {
-  rocksdb::Status s =
-      db_->Get(rocksdb::ReadOptions(), cf, rocksdb::Slice(key.data(), key.size()), value);
-  return FromRocks(s, "state: read");
 }
 
 bool StateDb::Impl::IsAdmittedOrDone(uint64_t fp) const {
@@ -47,7 +52,8 @@ bool StateDb::Impl::IsAdmittedOrDone(uint64_t fp) const {
   if (recent_.Contains(fp)) return true;
   std::string value;
   const std::string key = SeenKey(fp);
-  return GetValue(admitted_, key, &value).ok() || GetValue(seen_, key, &value).ok();
+  return ReadValue(db_.get(), admitted_, key, &value).ok() ||
+         ReadValue(db_.get(), seen_, key, &value).ok();
 }
 
 Status StateDb::Impl::ForEachSeen(const std::function<void(uint64_t fp)>& fn) const {
@@ -94,29 +100,30 @@ Status StateDb::Impl::ForEachSeen(const std::function<void(uint64_t fp)>& fn) co
 }
 
 std::optional<SeenRecord> StateDb::Impl::GetSeen(uint64_t fp) const {
-  (void)WaitWritten();  // read what was committed
+  (void)committer_->WaitWritten();  // read what was committed
   std::string value;
   const std::string key = SeenKey(fp);
-  if (GetValue(seen_, key, &value).ok()) {
+  if (ReadValue(db_.get(), seen_, key, &value).ok()) {
     SeenRecord r;
     if (!DecodeSeen(value, &r)) return std::nullopt;
     return r;
   }
-  if (recent_.Contains(fp) || GetValue(admitted_, key, &value).ok()) {
+  if (recent_.Contains(fp) || ReadValue(db_.get(), admitted_, key, &value).ok()) {
     return SeenRecord{};  // admitted, not done
   }
   return std::nullopt;
 }
 
 void StateDb::Impl::MarkDone(const frontier::UrlItem& item, const SeenRecord& record) {
+  rocksdb::WriteBatch* batch = committer_->batch();
   if (item.store_seq != 0) {
-    batch_.Delete(queues_, MakeQueueKey(epoch_bits_, item.store_host,
+    batch->Delete(queues_, MakeQueueKey(epoch_bits_, item.store_host,
                                         static_cast<uint8_t>(item.priority), item.store_seq)
                                .slice());
     if (queue_store_ != nullptr) queue_store_->OnDone();
   }
-  batch_.Put(seen_, SeenKey(item.fp), EncodeSeen(record));
-  if (record.next_due_us > 0) Schedule(item, record.next_due_us);
+  batch->Put(seen_, SeenKey(item.fp), EncodeSeen(record));
+  if (record.next_due_us > 0) schedule_->Add(item, record.next_due_us);
   MaybeCommit();
 }
 
@@ -129,59 +136,61 @@ void StateDb::Impl::UpdateQueued(const frontier::UrlItem& item) {
 void StateDb::Impl::AddQueueEntry(const frontier::UrlItem& item) {
   last_queue_seq_ = item.store_seq;
   PutQueueEntry(item);
-  ++queue_puts_pending_;
+  committer_->NoteNeededByReads();
 }
 
 void StateDb::Impl::PutQueueEntry(const frontier::UrlItem& item) {
   EncodeItemTo(item, &scratch_);
-  batch_.Put(queues_,
-             MakeQueueKey(epoch_bits_, item.store_host, static_cast<uint8_t>(item.priority),
-                          item.store_seq)
-                 .slice(),
-             scratch_);
+  committer_->batch()->Put(queues_,
+                           MakeQueueKey(epoch_bits_, item.store_host,
+                                        static_cast<uint8_t>(item.priority), item.store_seq)
+                               .slice(),
+                           scratch_);
 }
 
-void StateDb::Impl::PutHostRecord(char kind, std::string_view host, std::string value) {
-  batch_.Put(hosts_, HostKey(kind, host), value);
+bool StateDb::Impl::Reschedule(uint64_t fp, const SeenRecord& record, int64_t due_us) {
+  if (record.next_due_us <= 0 || due_us == record.next_due_us) return false;
+  if (!schedule_->Move(fp, record.next_due_us, due_us)) return false;
+  SeenRecord moved = record;
+  moved.next_due_us = due_us;
+  committer_->batch()->Put(seen_, SeenKey(fp), EncodeSeen(moved));
   MaybeCommit();
+  return true;
 }
 
-bool StateDb::Impl::GetHostRecord(char kind, std::string_view host, std::string* value) const {
-  return GetRawHostRecord(HostKey(kind, host), value);
+void StateDb::Impl::Park(const frontier::UrlItem& item) {
+  assert(queue_store_ != nullptr);
+  const uint64_t seq = queue_store_->TakeSeq();
+  // Like a queue entry: the fingerprint is in `recent` until an ingest covers `seq`.
+  last_queue_seq_ = seq;
+  committer_->NoteNeededByReads();
+  parked_->Add(item, seq);
 }
 
-void StateDb::Impl::PutRawHostRecord(const std::string& key, std::string value) {
-  batch_.Put(hosts_, key, value);
-  MaybeCommit();
+Status StateDb::Impl::LoadParked(uint64_t* max_seq) {
+  Status s = parked_->Load(max_seq, [this](uint64_t seq, std::string_view value) {
+    return ReadmitIfNotIngested(seq, value);
+  });
+  if (!s.ok()) return s;
+  RaiseLastQueueSeq(*max_seq);
+  return Status::Ok();
 }
 
-bool StateDb::Impl::GetRawHostRecord(const std::string& key, std::string* value) const {
-  (void)WaitWritten();  // read what was committed
-  return GetValue(hosts_, key, value).ok();
-}
-
-std::optional<DigestRecord> StateDb::Impl::FindDigest(const std::string& digest) const {
-  std::string value;
-  if (!GetValue(digests_, digest, &value).ok()) return std::nullopt;
-  DigestRecord d;
-  if (!DecodeDigest(value, &d)) return std::nullopt;
-  ++digest_hits_;
-  return d;
-}
-
-Status StateDb::Impl::PutDigest(const std::string& digest, const DigestRecord& record) {
-  Status s = FromRocks(db_->Put(rocksdb::WriteOptions(), digests_, digest, EncodeDigest(record)),
-                       "state: write");
-  if (!s.ok()) SetError(s);
-  return s;
+Result<uint64_t> StateDb::Impl::PutStoredFetch(const StoredFetchRecords& records) {
+  rocksdb::WriteBatch batch;
+  if (records.digest) digests_->PutTo(&batch, records.digest->first, records.digest->second);
+  if (records.simhash) {
+    simhashes_->PutTo(&batch, records.simhash->first, records.simhash->second);
+  }
+  return pages_->Write(records.page, &batch);
 }
 
 StateStats StateDb::Impl::stats() const {
   StateStats st;
   if (queue_store_ != nullptr) queue_store_->FillStats(&st);
-  st.hosts = next_host_id_ - 1;
-  st.commits = commits_.load();
-  st.syncs = syncs_.load();
+  st.hosts = host_records_->ids_given();
+  st.commits = committer_->commits();
+  st.syncs = committer_->syncs();
   st.ingests = ingests_.load();
   return st;
 }
@@ -214,38 +223,90 @@ bool StateDb::Impl::ReadmitIfNotIngested(uint64_t seq, std::string_view item_val
   return true;
 }
 
-bool StateDb::Impl::GetHostName(uint32_t id, std::string* name) const {
-  return GetValue(hosts_, HostIdKey(id), name).ok();
-}
+// ---- StateDb::Impl: commits and the admitted set ----
 
-uint32_t StateDb::Impl::NewHostId(std::string_view name) {
-  // A new id, persisted with the pending batch, without looking the name up: a host with
-  // queue entries from an earlier run keeps its id (the queue store's Load found it), and
-  // any other host has no entry that could refer to an older one. (A lookup per new host
-  // would be a RocksDB read per host at admission.)
-  const uint32_t id = next_host_id_++;
-  batch_.Put(hosts_, HostIdKey(id), std::string(name));
-  std::string next;
-  PutBigEndian(&next, next_host_id_, 4);
-  batch_.Put(meta_, "next_host", next);
-  return id;
-}
-
-uint32_t StateDb::Impl::HostIdOf(std::string_view name) {
-  if (MaybeEvicted(name)) {
-    std::string value;
-    if (GetHostRecord('i', name, &value) && value.size() == 4) {
-      return static_cast<uint32_t>(ReadBigEndian(value, 4));
+Status StateDb::Impl::Commit() {
+  Status s = committer_->HandOver();
+  if (!s.ok() || recent_.size() < next_ingest_at_) return s;
+  s = committer_->WaitWritten();
+  if (!s.ok()) return s;
+  // Fingerprints go to the admitted set only after their queue entries are durable: an
+  // admitted fingerprint without its entry would be a URL refused as seen and never
+  // fetched. Commit() runs between admissions (an admission's seen insert and its queue
+  // entry are made in one step of the I/O thread), so every entry is in the batch just
+  // written; the WAL is synced first because the ingested file is.
+  if (options_.sync) {
+    s = FromRocks(db_->SyncWAL(), "state: sync");
+    if (!s.ok()) {
+      SetError(s);
+      return s;
     }
   }
-  return NewHostId(name);
+  return Ingest();
 }
 
-void StateDb::Impl::RememberHostId(std::string_view name, uint32_t id) {
+void StateDb::Impl::Close() {
+  Status s = committer_->HandOver();
+  if (s.ok()) s = Sync();
+  if (s.ok()) s = Ingest();
+  if (s.ok()) s = committer_->HandOver();
+  if (s.ok()) s = Sync();
+  if (!s.ok()) spdlog::error("state: closing: {}", s.ToString());
+}
+
+Status StateDb::Impl::Ingest() {
+  // One sorted table file of the admissions since the last ingest costs a fraction of a
+  // seen-store insert per admission (a random 64-bit key into a skip list and then through
+  // every compaction level, the largest cost of admission at scale: docs/benchmarks.md,
+  // "Durable frontier at scale").
+  next_ingest_at_ = recent_.size() + std::max<size_t>(options_.ingest_every / 4, 1);
+  // Every queue entry up to `through` has its fingerprint in `recent_` or ingested already.
+  const uint64_t through = last_queue_seq_;
+  if (recent_.size() > 0) {
+    if (Status s = IngestRecent(); !s.ok()) {
+      SetError(s);
+      return s;
+    }
+    recent_.Clear();  // in place: no second table while the first is freed
+    next_ingest_at_ = std::max<size_t>(options_.ingest_every, 1);
+    ++ingests_;
+  }
+  AdvanceAdmittedThrough(through);
+  return Status::Ok();
+}
+
+// Writes `recent_` to a table file and moves the file into the admitted column family.
+Status StateDb::Impl::IngestRecent() {
+  const std::filesystem::path file = options_.dir / "admitted-ingest.sst";
+  std::error_code ec;
+  std::filesystem::remove(file, ec);
+  rocksdb::SstFileWriter writer(rocksdb::EnvOptions(), admitted_options_, admitted_);
+  rocksdb::Status rs = writer.Open(file.string());
+  std::string key;
+  for (uint64_t fp : recent_.SortedKeys()) {
+    if (!rs.ok()) break;
+    key.clear();
+    PutBigEndian(&key, fp, 8);
+    rs = writer.Put(key, rocksdb::Slice());
+  }
+  if (rs.ok()) rs = writer.Finish();
+  if (rs.ok()) {
+    rocksdb::IngestExternalFileOptions io;
+    io.move_files = true;
+    rs = db_->IngestExternalFile(admitted_, {file.string()}, io);
+  }
+  std::filesystem::remove(file, ec);
+  return FromRocks(rs, "state: ingesting admitted URLs");
+}
+
+// Records (in the pending batch) that every queue entry up to `through` has its
+// fingerprint in the admitted set.
+void StateDb::Impl::AdvanceAdmittedThrough(uint64_t through) {
+  if (through <= admitted_through_) return;
+  admitted_through_ = through;
   std::string v;
-  PutBigEndian(&v, id, 4);
-  PutHostRecord('i', name, std::move(v));
-  NoteEvicted(name);
+  PutBigEndian(&v, through, 8);
+  committer_->batch()->Put(meta_, "admitted_through", v);
 }
 
 // ---- StateDb ----
@@ -263,15 +324,7 @@ Result<std::unique_ptr<StateDb>> StateDb::Open(StateOptions options) {
 }
 
 bool StateDb::created() const { return impl_->created(); }
-
-void StateDb::Park(const frontier::UrlItem& item) { impl_->Park(item); }
-size_t StateDb::TakeParked(size_t max_hosts, int classes,
-                           const std::function<void(frontier::UrlItem)>& fn) {
-  return impl_->TakeParked(max_hosts, classes, fn);
-}
-uint64_t StateDb::parked() const { return impl_->parked(); }
-void StateDb::NoteDepth(uint64_t fp, int depth) { impl_->NoteDepth(fp, depth); }
-std::optional<int> StateDb::NotedDepth(uint64_t fp) const { return impl_->NotedDepth(fp); }
+dedup::SimHashVersion StateDb::simhash_version() const { return impl_->simhash_version(); }
 
 std::unique_ptr<frontier::QueueStore> StateDb::NewQueueStore(int priority_classes) {
   auto store = std::make_unique<RocksQueueStore>(impl_.get(), priority_classes);
@@ -284,105 +337,127 @@ void StateDb::ForEachLoadedHost(
   if (impl_->queue_store() != nullptr) impl_->queue_store()->ForEachLoadedHost(fn);
 }
 
-dedup::SeenBackend* StateDb::seen() { return impl_->seen(); }
+// ---- Seen records ----
 
+dedup::SeenBackend* StateDb::seen() { return impl_->seen(); }
 Status StateDb::ForEachSeen(const std::function<void(uint64_t fp)>& fn) const {
   return impl_->ForEachSeen(fn);
 }
-
 std::optional<SeenRecord> StateDb::GetSeen(uint64_t fp) const { return impl_->GetSeen(fp); }
-
 void StateDb::MarkDone(const frontier::UrlItem& item, const SeenRecord& record) {
   impl_->MarkDone(item, record);
 }
-
 void StateDb::UpdateQueued(const frontier::UrlItem& item) { impl_->UpdateQueued(item); }
 
+// ---- The recrawl schedule (ScheduleTable) ----
+
+std::optional<int64_t> StateDb::NextDue() const { return impl_->schedule().next_due(); }
+size_t StateDb::TakeDue(int64_t now_us, size_t max,
+                        const std::function<void(frontier::UrlItem)>& fn) {
+  return impl_->schedule().TakeDue(now_us, max, fn);
+}
+bool StateDb::Reschedule(uint64_t fp, const SeenRecord& record, int64_t due_us) {
+  return impl_->Reschedule(fp, record, due_us);
+}
+uint64_t StateDb::scheduled() const { return impl_->schedule().count(); }
+
+// ---- Parked URLs (ParkedTable) and shallower paths (DepthTable) ----
+
+void StateDb::Park(const frontier::UrlItem& item) { impl_->Park(item); }
+size_t StateDb::TakeParked(size_t max_hosts, int classes,
+                           const std::function<void(frontier::UrlItem)>& fn) {
+  return impl_->parked().Take(max_hosts, classes, fn);
+}
+uint64_t StateDb::parked() const { return impl_->parked().count(); }
+void StateDb::NoteDepth(uint64_t fp, int depth) { impl_->depths().Note(fp, depth); }
+std::optional<int> StateDb::NotedDepth(uint64_t fp) const { return impl_->depths().Noted(fp); }
+
+// ---- Host records (HostRecordTable) ----
+
 void StateDb::PutPoliteness(std::string_view host, const HostPoliteness& p) {
-  impl_->PutHostRecord('p', host, EncodePoliteness(p));
+  impl_->host_records().PutPoliteness(host, p);
 }
-
 std::optional<HostPoliteness> StateDb::GetPoliteness(std::string_view host) const {
-  std::string value;
-  if (!impl_->GetHostRecord('p', host, &value)) return std::nullopt;
-  HostPoliteness p;
-  if (!DecodePoliteness(value, &p)) {
-    spdlog::warn("state: unreadable politeness record of {} ignored", host);
-    return std::nullopt;
-  }
-  return p;
+  return impl_->host_records().GetPoliteness(host);
 }
-
 void StateDb::PutRobots(std::string_view host, const RobotsRecord& r) {
-  impl_->PutHostRecord('r', host, EncodeRobots(r));
+  impl_->host_records().PutRobots(host, r);
 }
-
 std::optional<RobotsRecord> StateDb::GetRobots(std::string_view host) const {
-  std::string value;
-  if (!impl_->GetHostRecord('r', host, &value)) return std::nullopt;
-  RobotsRecord r;
-  if (!DecodeRobots(value, &r)) {
-    spdlog::warn("state: unreadable robots record of {} ignored", host);
-    return std::nullopt;
-  }
-  return r;
+  return impl_->host_records().GetRobots(host);
 }
-
 void StateDb::PutHostCounters(uint64_t host_hash, const frontier::HostCounters& c) {
-  impl_->PutRawHostRecord(HostCountersKey(host_hash), EncodeCounters(c));
+  impl_->host_records().PutCounters(host_hash, c);
 }
-
 std::optional<frontier::HostCounters> StateDb::GetHostCounters(uint64_t host_hash) const {
-  std::string value;
-  if (!impl_->GetRawHostRecord(HostCountersKey(host_hash), &value)) return std::nullopt;
-  frontier::HostCounters c;
-  if (!DecodeCounters(value, &c)) {
-    spdlog::warn("state: unreadable admission counters record ignored");
-    return std::nullopt;
-  }
-  return c;
+  return impl_->host_records().GetCounters(host_hash);
 }
-
 void StateDb::PutBreaker(std::string_view host, const BreakerRecord& b) {
-  impl_->PutHostRecord('b', host, EncodeBreaker(b));
+  impl_->host_records().PutBreaker(host, b);
 }
-
 std::optional<BreakerRecord> StateDb::GetBreaker(std::string_view host) const {
-  std::string value;
-  if (!impl_->GetHostRecord('b', host, &value)) return std::nullopt;
-  BreakerRecord b;
-  if (!DecodeBreaker(value, &b)) {
-    spdlog::warn("state: unreadable breaker record of {} ignored", host);
-    return std::nullopt;
-  }
-  return b;
+  return impl_->host_records().GetBreaker(host);
+}
+void StateDb::PutHostOverride(std::string_view host, const HostOverride& o) {
+  impl_->host_records().PutOverride(host, o);
+}
+std::optional<HostOverride> StateDb::GetHostOverride(std::string_view host) const {
+  return impl_->host_records().GetOverride(host);
+}
+Status StateDb::ForEachHostOverride(
+    const std::function<void(const std::string&, const HostOverride&)>& fn) const {
+  return impl_->host_records().ForEachOverride(fn);
+}
+void StateDb::NoteHostEvicted(std::string_view host) { impl_->host_records().NoteEvicted(host); }
+void StateDb::NoteHostEvicted(uint64_t host_hash) { impl_->host_records().NoteEvicted(host_hash); }
+bool StateDb::MayHaveHostRecords(std::string_view host) const {
+  return impl_->host_records().MaybeEvicted(host);
+}
+bool StateDb::MayHaveHostRecords(uint64_t host_hash) const {
+  return impl_->host_records().MaybeEvicted(host_hash);
 }
 
-void StateDb::NoteHostEvicted(std::string_view host) { impl_->NoteEvicted(host); }
-void StateDb::NoteHostEvicted(uint64_t host_hash) { impl_->NoteEvicted(host_hash); }
-bool StateDb::MayHaveHostRecords(std::string_view host) const { return impl_->MaybeEvicted(host); }
-bool StateDb::MayHaveHostRecords(uint64_t host_hash) const {
-  return impl_->MaybeEvicted(host_hash);
-}
+// ---- Commits ----
 
 Status StateDb::Commit() { return impl_->Commit(); }
-
 Status StateDb::Sync() { return impl_->Sync(); }
-
 Status StateDb::status() const { return impl_->error(); }
 
+// ---- The writer thread's records (DigestTable, SimHashTable, PageTable) ----
+
 std::optional<DigestRecord> StateDb::FindDigest(const std::string& digest) const {
-  return impl_->FindDigest(digest);
+  return impl_->digests().Find(digest);
 }
-
 Status StateDb::PutDigest(const std::string& digest, const DigestRecord& record) {
-  return impl_->PutDigest(digest, record);
+  return impl_->digests().Put(digest, record);
 }
+uint64_t StateDb::digests_found() const { return impl_->digests().found(); }
+Status StateDb::PutSimHash(uint64_t seq, const SimHashRecord& record) {
+  return impl_->simhashes().Put(seq, record);
+}
+std::optional<SimHashRecord> StateDb::GetSimHash(uint64_t seq) const {
+  return impl_->simhashes().Get(seq);
+}
+Status StateDb::TrimSimHashes(uint64_t below_seq) { return impl_->simhashes().Trim(below_seq); }
+Status StateDb::ForEachSimHash(
+    size_t max, const std::function<void(uint64_t, const SimHashRecord&)>& fn) const {
+  return impl_->simhashes().ForEach(max, fn);
+}
+Result<uint64_t> StateDb::AddPage(PageEntry page) {
+  StoredFetchRecords r;
+  r.page = std::move(page);
+  return impl_->PutStoredFetch(r);
+}
+Result<uint64_t> StateDb::PutStoredFetch(const StoredFetchRecords& records) {
+  return impl_->PutStoredFetch(records);
+}
+std::optional<PageEntry> StateDb::GetPage(uint64_t id) const { return impl_->pages().Get(id); }
+PageScan StateDb::ScanPages(const PageFilter& filter) const { return impl_->pages().Scan(filter); }
+uint64_t StateDb::pages_added() const { return impl_->pages().last_id(); }
 
-uint64_t StateDb::digests_found() const { return impl_->digests_found(); }
+// ---- Statistics ----
 
 StateStats StateDb::stats() const { return impl_->stats(); }
-
 std::string StateDb::EngineStats() const { return impl_->EngineStats(); }
 
 void StateDb::AbandonForTesting() { impl_.reset(); }

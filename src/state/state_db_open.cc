@@ -1,5 +1,5 @@
-// StateDb::Impl::Open: RocksDB options per column family, opening, the format version and
-// the counters kept in `meta`.
+// StateDb::Impl::Open: RocksDB options per column family, opening, the committer and the
+// tables over the open database, the format version and the counters kept in `meta`.
 #include <rocksdb/cache.h>
 #include <rocksdb/convenience.h>
 #include <rocksdb/filter_policy.h>
@@ -201,17 +201,19 @@ Result<std::unique_ptr<StateDb::Impl>> StateDb::Impl::Open(const StateOptions& o
   std::error_code ec;
   impl->created_ = !std::filesystem::exists(options.dir / "CURRENT", ec);
   if (Status s = impl->OpenDatabase(); !s.ok()) return s;
+  impl->CreateTables();
   bool new_database = false;
   if (Status s = impl->CheckFormatVersion(&new_database); !s.ok()) return s;
   if (Status s = impl->LoadSimHashVersion(new_database); !s.ok()) return s;
   if (Status s = impl->LoadEpochBits(); !s.ok()) return s;
-  impl->LoadCounters();
-  impl->LoadSchedule();
-  impl->LoadLastPageId();
+  impl->host_records_->Load();
+  impl->LoadAdmittedThrough();
+  impl->schedule_->Load();
+  impl->pages_->Load();
   impl->recent_ = dedup::FingerprintSet(options.ingest_every);
   impl->next_ingest_at_ = std::max<size_t>(options.ingest_every, 1);
   impl->seen_backend_ = std::make_unique<SeenStore>(impl.get());
-  impl->StartCommitter();
+  impl->committer_->Start();
   return impl;
 }
 
@@ -256,20 +258,31 @@ Status StateDb::Impl::OpenDatabase() {
 }
 
 Status StateDb::Impl::FindColumnFamilies() {
-  const std::pair<const char*, rocksdb::ColumnFamilyHandle**> wanted[] = {
-      {kQueues, &queues_},     {kSeen, &seen_},       {kHosts, &hosts_},
-      {kDigests, &digests_},   {kMeta, &meta_},       {kAdmitted, &admitted_},
-      {kSchedule, &schedule_}, {kSimHash, &simhash_}, {kParked, &parked_cf_},
-      {kPages, &pages_},       {kDepths, &depths_},
-  };
-  for (const auto& [name, handle] : wanted) {
-    *handle = ColumnFamily(name);
-    if (*handle == nullptr) {
-      return Status::Internal("state: " + options_.dir.string() + ": no column family " + name +
-                              " after open");
+  for (const ColumnFamilySpec& spec : kColumnFamilies) {
+    if (ColumnFamily(spec.name) == nullptr) {
+      return Status::Internal("state: " + options_.dir.string() + ": no column family " +
+                              spec.name + " after open");
     }
   }
+  queues_ = ColumnFamily(kQueues);
+  seen_ = ColumnFamily(kSeen);
+  admitted_ = ColumnFamily(kAdmitted);
+  meta_ = ColumnFamily(kMeta);
   return Status::Ok();
+}
+
+void StateDb::Impl::CreateTables() {
+  rocksdb::DB* db = db_.get();
+  committer_ = std::make_unique<Committer>(db, options_.max_batch_bytes, options_.sync);
+  Committer* c = committer_.get();
+  host_records_ =
+      std::make_unique<HostRecordTable>(db, ColumnFamily(kHosts), meta_, c, options_.evicted_hosts);
+  schedule_ = std::make_unique<ScheduleTable>(db, ColumnFamily(kSchedule), c);
+  parked_ = std::make_unique<ParkedTable>(db, ColumnFamily(kParked), c);
+  depths_ = std::make_unique<DepthTable>(db, ColumnFamily(kDepths), c);
+  simhashes_ = std::make_unique<SimHashTable>(db, ColumnFamily(kSimHash), c);
+  digests_ = std::make_unique<DigestTable>(db, ColumnFamily(kDigests), c);
+  pages_ = std::make_unique<PageTable>(db, ColumnFamily(kPages), c, options_.pages_max);
 }
 
 rocksdb::ColumnFamilyHandle* StateDb::Impl::ColumnFamily(std::string_view name) const {
@@ -281,7 +294,7 @@ rocksdb::ColumnFamilyHandle* StateDb::Impl::ColumnFamily(std::string_view name) 
 
 Status StateDb::Impl::CheckFormatVersion(bool* new_database) {
   std::string version;
-  Status s = GetValue(meta_, "version", &version);
+  Status s = ReadValue(db_.get(), meta_, "version", &version);
   *new_database = s.code() == Status::Code::kNotFound;
   if (*new_database) return PutMeta("version", kFormatVersion);
   if (!s.ok()) return s;
@@ -297,7 +310,7 @@ Status StateDb::Impl::CheckFormatVersion(bool* new_database) {
 // it stays 1.
 Status StateDb::Impl::LoadSimHashVersion(bool new_database) {
   std::string value;
-  Status s = GetValue(meta_, kSimHashVersionKey, &value);
+  Status s = ReadValue(db_.get(), meta_, kSimHashVersionKey, &value);
   if (s.ok()) {
     if (value == "1" || value == "2") {
       simhash_version_ = static_cast<dedup::SimHashVersion>(value[0] - '0');
@@ -311,12 +324,10 @@ Status StateDb::Impl::LoadSimHashVersion(bool new_database) {
   return PutMeta(kSimHashVersionKey, std::to_string(static_cast<int>(simhash_version_)));
 }
 
-dedup::SimHashVersion StateDb::simhash_version() const { return impl_->simhash_version(); }
-
 // The epoch size is fixed when the database is created (StateOptions::queue_epoch_bits).
 Status StateDb::Impl::LoadEpochBits() {
   std::string bits;
-  if (GetValue(meta_, "epoch_bits", &bits).ok() && bits.size() == 1) {
+  if (ReadValue(db_.get(), meta_, "epoch_bits", &bits).ok() && bits.size() == 1) {
     epoch_bits_ = static_cast<uint8_t>(bits[0]);
     return Status::Ok();
   }
@@ -324,13 +335,9 @@ Status StateDb::Impl::LoadEpochBits() {
   return PutMeta("epoch_bits", std::string(1, static_cast<char>(epoch_bits_)));
 }
 
-void StateDb::Impl::LoadCounters() {
-  std::string next;
-  if (GetValue(meta_, "next_host", &next).ok() && next.size() == 4) {
-    next_host_id_ = static_cast<uint32_t>(ReadBigEndian(next, 4));
-  }
+void StateDb::Impl::LoadAdmittedThrough() {
   std::string through;
-  if (GetValue(meta_, "admitted_through", &through).ok() && through.size() == 8) {
+  if (ReadValue(db_.get(), meta_, "admitted_through", &through).ok() && through.size() == 8) {
     admitted_through_ = ReadBigEndian(through, 8);
   }
 }

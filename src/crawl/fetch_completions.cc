@@ -1,19 +1,24 @@
-// Completed fetches on the I/O thread: the robots.txt step, the page's completion in the
-// frontier (retry, give up, done), and the hand-off of responses to the process pool.
+#include "crawl/fetch_completions.h"
+
 #include <spdlog/spdlog.h>
+
+#include <algorithm>
 
 #include <chrono>
 
 #include "base/clock.h"
 #include "base/host_key.h"
-#include "crawl/crawler_impl.h"
+#include "crawl/admitter.h"
+#include "crawl/page_pipeline.h"
+#include "crawl/recrawler.h"
+#include "crawl/schedule.h"
 
 namespace harvest::crawl {
 namespace {
 
 bool IsRetryableStatus(int status) { return status >= 500 || status == 429 || status == 408; }
 
-void CountStatus(int s, CrawlStats* stats) {
+void CountStatus(int s, FetchCompletions::Counters* stats) {
   if (s >= 200 && s < 300) {
     ++stats->http_2xx;
   } else if (s >= 300 && s < 400) {
@@ -33,28 +38,72 @@ std::chrono::microseconds EndedAgo(const fetch::FetchResult& r) {
 
 }  // namespace
 
-// The IP the host is reached at, for the frontier's per-IP limits: from the address gate
-// before the first request, then from each response (a new DNS answer may change it).
-void Crawler::Impl::NoteIp(const std::string& host_key, const std::string& ip) {
-  if (ip.empty()) return;
-  hosts_->Ensure(host_key).ip_known = true;
-  frontier_->SetHostIp(host_key, ip);
+FetchCompletions::FetchCompletions(Parts parts) : parts_(parts), opts_(*parts.opts) {}
+
+void FetchCompletions::Counters::AddTo(CrawlStats* stats) const {
+  stats->fetches += fetches;
+  stats->robots_fetches += robots_fetches;
+  stats->pages += pages;
+  stats->http_2xx += http_2xx;
+  stats->http_3xx += http_3xx;
+  stats->http_4xx += http_4xx;
+  stats->http_5xx += http_5xx;
+  stats->fetch_errors += fetch_errors;
+  stats->retries += retries;
+  stats->gave_up += gave_up;
+  stats->truncated += truncated;
+  stats->bytes_downloaded += bytes_downloaded;
+  for (const auto& [reason, given_up] : hosts_given_up) {
+    HostsGivenUp& into = stats->hosts_given_up[reason];
+    if (into.hosts == 0) into.example = given_up.example;
+    into.hosts += given_up.hosts;
+  }
 }
 
-void Crawler::Impl::OnRobotsDone(InFlight flight, fetch::FetchResult&& r) {
+void FetchCompletions::SetRunStart(Clock::TimePoint start) {
+  HARVEST_ASSERT_ON_THREAD(thread_);
+  run_start_ = start;
+}
+
+int64_t FetchCompletions::Second() const {
+  return std::chrono::duration_cast<std::chrono::seconds>(parts_.clock->Now() - run_start_).count();
+}
+
+void FetchCompletions::RecentTotals(uint64_t* pages, uint64_t* errors) const {
+  HARVEST_ASSERT_ON_THREAD(thread_);
+  rate_.Totals(Second(), pages, errors);
+}
+
+const MetricsSnapshot& FetchCompletions::metrics() const {
+  HARVEST_ASSERT_ON_THREAD(thread_);
+  return metrics_;
+}
+
+const FetchCompletions::Counters& FetchCompletions::counters() const {
+  HARVEST_ASSERT_ON_THREAD(thread_);
+  return counters_;
+}
+
+void FetchCompletions::Record(std::string_view url, std::string_view outcome, int status,
+                              std::string_view detail) {
+  parts_.outcomes->Record(url, outcome, status, detail, parts_.clock->WallMicros());
+}
+
+void FetchCompletions::OnRobotsDone(InFlight flight, fetch::FetchResult&& r) {
+  HARVEST_ASSERT_ON_THREAD(thread_);
   if (!flight.no_request) {
-    ++stats_.fetches;
-    ++stats_.robots_fetches;
+    ++counters_.fetches;
+    ++counters_.robots_fetches;
   }
-  stats_.bytes_downloaded += r.body.size();
+  counters_.bytes_downloaded += r.body.size();
   const frontier::Lease& lease = flight.lease;
   const std::string& host = lease.item.host;
-  NoteIp(host, r.ip);
-  RobotsGate::FetchStep step = robots_->OnFetched(host, r);
+  parts_.hosts->NoteIp(host, r.ip);
+  RobotsGate::FetchStep step = parts_.robots->OnFetched(host, r);
   {
     static constexpr const char* kStepNames[] = {"redirect", "rules",       "retry",
                                                  "cached",   "unavailable", "unreachable"};
-    ++counters_.robots_outcomes[kStepNames[static_cast<int>(step.step)]];
+    ++metrics_.robots_outcomes[kStepNames[static_cast<int>(step.step)]];
   }
   frontier::Completion done{.kind = frontier::CompletionKind::kRequeue,
                             .response_time = r.total_time,
@@ -85,8 +134,8 @@ void Crawler::Impl::OnRobotsDone(InFlight flight, fetch::FetchResult&& r) {
       ApplyRobots(lease, step, &done);
       break;
   }
-  frontier_->Complete(lease, done);
-  hosts_->SavePoliteness(host, done.retry_after);
+  parts_.frontier->Complete(lease, done);
+  parts_.hosts->SavePoliteness(host, done.retry_after);
   // A shared crawl gets the saved record with the robots.txt capture, once that is durable
   // (WarcSink), so no worker trusts rules whose robots.txt no WARC file holds; without a
   // capture, at once.
@@ -100,20 +149,20 @@ void Crawler::Impl::OnRobotsDone(InFlight flight, fetch::FetchResult&& r) {
     const char* outcome = step.step == RobotsGate::Step::kUnavailable   ? "robots-unavailable"
                           : step.step == RobotsGate::Step::kUnreachable ? "gave-up"
                                                                         : "retried";
-    SubmitAttempt(r.url.empty() ? robots_->RobotsUrl(host) : r.url, r, outcome, step.detail);
+    SubmitAttempt(r.url.empty() ? parts_.robots->RobotsUrl(host) : r.url, r, outcome, step.detail);
   }
-  if (shared) hosts_->PutShared(shared->first, {.robots = std::move(shared->second)});
+  if (shared) parts_.hosts->PutShared(shared->first, {.robots = std::move(shared->second)});
 }
 
 // Rules in force: the Crawl-delay (a host asking for more than the maximum is given up)
 // and the Sitemap lines (admitted like links of the robots.txt).
-void Crawler::Impl::ApplyRobots(const frontier::Lease& lease, const RobotsGate::FetchStep& step,
-                                frontier::Completion* done) {
+void FetchCompletions::ApplyRobots(const frontier::Lease& lease, const RobotsGate::FetchStep& step,
+                                   frontier::Completion* done) {
   const std::string& host = lease.item.host;
   if (step.crawl_delay) {
-    frontier_->SetCrawlDelay(host, *step.crawl_delay);
-    hosts_->Ensure(host).crawl_delay_ms = step.crawl_delay->count();
-    if (frontier_->HostSkipped(host)) {
+    parts_.frontier->SetCrawlDelay(host, *step.crawl_delay);
+    parts_.hosts->Ensure(host).crawl_delay_ms = step.crawl_delay->count();
+    if (parts_.frontier->HostSkipped(host)) {
       done->kind = frontier::CompletionKind::kDone;
       const auto max_s = std::chrono::duration<double>(opts_.frontier.max_crawl_delay).count();
       GiveUpHost(host, lease.item, "crawl-delay-too-long",
@@ -129,41 +178,42 @@ void Crawler::Impl::ApplyRobots(const frontier::Lease& lease, const RobotsGate::
     if (!su || (su->scheme() != "http" && su->scheme() != "https")) continue;
     FoundLink link = MakeFoundLink(*su);
     link.sitemap = true;
-    Admit(link, &lease.item);
+    parts_.admitter->Admit(link, lease.item);
   }
 }
 
-void Crawler::Impl::OnPageDone(InFlight flight, fetch::FetchResult&& r) {
+void FetchCompletions::OnPageDone(InFlight flight, fetch::FetchResult&& r) {
+  HARVEST_ASSERT_ON_THREAD(thread_);
   const frontier::Lease& lease = flight.lease;
   if (!flight.no_request) {
-    ++stats_.fetches;
-    stats_.bytes_downloaded += r.body.size();
-    NoteIp(lease.item.host, r.ip);
-    admission_->NoteFetched(NameOfHostKey(lease.item.host));
+    ++counters_.fetches;
+    counters_.bytes_downloaded += r.body.size();
+    parts_.hosts->NoteIp(lease.item.host, r.ip);
+    parts_.admitter->NoteFetched(NameOfHostKey(lease.item.host));
   }
   const bool got_response = GotResponse(r);
   frontier::Completion c{.kind = frontier::CompletionKind::kDone,
                          .response_time = r.total_time,
                          .ended_ago = EndedAgo(r)};
   if (got_response) {
-    ++stats_.pages;
-    CountStatus(r.status, &stats_);
-    if (!r.truncated.empty()) ++stats_.truncated;
+    ++counters_.pages;
+    CountStatus(r.status, &counters_);
+    if (!r.truncated.empty()) ++counters_.truncated;
     if (IsRetryableStatus(r.status)) {
       c.kind = frontier::CompletionKind::kRetry;
       c.error = r.status >= 500;
-      if (auto ra = r.RetryAfter(WallNow())) {
+      if (auto ra = r.RetryAfter(parts_.clock->WallMicros())) {
         c.retry_after = std::chrono::duration_cast<std::chrono::milliseconds>(*ra);
       }
     }
   } else {
-    ++stats_.fetch_errors;
+    ++counters_.fetch_errors;
     c.kind = frontier::CompletionKind::kRetry;
     c.error = true;
   }
-  const frontier::GiveUp gave_up = frontier_->Complete(lease, c);
+  const frontier::GiveUp gave_up = parts_.frontier->Complete(lease, c);
   if (!flight.no_request) NoteCompletion(lease.item.host, r, got_response);
-  hosts_->SavePoliteness(lease.item.host, c.retry_after);
+  parts_.hosts->SavePoliteness(lease.item.host, c.retry_after);
   if (c.kind != frontier::CompletionKind::kRetry) {
     // A 304 answers a conditional request only; to any other it is an ordinary response.
     const bool not_modified = got_response && r.status == 304 && flight.conditional;
@@ -172,10 +222,10 @@ void Crawler::Impl::OnPageDone(InFlight flight, fetch::FetchResult&& r) {
     return;
   }
   if (gave_up == frontier::GiveUp::kNo) {
-    ++stats_.retries;
+    ++counters_.retries;
     frontier::UrlItem retry = lease.item;
     ++retry.attempts;  // as the frontier counted it: a restart keeps the count
-    db_->UpdateQueued(retry);
+    parts_.db->UpdateQueued(retry);
     // Not stored (the retry will produce the stored response): the request's attempt record.
     if (!flight.no_request) {
       SubmitAttempt(lease.item.url, r, "retried",
@@ -183,18 +233,18 @@ void Crawler::Impl::OnPageDone(InFlight flight, fetch::FetchResult&& r) {
     }
     return;
   }
-  ++stats_.gave_up;
+  ++counters_.gave_up;
   std::string detail =
       FetchFailureDetail(r) + " (" + std::to_string(lease.item.attempts + 1) + " attempts)";
   if (!got_response) {
     Record(lease.item.url, "gave-up", 0, detail);
     if (flight.no_request) {
-      MarkDone(lease.item, 0);
+      parts_.recrawler->MarkDone(lease.item, 0);
       return;
     }
     // The done mark waits for the attempt's record (WarcSink::SubmitAttempt), as a stored
     // page's waits for its WARC records.
-    state::SeenRecord record = DoneRecordNow(lease.item, 0);
+    state::SeenRecord record = parts_.recrawler->DoneRecordNow(lease.item, 0);
     SubmitAttempt(lease.item.url, r, "gave-up", std::move(detail),
                   DurablePage{lease.item, std::move(record)});
     return;
@@ -203,27 +253,28 @@ void Crawler::Impl::OnPageDone(InFlight flight, fetch::FetchResult&& r) {
                   std::move(flight.previous));
 }
 
-void Crawler::Impl::SubmitAttempt(const std::string& url, const fetch::FetchResult& r,
-                                  std::string outcome, std::string reason,
-                                  std::optional<DurablePage> done) {
-  sink_->SubmitAttempt({.url = url,
-                        .status = GotResponse(r) ? r.status : 0,
-                        .fetched_at_us = r.start_wall_us != 0 ? r.start_wall_us : WallNow(),
-                        .outcome = std::move(outcome),
-                        .reason = std::move(reason),
-                        .done = std::move(done)});
+void FetchCompletions::SubmitAttempt(const std::string& url, const fetch::FetchResult& r,
+                                     std::string outcome, std::string reason,
+                                     std::optional<DurablePage> done) {
+  parts_.sink->SubmitAttempt(
+      {.url = url,
+       .status = GotResponse(r) ? r.status : 0,
+       .fetched_at_us = r.start_wall_us != 0 ? r.start_wall_us : parts_.clock->WallMicros(),
+       .outcome = std::move(outcome),
+       .reason = std::move(reason),
+       .done = std::move(done)});
 }
 
-void Crawler::Impl::DispatchCapture(const frontier::UrlItem& item, fetch::FetchResult&& r,
-                                    bool robots, std::string outcome, std::string detail,
-                                    std::optional<state::SeenRecord> previous, bool not_modified,
-                                    std::optional<SharedRobots> shared_robots) {
+void FetchCompletions::DispatchCapture(const frontier::UrlItem& item, fetch::FetchResult&& r,
+                                       bool robots, std::string outcome, std::string detail,
+                                       std::optional<state::SeenRecord> previous, bool not_modified,
+                                       std::optional<SharedRobots> shared_robots) {
   PageTask task;
   task.item = item;
   task.previous = std::move(previous);
   task.not_modified = not_modified;
   task.policy = PolicyFor(opts_.freshness, item.host);
-  task.completed_us = WallNow();
+  task.completed_us = parts_.clock->WallMicros();
   if (robots) {
     task.item.url = r.url;  // robots.txt (or a redirect hop of it), stored like a page
     task.item.via = item.url;
@@ -234,43 +285,65 @@ void Crawler::Impl::DispatchCapture(const frontier::UrlItem& item, fetch::FetchR
   task.outcome = std::move(outcome);
   task.detail = std::move(detail);
   task.result = std::move(r);
-  Dispatch(std::move(task));
+  parts_.pipeline->Dispatch(std::move(task));
 }
 
 // The host is given up for `reason`: the leased URL and every queued one get that outcome,
 // and later URLs of the host get it without a request.
-void Crawler::Impl::GiveUpHost(const std::string& host, const frontier::UrlItem& leased,
-                               std::string_view reason, std::string_view detail, int status) {
+void FetchCompletions::GiveUpHost(const std::string& host, const frontier::UrlItem& leased,
+                                  std::string_view reason, std::string_view detail, int status) {
   KillHost(host, reason, detail);
   Record(leased.url, reason, status, detail);
-  MarkDone(leased, status);
+  parts_.recrawler->MarkDone(leased, status);
 }
 
-void Crawler::Impl::KillHost(const std::string& host_key, std::string_view reason,
-                             std::string_view detail) {
-  HostTable::Host& host = hosts_->Ensure(host_key);
+void FetchCompletions::KillHost(const std::string& host_key, std::string_view reason,
+                                std::string_view detail) {
+  HARVEST_ASSERT_ON_THREAD(thread_);
+  HostTable::Host& host = parts_.hosts->Ensure(host_key);
   host.dead_reason = reason;
   host.dead_detail = detail;
-  HostsGivenUp& given_up = stats_.hosts_given_up[std::string(reason)];
+  HostsGivenUp& given_up = counters_.hosts_given_up[std::string(reason)];
   if (given_up.hosts++ == 0) given_up.example = host_key + ": " + std::string(detail);
   spdlog::info("giving up host {}: {} ({})", host_key, reason, detail);
-  for (const frontier::UrlItem& item : frontier_->DrainHost(host_key)) {
-    LeftFrontier(item);
+  for (const frontier::UrlItem& item : parts_.frontier->DrainHost(host_key)) {
+    parts_.recrawler->LeftFrontier(item);
     Record(item.url, reason, 0, detail);
-    MarkDone(item, 0);
+    parts_.recrawler->MarkDone(item, 0);
   }
-  hosts_->SavePoliteness(host_key, std::nullopt);
+  parts_.hosts->SavePoliteness(host_key, std::nullopt);
 }
 
-// A crawl stopped early (page limit, signal): what is still queued stays queued in the crawl
-// state — it is not final, the next run of the same command crawls it — so it is counted
-// for the summary, not drained (a large crawl may hold millions of queued URLs on disk).
-void Crawler::Impl::RecordUnreached() {
-  stats_.still_queued = frontier_->queued() + frontier_->retries_pending() + db_->parked();
-  if (stats_.still_queued > 0) {
-    spdlog::info("{} URLs still queued in {}; run the same command again to resume",
-                 stats_.still_queued, opts_.out_dir.string());
+void FetchCompletions::NoteCompletion(const std::string& host, const fetch::FetchResult& r,
+                                      bool got_response) {
+  const bool error = !got_response || r.status >= 500 || r.status == 429;
+  rate_.Add(Second(), 1, error ? 1 : 0);
+  HostTable::Host& h = parts_.hosts->Ensure(host);
+  if (!h.activity) h.activity = std::make_unique<HostActivity>();
+  HostActivity& a = *h.activity;
+  ++a.pages;
+  if (got_response && r.status >= 100 && r.status < 600) ++a.by_class[r.status / 100 - 1];
+  if (!got_response) {
+    const std::string kind(fetch::OutcomeName(r.outcome));
+    ++metrics_.errors_by_kind[kind];
+    a.NoteError(r.url + ": " + (r.error.empty() ? kind : r.error));
+  } else if (error) {
+    ++metrics_.errors_by_kind[r.status == 429 ? "http_429" : "http_5xx"];
+    a.NoteError(r.url + ": HTTP " + std::to_string(r.status));
   }
+  // Latency histogram and the delay the host is charged next (politeness wait).
+  if (metrics_.latency_counts.empty()) {
+    metrics_.latency_bounds = LatencyBounds();
+    metrics_.latency_counts.assign(metrics_.latency_bounds.size() + 1, 0);
+  }
+  const double latency = std::chrono::duration<double>(r.total_time).count();
+  const auto& bounds = metrics_.latency_bounds;
+  const size_t bucket =
+      static_cast<size_t>(std::lower_bound(bounds.begin(), bounds.end(), latency) - bounds.begin());
+  ++metrics_.latency_counts[bucket];
+  metrics_.latency_sum_s += latency;
+  metrics_.politeness_wait_s +=
+      std::chrono::duration<double>(parts_.frontier->HostDelay(host)).count();
 }
 
 }  // namespace harvest::crawl

@@ -1,76 +1,102 @@
-// Partition leases (worker.h, docs/distributed.md): heartbeats, sticky shares, acquiring,
-// renewing and giving up leases, and handing a partition's hosts to the crawl.
+// PartitionLeases (partition_leases.h, docs/distributed.md): heartbeats, sticky shares,
+// acquiring, renewing and giving up leases, and reading a partition's hosts for the crawl.
+#include "cluster/partition_leases.h"
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <functional>
 #include <map>
-#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "cluster/worker.h"
+#include "cluster/internal.h"
 
 namespace harvest::cluster {
 
 using internal::LuaScripts;
 using internal::PartitionTag;
 
-bool RedisCrawl::Impl::Heartbeat(bool leave) {
-  Result<redis::Reply> r =
-      redis_->Run(redis_->Eval(LuaScripts().heartbeat, {internal::GlobalTag(o_.prefix) + "workers"},
-                               {member_, std::to_string(o_.lease_ttl.count()), leave ? "1" : "0"}));
-  if (!r.ok()) {
-    Fail(r.status());
-    return false;
-  }
-  if (r->is_error()) {
-    Fail(Status::Unavailable("redis heartbeat: " + r->str));
-    return false;
-  }
-  live_workers_ = std::max<size_t>(r->elements.size() / 2, 1);
-  return true;
+PartitionLeases::PartitionLeases(WorkerOptions o, Clock* clock, redis::Cluster* redis,
+                                 std::string member, std::function<size_t(int)> taken)
+    : o_(std::move(o)),
+      clock_(clock),
+      redis_(redis),
+      member_(std::move(member)),
+      taken_(std::move(taken)),
+      count_(PartitionCount(o_.partitions)),
+      leases_(static_cast<size_t>(count_)),
+      valid_until_(new std::atomic<int64_t>[static_cast<size_t>(count_)]) {
+  for (int i = 0; i < count_; ++i) valid_until_[i].store(0);
 }
 
-size_t RedisCrawl::Impl::Owned() const {
-  size_t n = 0;
-  for (const Part& p : parts_) n += p.owned && !p.draining;
+int PartitionLeases::ValidCount(int64_t now) const {
+  int n = 0;
+  for (int i = 0; i < count_; ++i) n += now < valid_until_[i].load();
   return n;
 }
 
-// Sticky shares: take free partitions up to ceil(partitions / live workers); give some up
-// (after their work here is done) only above that.
-void RedisCrawl::Impl::Balance() {
+void PartitionLeases::RevokeAll() {
+  for (int i = 0; i < count_; ++i) valid_until_[i].store(0);
+}
+
+const PartitionLeases::Lease& PartitionLeases::lease(int p) const {
+  HARVEST_ASSERT_ON_THREAD(thread_);
+  return leases_[static_cast<size_t>(p)];
+}
+
+void PartitionLeases::Drop(int p) {
+  HARVEST_ASSERT_ON_THREAD(thread_);
+  leases_[static_cast<size_t>(p)].owned = false;
+}
+
+Status PartitionLeases::Heartbeat(bool leave) {
+  HARVEST_ASSERT_ON_THREAD(thread_);
+  Result<redis::Reply> r =
+      redis_->Run(redis_->Eval(LuaScripts().heartbeat, {internal::GlobalTag(o_.prefix) + "workers"},
+                               {member_, std::to_string(o_.lease_ttl.count()), leave ? "1" : "0"}));
+  if (!r.ok()) return r.status();
+  if (r->is_error()) return Status::Unavailable("redis heartbeat: " + r->str);
+  live_workers_ = std::max<size_t>(r->elements.size() / 2, 1);
+  return Status::Ok();
+}
+
+size_t PartitionLeases::Owned() const {
+  size_t n = 0;
+  for (const Lease& p : leases_) n += p.owned && !p.draining;
+  return n;
+}
+
+Status PartitionLeases::Balance(std::vector<Acquired>* acquired) {
+  HARVEST_ASSERT_ON_THREAD(thread_);
   const size_t share = (static_cast<size_t>(count_) + live_workers_ - 1) / live_workers_;
   size_t owned = Owned();
   if (owned > share) {
     std::vector<int> mine;
     for (int i = 0; i < count_; ++i) {
-      const Part& p = parts_[static_cast<size_t>(i)];
+      const Lease& p = leases_[static_cast<size_t>(i)];
       if (p.owned && !p.draining) mine.push_back(i);
     }
-    std::sort(mine.begin(), mine.end(), [this](int a, int b) {
-      return parts_[static_cast<size_t>(a)].taken < parts_[static_cast<size_t>(b)].taken;
-    });
+    std::sort(mine.begin(), mine.end(), [this](int a, int b) { return taken_(a) < taken_(b); });
     for (size_t i = 0; i < owned - share; ++i) {
-      parts_[static_cast<size_t>(mine[i])].draining = true;  // no more URLs taken
+      leases_[static_cast<size_t>(mine[i])].draining = true;  // no more URLs taken
     }
-    return;
+    return Status::Ok();
   }
-  if (owned >= share) return;
+  if (owned >= share) return Status::Ok();
   // Which partitions are free: one EXISTS each, pipelined.
   std::vector<redis::Request> reqs;
   std::vector<int> candidates;
   const int start = static_cast<int>(std::hash<std::string>{}(o_.worker_id) % count_);
   for (int k = 0; k < count_; ++k) {
     const int i = (start + k) % count_;
-    if (parts_[static_cast<size_t>(i)].owned) continue;
+    if (leases_[static_cast<size_t>(i)].owned) continue;
     candidates.push_back(i);
     reqs.push_back({{"EXISTS", PartitionTag(o_.prefix, i) + "lease"}});
   }
   Result<std::vector<redis::Reply>> r = RunAll(reqs);
-  if (!r.ok()) return;
+  if (!r.ok()) return r.status();
   std::vector<redis::Request> acquire;
   std::vector<int> acquiring;
   for (size_t k = 0; k < candidates.size() && owned + acquiring.size() < share; ++k) {
@@ -84,50 +110,33 @@ void RedisCrawl::Impl::Balance() {
   }
   const int64_t sent = SteadyMs();
   Result<std::vector<redis::Reply>> a = RunAll(acquire);
-  if (!a.ok()) return;
+  if (!a.ok()) return a.status();
   for (size_t k = 0; k < acquiring.size(); ++k) {
     const redis::Reply& rep = (*a)[k];
-    if (rep.is_error()) {
-      Fail(Status::Unavailable("redis lease: " + rep.str));
-      return;
-    }
+    if (rep.is_error()) return Status::Unavailable("redis lease: " + rep.str);
     if (rep.type != redis::Reply::Type::kArray || rep.elements.size() < 6) continue;  // taken
-    Part& p = parts_[static_cast<size_t>(acquiring[k])];
+    Lease& p = leases_[static_cast<size_t>(acquiring[k])];
     p.owned = true;
     p.draining = false;
     p.token = rep.elements[0].str;
     p.epoch = p.token.substr(p.token.rfind(' ') + 1);
-    const bool graceful = rep.elements[1].integer == 1;
+    Acquired& got = acquired->emplace_back();
+    got.partition = acquiring[k];
+    got.graceful = rep.elements[1].integer == 1;
     const int64_t quiet = rep.elements[2].integer;
     // Given up on purpose: the previous owner's quiet time (its clock: plus the margin).
     // Expired: per host (HandOverHosts).
-    p.hold_until_wall = graceful && quiet > 0 ? quiet + o_.lease_margin.count() : 0;
-    HandOverHosts(acquiring[k], graceful, rep.elements[4], rep.elements[5]);
-    p.taken = 0;
-    p.next_take = 0;
-    valid_until_[acquiring[k]].store(sent + o_.lease_ttl.count() - o_.lease_margin.count());
-    MutexLock lock(&mu_);
-    ++stats_.partitions_owned;
-    if (!graceful) ++stats_.partitions_taken_over;
-    stats_.requeued += static_cast<uint64_t>(rep.elements[3].integer);
-    if (!graceful) {
-      spdlog::info(
-          "took over partition {} (its lease expired): {} URLs of {} hosts put back, whose "
-          "first request waits {} ms and their Crawl-delay",
-          acquiring[k], rep.elements[3].integer, rep.elements[4].elements.size(),
-          o_.takeover_hold.count());
-    }
+    p.hold_until_wall = got.graceful && quiet > 0 ? quiet + o_.lease_margin.count() : 0;
+    got.requeued = rep.elements[3].integer;
+    got.hosts_in_hand = rep.elements[4].elements.size();
+    got.hosts = HandOverHosts(acquiring[k], got.graceful, rep.elements[4], rep.elements[5]);
+    valid_until_[acquiring[k]].store(ValidUntil(sent));
   }
+  return Status::Ok();
 }
 
-// The saved state of a partition's hosts, for the crawl (TakeReady), before any of its URLs.
-// A host's first request waits for its last recorded request's end plus its delay (the
-// previous owner's clock: plus the margin). When the lease expired, a host whose URL the
-// dead owner had in hand may still have a request running: it waits the longest a request
-// lasts plus its delay (takeover_hold covers the default delay; a longer Crawl-delay adds).
-// A host with no URL in hand had its last request's end recorded with its done mark.
-void RedisCrawl::Impl::HandOverHosts(int partition, bool graceful, const redis::Reply& in_hand,
-                                     const redis::Reply& records) {
+std::vector<crawl::SharedCrawl::HostHandover> PartitionLeases::HandOverHosts(
+    int partition, bool graceful, const redis::Reply& in_hand, const redis::Reply& records) const {
   std::map<std::string, crawl::SharedCrawl::HostHandover> hosts;
   for (size_t i = 0; i + 1 < records.elements.size(); i += 2) {
     const std::string& field = records.elements[i].str;
@@ -167,18 +176,21 @@ void RedisCrawl::Impl::HandOverHosts(int partition, bool graceful, const redis::
       h.not_before_us = std::max(h.not_before_us, hold_us + extra_us);
     }
   }
-  MutexLock lock(&mu_);
+  std::vector<crawl::SharedCrawl::HostHandover> out;
+  out.reserve(hosts.size());
   for (auto& [host, h] : hosts) {
     h.host = host;
-    handover_.push_back(std::move(h));
+    out.push_back(std::move(h));
   }
+  return out;
 }
 
-void RedisCrawl::Impl::Renew() {
+Status PartitionLeases::Renew() {
+  HARVEST_ASSERT_ON_THREAD(thread_);
   std::vector<redis::Request> reqs;
   std::vector<int> which;
   for (int i = 0; i < count_; ++i) {
-    const Part& p = parts_[static_cast<size_t>(i)];
+    const Lease& p = leases_[static_cast<size_t>(i)];
     if (!p.owned) continue;
     const std::string tag = PartitionTag(o_.prefix, i);
     reqs.push_back(redis_->Eval(LuaScripts().renew, {tag + "lease"},
@@ -187,55 +199,66 @@ void RedisCrawl::Impl::Renew() {
   }
   const int64_t sent = SteadyMs();
   Result<std::vector<redis::Reply>> r = RunAll(reqs);
-  if (!r.ok()) return;
+  if (!r.ok()) return r.status();
   for (size_t k = 0; k < which.size(); ++k) {
     if ((*r)[k].is_error() || (*r)[k].integer != 1) {
-      parts_[static_cast<size_t>(which[k])].owned = false;
-      Fail(Status::Aborted("lost the lease of partition " + std::to_string(which[k]) +
-                           " (expired before it was renewed): this worker stops"));
-      return;
+      leases_[static_cast<size_t>(which[k])].owned = false;
+      return Status::Aborted("lost the lease of partition " + std::to_string(which[k]) +
+                             " (expired before it was renewed): this worker stops");
     }
-    valid_until_[which[k]].store(sent + o_.lease_ttl.count() - o_.lease_margin.count());
+    valid_until_[which[k]].store(ValidUntil(sent));
   }
+  return Status::Ok();
 }
 
-// A draining partition with nothing taken here any more is given up.
-void RedisCrawl::Impl::FinishDrains() {
+std::vector<int> PartitionLeases::Drained() const {
+  HARVEST_ASSERT_ON_THREAD(thread_);
+  std::vector<int> out;
   for (int i = 0; i < count_; ++i) {
-    Part& p = parts_[static_cast<size_t>(i)];
-    if (p.owned && p.draining && p.taken == 0) GiveUp(i);
+    const Lease& p = leases_[static_cast<size_t>(i)];
+    if (p.owned && p.draining && taken_(i) == 0) out.push_back(i);
   }
+  return out;
 }
 
-void RedisCrawl::Impl::GiveUp(int i) {
-  Part& p = parts_[static_cast<size_t>(i)];
+std::vector<int> PartitionLeases::Held() const {
+  HARVEST_ASSERT_ON_THREAD(thread_);
+  std::vector<int> out;
+  for (int i = 0; i < count_; ++i) {
+    if (leases_[static_cast<size_t>(i)].owned) out.push_back(i);
+  }
+  return out;
+}
+
+void PartitionLeases::GiveUp(int i, int64_t delay_ms, std::optional<redis::Request> host_records) {
+  HARVEST_ASSERT_ON_THREAD(thread_);
+  Lease& p = leases_[static_cast<size_t>(i)];
   valid_until_[i].store(0);  // no request starts here from now on
   const std::string tag = PartitionTag(o_.prefix, i);
-  if (!p.host_records.empty()) {  // written before the lease goes
-    Result<redis::Reply> w = redis_->Run(DoneRequest(i, {}, {}));
+  if (host_records) {  // written before the lease goes
+    Result<redis::Reply> w = redis_->Run(*host_records);
     if (!w.ok() || w->is_error()) spdlog::warn("partition {}: host records not written", i);
   }
   // Every request of the partition has ended (nothing taken is left, or the crawl stopped
   // after its transfers finished): the next may start one host delay from now.
-  const int64_t quiet = WallMs() + std::max<int64_t>(p.delay_ms, 1000);
+  const int64_t quiet = clock_->WallMicros() / 1000 + std::max<int64_t>(delay_ms, 1000);
   Result<redis::Reply> r = redis_->Run(
       redis_->Eval(LuaScripts().release, {tag + "lease", tag + "released", tag + "quiet"},
                    {p.token, p.epoch, std::to_string(quiet)}));
   if (!r.ok()) spdlog::warn("giving up partition {}: {}", i, r.status().ToString());
   p.owned = false;
   p.draining = false;
-  MutexLock lock(&mu_);
-  ++stats_.partitions_given_up;
 }
 
-void RedisCrawl::Impl::GiveUpAll() {
-  for (int i = 0; i < count_; ++i) {
-    if (parts_[static_cast<size_t>(i)].owned) GiveUp(i);
-  }
+Result<std::vector<redis::Reply>> PartitionLeases::RunAll(const std::vector<redis::Request>& reqs) {
+  if (reqs.empty()) return std::vector<redis::Reply>{};
+  return redis_->RunAll(reqs);
 }
 
-std::string RedisCrawl::Impl::WakeKey(const std::string& member) const {
-  return internal::GlobalTag(o_.prefix) + "wake:" + member;
+int64_t PartitionLeases::ValidUntil(int64_t sent) const {
+  return sent + o_.lease_ttl.count() - o_.lease_margin.count();
 }
+
+int64_t PartitionLeases::SteadyMs() const { return internal::Ms(clock_->Now()); }
 
 }  // namespace harvest::cluster

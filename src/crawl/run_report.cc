@@ -1,10 +1,9 @@
-// The live progress line, stats publication, the Crawler facade and the final summary.
+#include "crawl/run_report.h"
+
 #include <unistd.h>
 
 #include <cstdio>
 #include <sstream>
-
-#include "crawl/crawler_impl.h"
 
 namespace harvest::crawl {
 namespace {
@@ -23,63 +22,43 @@ std::string HumanBytes(uint64_t bytes) {
 
 }  // namespace
 
-void Crawler::Impl::Progress(bool final_line) {
-  auto now = clock_->Now();
-  if (!final_line && now - last_progress_ < std::chrono::seconds(1)) return;
-  stats_.responses_stored = sink_->responses();
-  stats_.revisits_stored = sink_->revisits();
-  stats_.near_duplicates = sink_->near_duplicates();
-  stats_.not_modified = sink_->not_modified();
-  stats_.changed = sink_->changed();
-  stats_.unchanged = sink_->unchanged();
-  stats_.scheduled = db_->scheduled();
-  if (std::optional<int64_t> due = db_->NextDue()) {
-    stats_.next_due_in_s = std::max<int64_t>(0, (*due - WallNow()) / 1'000'000);
-  } else {
-    stats_.next_due_in_s = -1;
-  }
-  stats_.warc_bytes = sink_->bytes_written();
-  stats_.outcomes = outcomes_.count();
-  stats_.output_paused = sink_->paused();
-  stats_.elapsed_s = std::chrono::duration<double>(now - started_).count();
-  const HostTable::Stats& hs = hosts_->stats();
-  stats_.hosts_evicted = hs.evicted;
-  stats_.hosts_reloaded = hs.reloaded;
-  stats_.hosts_resident = hs.resident;
-  stats_.hosts_resident_peak = hs.resident_peak;
+void RunReport::Start(Clock::TimePoint start) { started_ = last_ = start; }
+
+bool RunReport::Due(bool final_line) const {
+  return final_line || clock_->Now() - last_ >= std::chrono::seconds(1);
+}
+
+void RunReport::Publish(const CrawlStats& stats, const Line& line, bool final_line) {
   {
-    MutexLock lock(&stats_mu_);
-    published_ = stats_;
+    MutexLock lock(&mu_);
+    published_ = stats;
   }
-  double interval = std::chrono::duration<double>(now - last_progress_).count();
-  double rate = interval > 0 ? (stats_.pages - last_progress_pages_) / interval : 0;
-  last_progress_ = now;
-  last_progress_pages_ = stats_.pages;
-  if (!opts_.progress || isatty(STDERR_FILENO) == 0) return;
+  const auto now = clock_->Now();
+  double interval = std::chrono::duration<double>(now - last_).count();
+  double rate = interval > 0 ? (stats.pages - last_pages_) / interval : 0;
+  last_ = now;
+  last_pages_ = stats.pages;
+  if (!progress_line_ || isatty(STDERR_FILENO) == 0) return;
   if (final_line) {
-    if (progress_shown_) std::fputs("\n", stderr);
+    if (shown_) std::fputs("\n", stderr);
     return;
   }
   std::fprintf(stderr,
                "\r\033[K[%6.1fs] pages %llu (%.0f/s)  queued %zu  hosts %zu (ready %zu)  "
                "in flight %zu  errors %llu  stored %s%s",
-               stats_.elapsed_s, static_cast<unsigned long long>(stats_.pages), rate,
-               frontier_->queued(), frontier_->hosts(), frontier_->hosts_ready(),
-               fetcher_->in_flight(),
-               static_cast<unsigned long long>(stats_.fetch_errors + stats_.http_5xx),
-               HumanBytes(stats_.warc_bytes).c_str(),
-               stats_.output_paused ? "  PAUSED (output error, see log)" : "");
+               stats.elapsed_s, static_cast<unsigned long long>(stats.pages), rate, line.queued,
+               line.hosts, line.hosts_ready, line.in_flight,
+               static_cast<unsigned long long>(stats.fetch_errors + stats.http_5xx),
+               HumanBytes(stats.warc_bytes).c_str(),
+               stats.output_paused ? "  PAUSED (output error, see log)" : "");
   std::fflush(stderr);
-  progress_shown_ = true;
+  shown_ = true;
 }
 
-Crawler::Crawler(CrawlOptions options, Clock* clock)
-    : impl_(std::make_unique<Impl>(std::move(options), clock)) {}
-Crawler::~Crawler() = default;
-Status Crawler::Run(const std::vector<std::string>& seeds) { return impl_->Run(seeds); }
-void Crawler::RequestStop() { impl_->RequestStop(); }
-void Crawler::KillForTesting() { impl_->KillForTesting(); }
-CrawlStats Crawler::stats() const { return impl_->stats(); }
+CrawlStats RunReport::published() const {
+  MutexLock lock(&mu_);
+  return published_;
+}
 
 std::string FormatSummary(const CrawlStats& s) {
   std::ostringstream out;

@@ -1,11 +1,11 @@
-// Admission of seeds and discovered links on the I/O thread (docs/architecture.md §2 [admit]).
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <bit>
 
 #include "base/ascii.h"
 #include "base/host_key.h"
-#include "crawl/crawler_impl.h"
+#include "crawl/admitter.h"
 #include "crawl/schedule.h"
 
 namespace harvest::crawl {
@@ -32,7 +32,90 @@ void HostWeights::SetOverride(std::string_view host, std::optional<double> weigh
   }
 }
 
-void Crawler::Impl::CountInlinks(const std::vector<PageLinks>& batch) {
+Admitter::Admitter(const CrawlOptions& opts, Clock* clock, state::StateDb* db,
+                   frontier::Frontier* frontier, HostTable* hosts, OutcomeLog* outcomes)
+    : opts_(opts),
+      clock_(clock),
+      db_(db),
+      frontier_(frontier),
+      hosts_(hosts),
+      outcomes_(outcomes),
+      resumed_(!db->created()),
+      seen_(opts.seen, db->seen()),
+      counter_store_(db, resumed_),
+      admission_(opts.scope, opts.traps, &seen_, clock),
+      inlinks_(opts.priority.inlink_sketch_bytes > 0
+                   ? std::make_unique<dedup::CountMinSketch>(opts.priority.inlink_sketch_bytes)
+                   : nullptr),
+      host_weights_(opts.priority.hosts),
+      admitted_depth_(std::bit_ceil(std::max<size_t>(opts.seen.recent_cache, 1))) {
+  admission_.SetCounterStore(&counter_store_, opts.host_cache);
+}
+
+void Admitter::Counters::AddTo(CrawlStats* stats) const {
+  stats->seeds += seeds;
+  stats->admitted += admitted;
+  stats->rejected += rejected;
+  stats->depth_lowered += depth_lowered;
+  stats->sitemap_hints += sitemap_hints;
+  stats->unparked += unparked;
+}
+
+void Admitter::NoteFetched(std::string_view host_name) {
+  HARVEST_ASSERT_ON_THREAD(thread_);
+  admission_.NoteFetched(host_name);
+}
+
+void Admitter::SaveChanged() {
+  HARVEST_ASSERT_ON_THREAD(thread_);
+  admission_.SaveChanged();
+}
+
+void Admitter::TrimResident() {
+  HARVEST_ASSERT_ON_THREAD(thread_);
+  admission_.TrimResident();
+}
+
+void Admitter::PreloadSeen(uint64_t fp) {
+  HARVEST_ASSERT_ON_THREAD(thread_);
+  seen_.Preload(fp);
+}
+
+uint64_t Admitter::seen_refusals() const {
+  HARVEST_ASSERT_ON_THREAD(thread_);
+  return admission_.count(frontier::AdmitVerdict::kSeen);
+}
+
+HostWeights& Admitter::weights() {
+  HARVEST_ASSERT_ON_THREAD(thread_);
+  return host_weights_;
+}
+
+const Admitter::Counters& Admitter::counters() const {
+  HARVEST_ASSERT_ON_THREAD(thread_);
+  return counters_;
+}
+
+void Admitter::Record(std::string_view url, std::string_view outcome, std::string_view detail) {
+  outcomes_->Record(url, outcome, 0, detail, clock_->WallMicros());
+}
+
+bool Admitter::CounterStore::Load(uint64_t host_hash, frontier::HostCounters* counters) {
+  if (!resumed_ && !db_->MayHaveHostRecords(host_hash)) return false;
+  std::optional<frontier::HostCounters> c = db_->GetHostCounters(host_hash);
+  if (!c) return false;
+  *counters = *c;
+  return true;
+}
+
+void Admitter::CounterStore::Save(uint64_t host_hash, const frontier::HostCounters& c) {
+  db_->PutHostCounters(host_hash, c);
+}
+
+void Admitter::CounterStore::Evicted(uint64_t host_hash) { db_->NoteHostEvicted(host_hash); }
+
+void Admitter::CountInlinks(const std::vector<PageLinks>& batch) {
+  HARVEST_ASSERT_ON_THREAD(thread_);
   if (!inlinks_) return;
   for (const PageLinks& page : batch) {
     // A sitemap lists URLs; it does not link to them. A redirect is not a link either.
@@ -43,7 +126,7 @@ void Crawler::Impl::CountInlinks(const std::vector<PageLinks>& batch) {
   }
 }
 
-int Crawler::Impl::PriorityOf(const FoundLink& link, int depth, bool seed) const {
+int Admitter::PriorityOf(const FoundLink& link, int depth, bool seed) const {
   frontier::PriorityInputs in;
   in.depth = depth;
   in.seed = seed;
@@ -54,8 +137,9 @@ int Crawler::Impl::PriorityOf(const FoundLink& link, int depth, bool seed) const
   return frontier::PriorityFor(in, opts_.frontier.priority_classes);
 }
 
-void Crawler::Impl::AdmitSeeds(const std::vector<std::string>& seeds) {
-  stats_.seeds = seeds.size();
+void Admitter::AdmitSeeds(const std::vector<std::string>& seeds) {
+  HARVEST_ASSERT_ON_THREAD(thread_);
+  counters_.seeds += seeds.size();
   for (const std::string& seed : seeds) {
     std::optional<url::Url> u = url::ParseCanonical(seed, nullptr, opts_.canon);
     if (!u) {
@@ -63,14 +147,45 @@ void Crawler::Impl::AdmitSeeds(const std::vector<std::string>& seeds) {
       continue;
     }
     FoundLink link = MakeFoundLink(*u);
-    admission_->AddSeed(link.host(), link.registrable_domain());  // for --scope host|site
-    Admit(link, nullptr);
+    admission_.AddSeed(link.host(), link.registrable_domain());  // for --scope host|site
+    AdmitFrom(link, nullptr, std::nullopt);
+  }
+}
+
+frontier::AdmitVerdict Admitter::AdmitSeed(const FoundLink& link, std::optional<int> priority) {
+  HARVEST_ASSERT_ON_THREAD(thread_);
+  // A seed: under --scope host|site it brings its host or site in.
+  admission_.AddSeed(link.host(), link.registrable_domain());
+  const frontier::AdmitVerdict v = AdmitFrom(link, nullptr, priority);
+  if (v == frontier::AdmitVerdict::kAccept) ++counters_.seeds;
+  return v;
+}
+
+frontier::AdmitVerdict Admitter::Admit(const FoundLink& link, const frontier::UrlItem& source) {
+  return AdmitFrom(link, &source, std::nullopt);
+}
+
+// Links are followed from the shortest path known to the page (AdmitFrom notes shorter
+// paths found while it waited).
+void Admitter::AdmitLinks(std::vector<PageLinks>* batch) {
+  HARVEST_ASSERT_ON_THREAD(thread_);
+  CountInlinks(*batch);
+  for (PageLinks& page : *batch) {
+    if (page.source.depth > 0 && !page.links.empty()) {
+      if (std::optional<int> d = db_->NotedDepth(page.source.fp); d && *d < page.source.depth) {
+        page.source.depth = *d;
+        ++counters_.depth_lowered;
+      }
+    }
+    for (const FoundLink& link : page.links) admission_.Prefetch(link.fp);
+    for (const FoundLink& link : page.links) AdmitFrom(link, &page.source, std::nullopt);
   }
 }
 
 // source == nullptr: a seed (depth 0).
-frontier::AdmitVerdict Crawler::Impl::Admit(const FoundLink& link, const frontier::UrlItem* source,
-                                            std::optional<int> priority) {
+frontier::AdmitVerdict Admitter::AdmitFrom(const FoundLink& link, const frontier::UrlItem* source,
+                                           std::optional<int> priority) {
+  HARVEST_ASSERT_ON_THREAD(thread_);
   int depth = 0;
   int hops = 0;
   if (source != nullptr) {
@@ -79,8 +194,8 @@ frontier::AdmitVerdict Crawler::Impl::Admit(const FoundLink& link, const frontie
     if (link.redirect) {
       hops = source->hops + 1;
       if (hops > opts_.max_redirect_hops) {
-        ++stats_.rejected;
-        Record(link.url, "redirect-limit", 0,
+        ++counters_.rejected;
+        Record(link.url, "redirect-limit",
                "more than " + std::to_string(opts_.max_redirect_hops) + " redirect hops");
         return frontier::AdmitVerdict::kTooDeep;
       }
@@ -94,7 +209,7 @@ frontier::AdmitVerdict Crawler::Impl::Admit(const FoundLink& link, const frontie
   c.registrable_domain = link.registrable_domain();
   c.fp = link.fp;
   c.depth = depth;
-  frontier::AdmitVerdict v = admission_->Admit(c);
+  frontier::AdmitVerdict v = admission_.Admit(c);
   // A hint can only bring forward a schedule that grew past one refresh window, i.e. one
   // set by a recrawl. In a fresh one-shot crawl every seen record comes from this run's first
   // fetches (next due = fetch + window, the earliest a hint may set): skip the state read.
@@ -103,7 +218,7 @@ frontier::AdmitVerdict Crawler::Impl::Admit(const FoundLink& link, const frontie
     ApplySitemapHint(link);
   }
   // A URL admitted before, reached now by a path short enough to follow its links: the
-  // shortest such path counts when the URL is fetched (ConsumeInbox), so a page first found
+  // shortest such path counts when the URL is fetched (AdmitLinks), so a page first found
   // through a long chain of other hosts is not cut off at the chain's depth.
   // A resumed crawl's URLs admitted before this run are not in admitted_depth_: always noted.
   uint8_t& admitted_depth = admitted_depth_[link.fp & (admitted_depth_.size() - 1)];
@@ -115,19 +230,19 @@ frontier::AdmitVerdict Crawler::Impl::Admit(const FoundLink& link, const frontie
     admitted_depth = static_cast<uint8_t>(std::max<int>(admitted_depth, std::min(depth, 255)));
   }
   if (v != frontier::AdmitVerdict::kAccept) {
-    ++stats_.rejected;
+    ++counters_.rejected;
     switch (v) {
       case frontier::AdmitVerdict::kSeen:
       case frontier::AdmitVerdict::kOutOfScope:
       case frontier::AdmitVerdict::kTooDeep:
         break;  // counted by admission; too common to log one line each
       default:
-        Record(link.url, frontier::VerdictName(v), 0,
+        Record(link.url, frontier::VerdictName(v),
                source != nullptr ? "linked from " + source->url : "seed");
     }
     return v;
   }
-  ++stats_.admitted;
+  ++counters_.admitted;
   frontier::UrlItem item;
   item.url = link.url;
   item.host = link.origin();
@@ -145,7 +260,8 @@ frontier::AdmitVerdict Crawler::Impl::Admit(const FoundLink& link, const frontie
   return v;
 }
 
-void Crawler::Impl::AddOrPark(frontier::UrlItem item) {
+void Admitter::AddOrPark(frontier::UrlItem item) {
+  HARVEST_ASSERT_ON_THREAD(thread_);
   const size_t cap = opts_.host_cache;
   // A host not in RAM waits its turn while anything is parked, even if there is room: it
   // may have parked URLs itself (its seed), which must come in with it — a host let in by
@@ -161,27 +277,8 @@ void Crawler::Impl::AddOrPark(frontier::UrlItem item) {
   frontier_->Add(std::move(item));
 }
 
-// URLs of this worker's partitions of a shared crawl (docs/distributed.md): admitted by some
-// worker, taken for this one; they enter the frontier without the local seen test.
-void Crawler::Impl::ConsumeShared() {
-  if (opts_.shared == nullptr) return;
-  if (Status s = opts_.shared->status(); !s.ok() && !stop_.load()) {
-    spdlog::error("shared crawl: {}; stopping this worker", s.ToString());
-    RequestStop();
-    return;
-  }
-  SharedCrawl::Taken& in = shared_in_;
-  opts_.shared->TakeReady(&in);
-  // A host's saved state first: its URLs must not find it without it.
-  for (SharedCrawl::HostHandover& h : in.hosts) hosts_->HandOver(std::move(h));
-  for (auto& [fp, record] : in.previous) shared_previous_.insert_or_assign(fp, std::move(record));
-  for (frontier::UrlItem& item : in.urls) AddOrPark(std::move(item));
-  in.urls.clear();
-  in.hosts.clear();
-  in.previous.clear();
-}
-
-void Crawler::Impl::ActivateParked() {
+void Admitter::ActivateParked() {
+  HARVEST_ASSERT_ON_THREAD(thread_);
   const size_t cap = opts_.host_cache;
   if (db_->parked() == 0) return;
   // A host comes in with all its parked URLs (every class): once done it is not brought
@@ -195,7 +292,7 @@ void Crawler::Impl::ActivateParked() {
   // shortest path noted before its fetch counts, see Admit.)
   if (room < std::max<size_t>(cap / 16, 1) && frontier_->queued() > 0) return;
   const int classes = opts_.frontier.priority_classes;
-  stats_.unparked += db_->TakeParked(room, classes, [this](frontier::UrlItem item) {
+  counters_.unparked += db_->TakeParked(room, classes, [this](frontier::UrlItem item) {
     hosts_->Ensure(item.host);
     frontier_->Add(std::move(item));
   });
@@ -205,7 +302,7 @@ void Crawler::Impl::ActivateParked() {
 // bring its recrawl forward, never within its refresh window (docs/freshness.md). A
 // <lastmod> after the last fetch makes it due as soon as the window allows; a <changefreq>
 // makes it due that long after the last fetch (bounded by the window and max_interval).
-void Crawler::Impl::ApplySitemapHint(const FoundLink& link) {
+void Admitter::ApplySitemapHint(const FoundLink& link) {
   if (opts_.shared != nullptr) return;  // the schedule is the shared crawl's (not built there)
   std::optional<state::SeenRecord> seen = db_->GetSeen(link.fp);
   if (!seen || seen->state != state::SeenRecord::State::kDone || seen->next_due_us <= 0) return;
@@ -219,9 +316,10 @@ void Crawler::Impl::ApplySitemapHint(const FoundLink& link) {
     const int64_t hinted = std::clamp(link.changefreq_s * 1000, policy.window_ms, policy.max_ms);
     due = std::min(due, base + hinted * 1000);
   }
-  if (link.lastmod_us > seen->fetch_time_us) due = std::min(due, std::max(earliest, WallNow()));
+  if (link.lastmod_us > seen->fetch_time_us)
+    due = std::min(due, std::max(earliest, clock_->WallMicros()));
   due = std::max(due, earliest);
-  if (due < seen->next_due_us && db_->Reschedule(link.fp, *seen, due)) ++stats_.sitemap_hints;
+  if (due < seen->next_due_us && db_->Reschedule(link.fp, *seen, due)) ++counters_.sitemap_hints;
 }
 
 }  // namespace harvest::crawl

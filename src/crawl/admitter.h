@@ -1,0 +1,126 @@
+// Admitter: admission glue on the I/O thread (docs/architecture.md §2 [admit], docs/priority.md)
+// — seeds and discovered links go through the admission rules (scope, depth, traps, the seen
+// set) and, accepted, into the frontier with their priority class (in-link counts, host
+// weights, sitemaps); a URL of a host with no room in RAM waits in the crawl state (parked)
+// until eviction makes room (§1.5); a link that reaches a known URL by a shorter path notes
+// that depth; a sitemap's <lastmod>/<changefreq> may bring a recrawl forward.
+//
+// It owns the seen set, admission (with its per-host counters in the crawl state) and the
+// priority inputs. Thread-safety: event-loop-only; every method asserts it runs on the
+// crawl's I/O thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/thread_checker.h"
+#include "base/zeroed_array.h"
+#include "crawl/crawl.h"
+#include "crawl/host_table.h"
+#include "crawl/outcome_log.h"
+#include "crawl/page_processor.h"
+#include "dedup/dedup.h"
+#include "frontier/admission.h"
+#include "frontier/frontier.h"
+#include "state/state.h"
+
+namespace harvest::crawl {
+
+class Admitter {
+ public:
+  // What the admitter did in this run (merged into CrawlStats).
+  struct Counters {
+    uint64_t seeds = 0;
+    uint64_t admitted = 0;
+    uint64_t rejected = 0;
+    uint64_t depth_lowered = 0;
+    uint64_t sitemap_hints = 0;
+    uint64_t unparked = 0;
+    void AddTo(CrawlStats* stats) const;
+  };
+
+  // Everything given must outlive the admitter; `db` is open.
+  Admitter(const CrawlOptions& opts, Clock* clock, state::StateDb* db, frontier::Frontier* frontier,
+           HostTable* hosts, OutcomeLog* outcomes);
+  Admitter(const Admitter&) = delete;
+  Admitter& operator=(const Admitter&) = delete;
+
+  // The run's seeds (an invalid one is logged and skipped).
+  void AdmitSeeds(const std::vector<std::string>& seeds);
+  // A seed injected by the operator; `priority`: its class, else computed.
+  frontier::AdmitVerdict AdmitSeed(const FoundLink& link, std::optional<int> priority);
+  // A link found on `source` (a page, a robots.txt Sitemap line, a redirect).
+  frontier::AdmitVerdict Admit(const FoundLink& link, const frontier::UrlItem& source);
+  // Processed pages' links: counted as in-links first (a URL linked from several pages of the
+  // batch is admitted with all of them counted), then admitted from the shortest path known
+  // to each page.
+  void AdmitLinks(std::vector<PageLinks>* batch);
+  // Into the frontier, or parked while the host table is full (docs/architecture.md §1.5).
+  void AddOrPark(frontier::UrlItem item);
+  // Parked URLs enter the frontier, host by host, once eviction has made room (a loop turn).
+  void ActivateParked();
+
+  // Admission's side: a page of the host (by name) was fetched (the discovery ratio); its
+  // changed per-host counters to the state; the resident counters trimmed (bounded memory).
+  void NoteFetched(std::string_view host_name);
+  void SaveChanged();
+  void TrimResident();
+  // A resumed crawl's seen fingerprint into the seen set's filter.
+  void PreloadSeen(uint64_t fp);
+  // Links refused because their URL was already admitted.
+  uint64_t seen_refusals() const;
+  HostWeights& weights();
+  const Counters& counters() const;
+
+ private:
+  // Admission's per-host counters in the crawl state (read back only for a resumed crawl
+  // or a host that was evicted).
+  class CounterStore final : public frontier::Admission::CounterStore {
+   public:
+    CounterStore(state::StateDb* db, bool resumed) : db_(db), resumed_(resumed) {}
+    bool Load(uint64_t host_hash, frontier::HostCounters* counters) override;
+    void Save(uint64_t host_hash, const frontier::HostCounters& counters) override;
+    void Evicted(uint64_t host_hash) override;
+
+   private:
+    state::StateDb* const db_;
+    const bool resumed_;
+  };
+
+  // source == nullptr: a seed (depth 0); `priority`: the class to queue it in, else computed.
+  frontier::AdmitVerdict AdmitFrom(const FoundLink& link, const frontier::UrlItem* source,
+                                   std::optional<int> priority);
+  void CountInlinks(const std::vector<PageLinks>& batch);
+  // The item's priority class (docs/priority.md).
+  int PriorityOf(const FoundLink& link, int depth, bool seed) const;
+  void ApplySitemapHint(const FoundLink& link);
+  void Record(std::string_view url, std::string_view outcome, std::string_view detail);
+
+  const CrawlOptions& opts_;
+  Clock* const clock_;
+  state::StateDb* const db_;
+  frontier::Frontier* const frontier_;
+  HostTable* const hosts_;
+  OutcomeLog* const outcomes_;
+  const bool resumed_;  // the state held an earlier run
+  ThreadChecker thread_;
+  dedup::SeenSet seen_;
+  CounterStore counter_store_;
+  frontier::Admission admission_;
+  // In-link counts (nullptr: not counted) and the operator's host weights.
+  std::unique_ptr<dedup::CountMinSketch> inlinks_;
+  HostWeights host_weights_;
+  // Shallower paths: per fingerprint hash, the greatest depth admitted in this run (255:
+  // that or more) — a link at no greater depth cannot be shorter than the path its URL was
+  // admitted by, and notes nothing. One byte per dedup.seen_cache entry (rounded up to a
+  // power of two).
+  ZeroedArray<uint8_t> admitted_depth_;
+  Counters counters_;
+};
+
+}  // namespace harvest::crawl

@@ -1,0 +1,164 @@
+// HostRecordTable (host_record_table.h): per-host records and persistent host ids.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <memory>
+#include <utility>
+
+#include "state/host_record_table.h"
+#include "state/internal.h"
+
+namespace harvest::state {
+
+HostRecordTable::HostRecordTable(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* hosts,
+                                 rocksdb::ColumnFamilyHandle* meta, Committer* committer,
+                                 size_t evicted_hosts)
+    : db_(db),
+      hosts_(hosts),
+      meta_(meta),
+      committer_(committer),
+      evicted_(std::max<size_t>(evicted_hosts, 1)) {}
+
+void HostRecordTable::Load() {
+  std::string next;
+  if (ReadValue(db_, meta_, "next_host", &next).ok() && next.size() == 4) {
+    next_id_ = static_cast<uint32_t>(ReadBigEndian(next, 4));
+  }
+}
+
+void HostRecordTable::Put(const std::string& key, const std::string& value) {
+  committer_->batch()->Put(hosts_, key, value);
+  committer_->MaybeHandOver();
+}
+
+bool HostRecordTable::Get(const std::string& key, std::string* value) const {
+  (void)committer_->WaitWritten();  // read what was committed
+  return ReadValue(db_, hosts_, key, value).ok();
+}
+
+// ---- Records ----
+
+void HostRecordTable::PutPoliteness(std::string_view host, const HostPoliteness& p) {
+  Put(HostKey('p', host), EncodePoliteness(p));
+}
+
+std::optional<HostPoliteness> HostRecordTable::GetPoliteness(std::string_view host) const {
+  std::string value;
+  if (!Get(HostKey('p', host), &value)) return std::nullopt;
+  HostPoliteness p;
+  if (!DecodePoliteness(value, &p)) {
+    spdlog::warn("state: unreadable politeness record of {} ignored", host);
+    return std::nullopt;
+  }
+  return p;
+}
+
+void HostRecordTable::PutRobots(std::string_view host, const RobotsRecord& r) {
+  Put(HostKey('r', host), EncodeRobots(r));
+}
+
+std::optional<RobotsRecord> HostRecordTable::GetRobots(std::string_view host) const {
+  std::string value;
+  if (!Get(HostKey('r', host), &value)) return std::nullopt;
+  RobotsRecord r;
+  if (!DecodeRobots(value, &r)) {
+    spdlog::warn("state: unreadable robots record of {} ignored", host);
+    return std::nullopt;
+  }
+  return r;
+}
+
+void HostRecordTable::PutBreaker(std::string_view host, const BreakerRecord& b) {
+  Put(HostKey('b', host), EncodeBreaker(b));
+}
+
+std::optional<BreakerRecord> HostRecordTable::GetBreaker(std::string_view host) const {
+  std::string value;
+  if (!Get(HostKey('b', host), &value)) return std::nullopt;
+  BreakerRecord b;
+  if (!DecodeBreaker(value, &b)) {
+    spdlog::warn("state: unreadable breaker record of {} ignored", host);
+    return std::nullopt;
+  }
+  return b;
+}
+
+void HostRecordTable::PutCounters(uint64_t host_hash, const frontier::HostCounters& c) {
+  Put(HostCountersKey(host_hash), EncodeCounters(c));
+}
+
+std::optional<frontier::HostCounters> HostRecordTable::GetCounters(uint64_t host_hash) const {
+  std::string value;
+  if (!Get(HostCountersKey(host_hash), &value)) return std::nullopt;
+  frontier::HostCounters c;
+  if (!DecodeCounters(value, &c)) {
+    spdlog::warn("state: unreadable admission counters record ignored");
+    return std::nullopt;
+  }
+  return c;
+}
+
+void HostRecordTable::PutOverride(std::string_view host, const HostOverride& o) {
+  // An empty value is read as "no override" (GetOverride, ForEachOverride).
+  Put(HostKey(kOverrideKind, host), o.empty() ? std::string() : EncodeOverride(o));
+}
+
+std::optional<HostOverride> HostRecordTable::GetOverride(std::string_view host) const {
+  std::string value;
+  if (!Get(HostKey(kOverrideKind, host), &value) || value.empty()) return std::nullopt;
+  HostOverride o;
+  if (!DecodeOverride(value, &o)) return std::nullopt;
+  return o;
+}
+
+Status HostRecordTable::ForEachOverride(
+    const std::function<void(const std::string&, const HostOverride&)>& fn) const {
+  if (Status s = committer_->WaitWritten(); !s.ok()) return s;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), hosts_));
+  const std::string prefix(1, kOverrideKind);
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+    HostOverride o;
+    if (it->value().empty() || !DecodeOverride(it->value().ToStringView(), &o)) continue;
+    fn(std::string(it->key().ToStringView().substr(1)), o);
+  }
+  return FromRocks(it->status(), "state: read host overrides");
+}
+
+// ---- Persistent host ids ----
+
+bool HostRecordTable::GetName(uint32_t id, std::string* name) const {
+  return ReadValue(db_, hosts_, HostIdKey(id), name).ok();
+}
+
+uint32_t HostRecordTable::NewId(std::string_view name) {
+  // A new id, persisted with the pending batch, without looking the name up: a host with
+  // queue entries from an earlier run keeps its id (the queue store's Load found it), and
+  // any other host has no entry that could refer to an older one. (A lookup per new host
+  // would be a RocksDB read per host at admission.)
+  const uint32_t id = next_id_++;
+  rocksdb::WriteBatch* batch = committer_->batch();
+  batch->Put(hosts_, HostIdKey(id), std::string(name));
+  std::string next;
+  PutBigEndian(&next, next_id_, 4);
+  batch->Put(meta_, "next_host", next);
+  return id;
+}
+
+uint32_t HostRecordTable::IdOf(std::string_view name) {
+  if (MaybeEvicted(name)) {
+    std::string value;
+    if (Get(HostKey('i', name), &value) && value.size() == 4) {
+      return static_cast<uint32_t>(ReadBigEndian(value, 4));
+    }
+  }
+  return NewId(name);
+}
+
+void HostRecordTable::RememberId(std::string_view name, uint32_t id) {
+  std::string v;
+  PutBigEndian(&v, id, 4);
+  Put(HostKey('i', name), v);
+  NoteEvicted(name);
+}
+
+}  // namespace harvest::state
