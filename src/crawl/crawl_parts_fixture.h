@@ -1,5 +1,6 @@
 // Test support for the crawl's parts without a Crawler (admitter_test, recrawler_test,
-// request_issuer_test, fetch_completions_test, page_pipeline_test, operator_control_test):
+// request_issuer_test, fetch_completions_test, page_pipeline_test, operator_control_test,
+// live_admin_backend_test):
 // a crawl directory per test, a FakeClock, a scripted FakeFetcher, and the parts made over
 // one crawl state as Crawler::Impl makes them — each test makes the ones it needs, in
 // order (OpenState, then OpenOutput). Test-only; not part of the crawl library.
@@ -21,6 +22,7 @@
 #include "crawl/crawl.h"
 #include "crawl/fetch_completions.h"
 #include "crawl/host_table.h"
+#include "crawl/operator_control.h"
 #include "crawl/outcome_log.h"
 #include "crawl/page_pipeline.h"
 #include "crawl/recrawler.h"
@@ -86,6 +88,7 @@ class CrawlPartsTest : public ::testing::Test {
     opts_.state.write_buffer_bytes = 1u << 20;
   }
   void TearDown() override {
+    control_.reset();
     issuer_.reset();
     completions_.reset();
     pipeline_.reset();
@@ -156,6 +159,29 @@ class CrawlPartsTest : public ::testing::Test {
     }
   }
 
+  // The admin commands over the parts (after OpenOutput); their figures are the parts'
+  // counters, with a fixed uptime of 10 s.
+  void OpenControl() {
+    control_ = std::make_unique<OperatorControl>(
+        OperatorControl::Parts{.opts = &opts_,
+                               .clock = &clock_,
+                               .db = db_.get(),
+                               .frontier = frontier_.get(),
+                               .hosts = hosts_.get(),
+                               .admitter = admitter_.get(),
+                               .issuer = issuer_.get(),
+                               .completions = completions_.get(),
+                               .sink = sink_.get(),
+                               .stopping = &stopping_,
+                               .stats = [this] {
+                                 CrawlStats s;
+                                 admitter_->counters().AddTo(&s);
+                                 completions_->counters().AddTo(&s);
+                                 s.elapsed_s = 10;
+                                 return s;
+                               }});
+  }
+
   // Admits `url` as a seed.
   frontier::AdmitVerdict Seed(const std::string& url) {
     std::optional<url::Url> u = url::ParseCanonical(url, nullptr, opts_.canon);
@@ -195,6 +221,8 @@ class CrawlPartsTest : public ::testing::Test {
   std::unique_ptr<PagePipeline> pipeline_;
   std::unique_ptr<FetchCompletions> completions_;
   std::unique_ptr<RequestIssuer> issuer_;
+  std::atomic<bool> stopping_{false};
+  std::unique_ptr<OperatorControl> control_;
 };
 
 }  // namespace harvest::crawl::parts_test_util

@@ -15,32 +15,8 @@ class OperatorControlTest : public CrawlPartsTest {
   void Open() {
     OpenState();
     OpenOutput();
-    control_ = std::make_unique<OperatorControl>(
-        OperatorControl::Parts{.opts = &opts_,
-                               .clock = &clock_,
-                               .db = db_.get(),
-                               .frontier = frontier_.get(),
-                               .hosts = hosts_.get(),
-                               .admitter = admitter_.get(),
-                               .issuer = issuer_.get(),
-                               .completions = completions_.get(),
-                               .sink = sink_.get(),
-                               .stopping = &stopping_,
-                               .stats = [this] {
-                                 CrawlStats s;
-                                 admitter_->counters().AddTo(&s);
-                                 completions_->counters().AddTo(&s);
-                                 s.elapsed_s = 10;
-                                 return s;
-                               }});
+    OpenControl();
   }
-  void TearDown() override {
-    control_.reset();
-    CrawlPartsTest::TearDown();
-  }
-
-  std::atomic<bool> stopping_{false};
-  std::unique_ptr<OperatorControl> control_;
 };
 
 TEST_F(OperatorControlTest, InjectsSeedsDurablyAndSaysWhyItRefusedOthers) {
