@@ -26,7 +26,8 @@ void AddWorkerFlags(CLI::App* app, ClusterFlags* f) {
                   "Partition hosts by host name or registrable domain: host|domain (default host)")
       ->check(CLI::IsMember({"host", "domain"}));
   app->add_option("--hot-host", f->hot_hosts,
-                  "A host with a partition of its own (repeatable; every worker the same)");
+                  "A host with a partition of its own (repeatable; every worker the same)")
+      ->allow_extra_args(false);  // one value each: what follows may be a seed URL
   app->add_option("--lease-ttl", f->lease_ttl,
                   "Partition lease lifetime, e.g. 15s (default 15s; a dead worker's hosts wait "
                   "this long plus the fetch timeout)");

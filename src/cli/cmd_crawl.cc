@@ -41,6 +41,7 @@ constexpr std::chrono::milliseconds kMaxDuration{int64_t{10} * 365 * 86'400'000}
 
 // A flag not given (nullopt) leaves the config file's value or the default.
 struct CrawlFlags {
+  std::vector<std::string> urls;  // seed URLs given as arguments
   std::string seeds, out, config, user_agent, summary_json, resolve_file;
   std::vector<std::string> connect_to;
   AdminFlags admin;
@@ -122,7 +123,29 @@ void RaiseOpenFileLimit(const crawl::CrawlOptions& o) {
   }
 }
 
+// The seed file's URLs, then those given as arguments (bad ones reported by line or by
+// argument number).
+Result<std::vector<std::string>> Seeds(const CrawlFlags& f) {
+  std::vector<std::string> seeds;
+  if (!f.seeds.empty()) {
+    Result<std::vector<std::string>> from_file = crawl::ReadSeedsFile(f.seeds);
+    if (!from_file.ok()) return from_file.status();
+    seeds = std::move(*from_file);
+  }
+  if (!f.urls.empty()) {
+    std::string text;
+    for (const std::string& u : f.urls) text += u + "\n";
+    Result<std::vector<std::string>> args = crawl::ParseSeeds(text, "seed argument");
+    if (!args.ok()) return args.status();
+    seeds.insert(seeds.end(), args->begin(), args->end());
+  }
+  return seeds;
+}
+
 int RunCrawl(const CrawlFlags& f) {
+  if (f.seeds.empty() && f.urls.empty()) {
+    return UsageError("crawl", "no seeds: give seed URLs or --seeds FILE");
+  }
   crawl::CrawlOptions options;
   if (!f.config.empty()) {
     if (Status s = crawl::LoadConfigFile(f.config, &options); !s.ok()) {
@@ -130,7 +153,14 @@ int RunCrawl(const CrawlFlags& f) {
       return kExitUsage;
     }
   }
-  options.out_dir = f.out;
+  Result<std::vector<std::string>> seeds = Seeds(f);
+  if (!seeds.ok()) {
+    std::fprintf(stderr, "harvest crawl: bad seeds:\n%s\n", seeds.status().message().c_str());
+    return kExitUsage;
+  }
+  // Without --out: a directory named after the first seed's host, in the working directory.
+  const std::string out = !f.out.empty() ? f.out : crawl::DefaultOutDir(seeds->front()).string();
+  options.out_dir = out;
   if (f.delay_ms) options.frontier.default_delay = std::chrono::milliseconds(*f.delay_ms);
   if (f.max_depth) options.scope.max_depth = static_cast<int>(*f.max_depth);
   if (f.max_pages) options.max_pages = static_cast<uint64_t>(*f.max_pages);
@@ -149,11 +179,6 @@ int RunCrawl(const CrawlFlags& f) {
   if (f.no_progress) options.progress = false;
   if (f.fresh) options.fresh = true;
 
-  Result<std::vector<std::string>> seeds = crawl::ReadSeedsFile(f.seeds);
-  if (!seeds.ok()) {
-    std::fprintf(stderr, "harvest crawl: bad seeds:\n%s\n", seeds.status().message().c_str());
-    return kExitUsage;
-  }
 
   std::unique_ptr<cluster::RedisCrawl> worker;
   if (!f.cluster.redis.empty()) {
@@ -177,7 +202,7 @@ int RunCrawl(const CrawlFlags& f) {
   std::unique_ptr<CrawlMetadata> metadata;
   if (!f.metadata.url.empty()) {
     Result<std::unique_ptr<CrawlMetadata>> m =
-        CrawlMetadata::Start(f.metadata, f.out, f.cluster.worker_id, &crawler);
+        CrawlMetadata::Start(f.metadata, out, f.cluster.worker_id, &crawler);
     if (!m.ok()) return UsageError("crawl", "--metadata: " + m.status().message());
     metadata = std::move(*m);
   }
@@ -201,7 +226,7 @@ int RunCrawl(const CrawlFlags& f) {
   // A file-size limit (ulimit -f) must fail the write with EFBIG, which pauses the crawl
   // like a full disk, rather than kill the process.
   std::signal(SIGXFSZ, SIG_IGN);
-  spdlog::info("crawling {} seeds into {}", seeds->size(), f.out);
+  spdlog::info("crawling {} seeds into {}", seeds->size(), out);
   Status s = crawler.Run(*seeds);
   g_crawler.store(nullptr);
   if (admin_server) admin_server->Stop();  // before the crawler (and its backend) goes
@@ -269,11 +294,14 @@ int RunCrawl(const CrawlFlags& f) {
 CommandRegistration reg(
     "crawl", "Crawl from seed URLs, politely, into WARC files", [](CLI::App* app) -> CommandRunner {
       auto f = std::make_shared<CrawlFlags>();
-      app->add_option("--seeds", f->seeds, "File of seed URLs, one per line")->required();
+      app->add_option("urls", f->urls,
+                      "Seed URLs (with or instead of --seeds), e.g. harvest crawl "
+                      "https://example.com/");
+      app->add_option("--seeds", f->seeds, "File of seed URLs, one per line");
       app->add_option("--out", f->out,
                       "Crawl directory (WARC files, index, outcomes, state/); an existing one "
-                      "is resumed")
-          ->required();
+                      "is resumed. Default: the first seed's host name (e.g. example.com) in "
+                      "the working directory");
       app->add_flag("--fresh", f->fresh,
                     "Refuse an existing --out directory instead of resuming its crawl");
       app->add_option("--config", f->config, "TOML config file (docs/configuration.md)");
@@ -289,8 +317,10 @@ CommandRegistration reg(
           ->check(ScopeModeCheck());
       app->add_option("--user-agent", f->user_agent,
                       "User-Agent; its product token is matched in robots.txt");
+      // One value per --connect-to: what follows is a seed URL, not another route.
       app->add_option("--connect-to", f->connect_to,
-                      "HOST:PORT:ADDR:PORT as curl's --connect-to (empty HOST = every host)");
+                      "HOST:PORT:ADDR:PORT as curl's --connect-to (empty HOST = every host)")
+          ->allow_extra_args(false);
       app->add_option("--resolve-file", f->resolve_file,
                       "Pinned addresses, lines 'HOST ADDRESS[:PORT]' (HOST may be *.suffix); "
                       "pinned hosts are not looked up in DNS");

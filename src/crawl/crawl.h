@@ -218,6 +218,11 @@ Status LoadConfigString(std::string_view toml, std::string_view source, CrawlOpt
 // '#' are skipped. Every bad line is reported with its line number.
 Result<std::vector<std::string>> ReadSeedsFile(const std::filesystem::path& path);
 Result<std::vector<std::string>> ParseSeeds(std::string_view text, std::string_view source);
+// The crawl directory `harvest crawl URL...` uses when no --out is given: named after the
+// seed's host, as wget names its directories — "example.com", "example.com_8080" with a
+// port; characters other than letters, digits, '.' and '-' become '_' (an IPv6 address's
+// brackets and colons). "crawl" when the seed has no host.
+std::filesystem::path DefaultOutDir(std::string_view seed);
 
 // Hosts the crawl gave up on, for one reason (an outcome name such as robots-unavailable).
 struct HostsGivenUp {

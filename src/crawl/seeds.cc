@@ -50,6 +50,19 @@ Result<std::vector<std::string>> ParseSeeds(std::string_view text, std::string_v
   return seeds;
 }
 
+std::filesystem::path DefaultOutDir(std::string_view seed) {
+  std::optional<url::Url> u = url::Parse(seed);
+  if (!u || u->host().empty()) return "crawl";
+  std::string name(u->host());
+  if (u->port() >= 0) name += "_" + std::to_string(u->port());
+  for (char& c : name) {
+    const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '.' || c == '-';
+    if (!keep) c = '_';
+  }
+  return name;
+}
+
 Result<std::vector<std::string>> ReadSeedsFile(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::NotFound("cannot read seed file " + path.string());

@@ -23,4 +23,13 @@ TEST(ParseSeedsTest, BadLinesReportedWithLineNumbers) {
 TEST(ParseSeedsTest, EmptyFileIsAnError) { EXPECT_FALSE(ParseSeeds("\n# nothing\n", "s").ok()); }
 
 }  // namespace
+TEST(DefaultOutDirTest, IsNamedAfterTheSeedsHost) {
+  EXPECT_EQ(DefaultOutDir("https://Example.COM/a/b?c"), "example.com");
+  EXPECT_EQ(DefaultOutDir("http://a.test:8080/"), "a.test_8080");
+  EXPECT_EQ(DefaultOutDir("http://a.test:80/"), "a.test");  // the default port is no port
+  EXPECT_EQ(DefaultOutDir("http://[::1]:8080/"), "___1__8080");
+  EXPECT_EQ(DefaultOutDir("http://127.0.0.1/"), "127.0.0.1");
+  EXPECT_EQ(DefaultOutDir("not a url"), "crawl");
+}
+
 }  // namespace harvest::crawl

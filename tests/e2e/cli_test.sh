@@ -3,7 +3,7 @@
 # bad seed and config lines reported with their line numbers, out-of-range values named in
 # the error, and a crawl that cannot start reporting why without an empty summary.
 set -uo pipefail
-bin="$1"
+bin="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"  # absolute: one check runs elsewhere
 fail=0
 tmp="$(mktemp -d /tmp/harvest-cli.XXXXXX)"
 trap 'rm -rf "$tmp"' EXIT
@@ -101,6 +101,26 @@ expect_no_summary 1 "cannot start the crawl: .*cannot create output directory" -
   "$bin" crawl "${crawl_args[@]}" --out "$tmp/not-a-crawl/notes.txt/out"
 expect_no_summary 2 "cannot start the crawl: .*already exists" -- \
   "$bin" crawl "${crawl_args[@]}" --out "$tmp/not-a-crawl" --fresh
+
+# Seeds as arguments, as wget and Scrapy users type them: the crawl directory defaults to
+# one named after the first seed's host in the working directory.
+mkdir -p "$tmp/cwd"
+expect 2 "seed argument:2: not a valid URL: nope" -- "$bin" crawl http://ok.test/ nope --out "$tmp/a1"
+expect 2 "no seeds: give seed URLs or --seeds FILE" -- "$bin" crawl --out "$tmp/a2"
+expect 0 "crawl complete" -- bash -c "cd '$tmp/cwd' && '$bin' crawl --config '$tmp/fast.toml' \
+  --connect-to ::127.0.0.1:1 --no-progress http://ok.test:8080/ http://other.test/"
+if grep -q '"url":"http://ok.test:8080/"' "$tmp/cwd/ok.test_8080/outcomes.jsonl" 2>/dev/null &&
+   grep -q '"url":"http://other.test/"' "$tmp/cwd/ok.test_8080/outcomes.jsonl"; then
+  echo "ok: seeds as arguments crawled into ok.test_8080/"
+else
+  echo "FAIL: no ok.test_8080/outcomes.jsonl with both seeds"; ls -R "$tmp/cwd" | head; fail=1
+fi
+expect 0 "crawl complete" -- "$bin" crawl --seeds "$tmp/good-seeds.txt" http://more.test/ \
+  --out "$tmp/a3" --config "$tmp/fast.toml" --connect-to ::127.0.0.1:1 --no-progress
+if ! grep -q '"url":"http://more.test/"' "$tmp/a3/outcomes.jsonl" ||
+   ! grep -q '"url":"http://ok.test/"' "$tmp/a3/outcomes.jsonl"; then
+  echo "FAIL: --seeds and seed arguments together"; fail=1
+fi
 
 expect 2 "log format" -- "$bin" --log-format xml url parse http://a.test/
 expect 0 "^http://a.test/$" -- "$bin" url parse http://A.test
