@@ -179,7 +179,6 @@ int RunCrawl(const CrawlFlags& f) {
   if (f.no_progress) options.progress = false;
   if (f.fresh) options.fresh = true;
 
-
   std::unique_ptr<cluster::RedisCrawl> worker;
   if (!f.cluster.redis.empty()) {
     if (f.cluster.worker_id.empty()) {
