@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "base/host_key.h"
 #include "crawl/crawler_test_fixture.h"
 
 namespace harvest::crawl {
@@ -48,6 +49,38 @@ class CrawlerTest : public crawler_test_util::CrawlerTestBase {
 };
 
 // ---- the pipeline and politeness ----
+
+// http://a.test, https://a.test and https://a.test:8443 are three hosts (three robots.txt)
+// and one server: their requests never overlap, and each starts at least the delay after
+// the previous one to the name ended.
+TEST_F(CrawlerTest, TheOriginsOfOneHostNameShareOneSlotAndOneDelay) {
+  fetcher_->Script("http://a.test/",
+                   FakeResponse::Html(Links(
+                       {"https://a.test/s1", "https://a.test:8443/p1", "/h1", "http://b.test/"})));
+  fetcher_->Script("https://a.test/s1", FakeResponse::Html(Links({"/s2"})));
+  for (const char* u :
+       {"https://a.test/s2", "https://a.test:8443/p1", "http://a.test/h1", "http://b.test/"}) {
+    fetcher_->Script(u, FakeResponse::Html(std::string("page ") + u));
+  }
+  CrawlStats s = Crawl(Options(), {"http://a.test/"});
+  EXPECT_TRUE(s.complete);
+  EXPECT_EQ(s.pages, 6u);
+  for (const char* r : {"http://a.test/robots.txt", "https://a.test/robots.txt",
+                        "https://a.test:8443/robots.txt"}) {
+    EXPECT_EQ(fetcher_->RequestsFor(r), 1u) << r;  // robots.txt stays per origin
+  }
+  size_t to_a = 0;
+  std::optional<Clock::TimePoint> last_end;
+  for (const FakeRequestLog& r : fetcher_->log()) {
+    if (NameOfAuthority(r.host) != "a.test") continue;
+    ++to_a;
+    if (last_end) {
+      EXPECT_GE(r.start - *last_end, 1s) << r.url << " started too soon";
+    }
+    last_end = r.end;
+  }
+  EXPECT_EQ(to_a, 3u + 5u);
+}
 
 TEST_F(CrawlerTest, FetchesSeedAndLinksOneAtATimeWithTheDelay) {
   fetcher_->Script("http://a.test/", FakeResponse::Html(Links({"/p1", "/p2", "http://b.test/"})));

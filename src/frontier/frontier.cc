@@ -7,6 +7,8 @@
 #include <cmath>
 #include <functional>
 
+#include "base/host_key.h"
+
 namespace harvest::frontier {
 
 using std::chrono::microseconds;
@@ -47,6 +49,7 @@ struct Frontier::Host {
   static const Extra kNoExtra;
 
   const std::string* name_ptr = nullptr;  // the key in host_ids_ (node keys are stable)
+  NameSlot* slot = nullptr;               // its host name's (names_)
   HostId id = 0;
   // Circuit breaker: ring of the last completions (1 = error): bits of ring_bits, or
   // extra->ring when breaker_window > 64.
@@ -130,6 +133,8 @@ Frontier::Host& Frontier::HostFor(const std::string& name) {
     Host& h = *hosts_[slot];
     h.name_ptr = &it->first;
     h.id = slot;
+    h.slot = &SlotFor(name);
+    ++h.slot->hosts;
     store_->RegisterHost(h.id, name);
   }
   return *hosts_[it->second];
@@ -149,13 +154,40 @@ bool Frontier::Forget(const std::string& name) {
   // The slot keeps its generation, one higher than any entry of the old host carries, so a
   // stale heap or IP-waiter entry never matches the host that reuses the slot.
   const uint64_t generation = h.generation + 1;
+  if (h.slot != nullptr) --h.slot->hosts;
   h = Host{};
   h.id = slot;
   h.generation = generation;
   store_->UnregisterHost(slot);
   host_ids_.erase(it);
   free_ids_.push_back(slot);
+  if (names_.size() > 2 * host_ids_.size() + 1024) SweepNameSlots();
   return true;
+}
+
+Frontier::NameSlot& Frontier::SlotFor(const std::string& host) {
+  const std::string_view name = NameOfHostKey(host);
+  auto it = names_.find(std::string(name));  // heterogeneous lookup needs C++20 hashes
+  if (it == names_.end()) it = names_.try_emplace(std::string(name)).first;
+  return it->second;
+}
+
+void Frontier::WakeNameWaiters(NameSlot& slot) {
+  if (slot.waiters.empty()) return;
+  std::vector<HostId> waiters;
+  waiters.swap(slot.waiters);
+  for (HostId id : waiters) {
+    Host& h = *hosts_[id];
+    if (h.slot == &slot && !h.busy) Reschedule(h);  // else forgotten or leased since
+  }
+}
+
+void Frontier::SweepNameSlots() {
+  const Clock::TimePoint now = clock_->Now();
+  std::erase_if(names_, [now](const auto& entry) {
+    const NameSlot& s = entry.second;
+    return s.hosts == 0 && !s.busy && s.next_allowed <= now;
+  });
 }
 
 BreakerState Frontier::Breaker(const std::string& name) const {
@@ -199,6 +231,7 @@ std::optional<Clock::TimePoint> Frontier::ReadyTime(const Host& h) const {
     t = std::max(t, h.extra->retries.front().not_before);
   }
   if (h.breaker_open) t = std::max(t, h.x().open_until);
+  if (h.slot != nullptr) t = std::max(t, h.slot->next_allowed);
   return t;
 }
 
@@ -308,6 +341,18 @@ std::optional<Lease> Frontier::Next() {
     }
     Host& h = *hosts_[e.id];
     if (e.generation != h.generation) continue;  // stale
+    if (h.slot->busy) {
+      // Another host of its name has a lease out: it comes up again once that completes.
+      h.slot->waiters.push_back(h.id);
+      continue;
+    }
+    if (h.slot->next_allowed > now) {
+      // Another host of its name completed since this entry was made: wait for its delay
+      // (the entry stays valid: nothing about the host changed).
+      heap_.push_back({h.slot->next_allowed, h.id, h.generation});
+      std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
+      continue;
+    }
     if (IpFull(h)) {
       ip_waiters_[h.ip()].push_back(h.id);
       continue;
@@ -333,6 +378,7 @@ std::optional<Lease> Frontier::Next() {
       --queued_;
     }
     h.busy = true;
+    h.slot->busy = true;
     ++h.generation;
     h.lease_id = lease.id = next_lease_id_++;
     if (options_.per_ip_limit > 0 && !h.ip().empty()) {
@@ -442,6 +488,7 @@ GiveUp Frontier::Complete(const Lease& lease, const Completion& c) {
   Host& h = *hp;
   const Clock::TimePoint now = clock_->Now();
   h.busy = false;
+  h.slot->busy = false;
   --in_flight_;
   std::string ip;
   if (h.extra) {
@@ -457,6 +504,7 @@ GiveUp Frontier::Complete(const Lease& lease, const Completion& c) {
       h.mx().last_response_time = c.response_time;
     }
     h.next_allowed = now - std::max(c.ended_ago, microseconds(0)) + DelayFor(h, c.retry_after);
+    h.slot->next_allowed = std::max(h.slot->next_allowed, h.next_allowed);
     RecordBreaker(h, c.error, now);
   }
   if (c.kind == CompletionKind::kRetry) {
@@ -479,6 +527,7 @@ GiveUp Frontier::Complete(const Lease& lease, const Completion& c) {
     ++queued_;
   }
   Reschedule(h);
+  WakeNameWaiters(*h.slot);
   if (!ip.empty()) WakeIpWaiters(ip);
   return give_up;
 }
@@ -510,6 +559,8 @@ void Frontier::AdoptStoredHost(const std::string& host) {
 
 void Frontier::RestoreNextAllowed(const std::string& host, Clock::TimePoint t) {
   Host& h = HostFor(host);
+  // The name's other hosts wait for it too: the request it recorded may have gone to them.
+  h.slot->next_allowed = std::max(h.slot->next_allowed, t);
   if (t <= h.next_allowed) return;
   h.next_allowed = t;
   if (!h.busy) Reschedule(h);
@@ -582,7 +633,7 @@ size_t Frontier::hosts_ready() const {
   size_t n = 0;
   for (const auto& h : hosts_) {
     auto t = ReadyTime(*h);
-    n += t && *t <= now && !IpFull(*h) && !IpGapUntil(*h, now);
+    n += t && *t <= now && !h->slot->busy && !IpFull(*h) && !IpGapUntil(*h, now);
   }
   return n;
 }
@@ -607,7 +658,8 @@ Frontier::HostStates Frontier::CountHostStates() const {
       ++n.held;
     } else if (h->breaker_open && h->x().open_until > now) {
       ++n.paused;
-    } else if (auto t = ReadyTime(*h); t && *t <= now && !IpFull(*h) && !IpGapUntil(*h, now)) {
+    } else if (auto t = ReadyTime(*h);
+               t && *t <= now && !h->slot->busy && !IpFull(*h) && !IpGapUntil(*h, now)) {
       ++n.ready;
     } else {
       ++n.waiting;

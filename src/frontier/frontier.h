@@ -1,9 +1,11 @@
 // Frontier: the politeness scheduler. It holds the URLs waiting to be fetched, one queue per
 // host, and hands out leases so that the crawl honours docs/architecture.md §1.1:
 //
-//  * at most one request in flight per host (a host is busy from Next() to Complete());
-//  * the next request to a host starts no earlier than the previous one's end (the time
-//    Complete() is called) plus the host's delay:
+//  * at most one request in flight per host name: a host (an origin, scheme://name[:port])
+//    is busy from Next() to Complete(), and the other hosts of its name — http://a,
+//    https://a and https://a:8443 are one server to its operator — wait meanwhile;
+//  * the next request to a host name starts no earlier than the previous one's end (the
+//    time Complete() is called) plus the delay of the host it went to:
 //      delay = max(default_delay, robots Crawl-delay, Retry-After of this completion,
 //                  operator override, adaptive_factor * last response time);
 //    a Crawl-delay above max_crawl_delay marks the host skipped (HostSkipped());
@@ -225,6 +227,14 @@ class Frontier {
 
  private:
   struct Host;
+  // The hosts of one host name share one politeness slot: one lease out at a time, and the
+  // latest next-allowed time any of them set holds for all.
+  struct NameSlot {
+    size_t hosts = 0;                 // resident hosts of the name
+    bool busy = false;                // a lease of one of them is out
+    Clock::TimePoint next_allowed{};  // the latest next-allowed time of its hosts
+    std::vector<HostId> waiters;      // hosts that came up while the name was busy
+  };
   struct HeapEntry {
     Clock::TimePoint ready;
     HostId id;
@@ -253,6 +263,12 @@ class Frontier {
   void Reschedule(Host& h);
   bool IpFull(const Host& h) const;
   void WakeIpWaiters(const std::string& ip);
+  // The slot of a host key's name (created with its first host).
+  NameSlot& SlotFor(const std::string& host);
+  // A host of the slot completed: the hosts that waited for it are scheduled again.
+  void WakeNameWaiters(NameSlot& slot);
+  // Drops slots without resident hosts whose next-allowed time has passed.
+  void SweepNameSlots();
   std::chrono::microseconds DelayFor(const Host& h,
                                      std::optional<std::chrono::milliseconds> retry_after) const;
   void RecordBreaker(Host& h, bool error, Clock::TimePoint now);
@@ -280,6 +296,9 @@ class Frontier {
   std::unordered_map<std::string, Clock::TimePoint> ip_last_start_;
   std::unordered_map<std::string, size_t> ip_in_flight_;
   std::unordered_map<std::string, std::deque<HostId>> ip_waiters_;  // FIFO per IP
+  // By host name (node-stable: hosts point to their slot). A slot outlives its last host
+  // while its next-allowed time is ahead, so a host of the name that comes back waits too.
+  std::unordered_map<std::string, NameSlot> names_;
   uint64_t next_lease_id_ = 1;
   size_t queued_ = 0;
   size_t in_flight_ = 0;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "base/host_key.h"
+
 namespace harvest::frontier {
 namespace {
 
@@ -636,6 +638,115 @@ TEST_F(FrontierTest, Stats) {
   EXPECT_EQ(f.hosts_ready(), 1u);
   EXPECT_EQ(f.in_flight(), 1u);
   EXPECT_FALSE(f.Idle());
+}
+
+}  // namespace
+}  // namespace harvest::frontier
+
+namespace harvest::frontier {
+namespace {
+
+// One request in flight and one delay per host name, across schemes and ports.
+class FrontierNameSlotTest : public ::testing::Test {
+ protected:
+  static UrlItem At(const std::string& origin, const std::string& path) {
+    UrlItem item;
+    item.host = origin;
+    item.url = origin + path;
+    return item;
+  }
+  FrontierOptions Options() {
+    FrontierOptions o;
+    o.default_delay = milliseconds(1000);
+    return o;
+  }
+  FakeClock clock_;
+};
+
+TEST_F(FrontierNameSlotTest, TheOriginsOfOneNameShareOneSlot) {
+  Frontier f(Options(), &clock_);
+  f.Add(At("http://a.test", "/1"));
+  f.Add(At("https://a.test", "/2"));
+  f.Add(At("https://a.test:8443", "/3"));
+  f.Add(At("http://b.test", "/1"));
+  std::optional<Lease> first = f.Next();
+  std::optional<Lease> other = f.Next();
+  ASSERT_TRUE(first && other);
+  EXPECT_NE(NameOfHostKey(first->item.host), NameOfHostKey(other->item.host));
+  EXPECT_FALSE(f.Next().has_value()) << "a.test has a lease out on one of its origins";
+  const Lease a = NameOfHostKey(first->item.host) == "a.test" ? *first : *other;
+  const Lease b = NameOfHostKey(first->item.host) == "a.test" ? *other : *first;
+  f.Complete(b, Completion{});
+  clock_.Advance(seconds(5));
+  EXPECT_FALSE(f.Next().has_value()) << "still: time alone does not end a.test's lease";
+  f.Complete(a, Completion{});
+  EXPECT_FALSE(f.Next().has_value()) << "a.test's delay counts for all its origins";
+  clock_.Advance(milliseconds(999));
+  EXPECT_FALSE(f.Next().has_value());
+  clock_.Advance(milliseconds(1));
+  std::optional<Lease> second = f.Next();
+  ASSERT_TRUE(second.has_value());
+  EXPECT_NE(second->item.host, a.item.host);
+  EXPECT_EQ(NameOfHostKey(second->item.host), "a.test");
+  EXPECT_FALSE(f.Next().has_value());
+  f.Complete(*second, Completion{});
+  clock_.Advance(seconds(1));
+  std::optional<Lease> third = f.Next();
+  ASSERT_TRUE(third.has_value());
+  EXPECT_NE(third->item.host, a.item.host);
+  EXPECT_NE(third->item.host, second->item.host);
+  f.Complete(*third, Completion{});
+  EXPECT_TRUE(f.Idle());
+}
+
+TEST_F(FrontierNameSlotTest, TheLongestDelayOfTheNamesOriginsHolds) {
+  Frontier f(Options(), &clock_);
+  f.SetCrawlDelay("https://a.test", milliseconds(10'000));
+  f.Add(At("https://a.test", "/1"));
+  std::optional<Lease> l = f.Next();
+  ASSERT_TRUE(l.has_value());
+  f.Complete(*l, Completion{});
+  f.Add(At("http://a.test", "/2"));  // its own delay is the default, 1 s
+  clock_.Advance(seconds(5));
+  EXPECT_FALSE(f.Next().has_value()) << "https://a.test's Crawl-delay holds the name";
+  ASSERT_TRUE(f.NextWakeup().has_value());
+  EXPECT_EQ(*f.NextWakeup(), clock_.Now() + seconds(5));
+  clock_.Advance(seconds(5));
+  EXPECT_TRUE(f.Next().has_value());
+}
+
+TEST_F(FrontierNameSlotTest, ARestoredNextAllowedHoldsTheNamesOtherOrigins) {
+  Frontier f(Options(), &clock_);
+  f.Add(At("http://a.test", "/1"));
+  f.RestoreNextAllowed("https://a.test", clock_.Now() + seconds(3));  // the last run's
+  EXPECT_FALSE(f.Next().has_value());
+  clock_.Advance(seconds(3));
+  EXPECT_TRUE(f.Next().has_value());
+}
+
+TEST_F(FrontierNameSlotTest, AForgottenOriginsDelayStillHoldsTheNamesNextHost) {
+  Frontier f(Options(), &clock_);
+  f.Add(At("http://a.test", "/1"));
+  std::optional<Lease> l = f.Next();
+  ASSERT_TRUE(l.has_value());
+  f.Complete(*l, Completion{});
+  ASSERT_TRUE(f.Forget("http://a.test"));  // evicted: idle
+  f.Add(At("https://a.test", "/2"));
+  EXPECT_FALSE(f.Next().has_value()) << "the request just made still counts";
+  clock_.Advance(seconds(1));
+  EXPECT_TRUE(f.Next().has_value());
+}
+
+TEST_F(FrontierNameSlotTest, APutBackFreesTheSlotAtOnce) {
+  Frontier f(Options(), &clock_);
+  f.Add(At("http://a.test", "/1"));
+  f.Add(At("https://a.test", "/2"));
+  std::optional<Lease> l = f.Next();
+  ASSERT_TRUE(l.has_value());
+  EXPECT_EQ(f.hosts_ready(), 0u);                      // the other origin waits for the name
+  f.Complete(*l, {.kind = CompletionKind::kPutBack});  // no request made
+  std::optional<Lease> next = f.Next();
+  ASSERT_TRUE(next.has_value());
 }
 
 }  // namespace
