@@ -44,6 +44,7 @@ struct CrawlFlags {
   std::vector<std::string> urls;  // seed URLs given as arguments
   std::string seeds, out, config, user_agent, summary_json, resolve_file;
   std::vector<std::string> connect_to;
+  std::vector<std::string> allow_addresses;
   AdminFlags admin;
   ClusterFlags cluster;
   MetadataFlags metadata;  // --metadata (docs/metadata.md)
@@ -170,6 +171,7 @@ int RunCrawl(const CrawlFlags& f) {
   }
   if (!f.user_agent.empty()) options.fetch.user_agent = f.user_agent;
   for (const auto& c : f.connect_to) options.fetch.connect_to.push_back(c);
+  for (const auto& a : f.allow_addresses) options.allow_addresses.push_back(a);
   if (!f.resolve_file.empty()) options.resolve_file = f.resolve_file;
   if (f.per_ip_limit) options.frontier.per_ip_limit = static_cast<size_t>(*f.per_ip_limit);
   if (f.recrawl) options.freshness.recrawl = true;
@@ -319,6 +321,10 @@ CommandRegistration reg(
       // One value per --connect-to: what follows is a seed URL, not another route.
       app->add_option("--connect-to", f->connect_to,
                       "HOST:PORT:ADDR:PORT as curl's --connect-to (empty HOST = every host)")
+          ->allow_extra_args(false);
+      app->add_option("--allow-address", f->allow_addresses,
+                      "CIDR the crawl may connect to although it is private or special "
+                      "(loopback, RFC 1918, link-local...; repeatable), e.g. 10.0.0.0/8")
           ->allow_extra_args(false);
       app->add_option("--resolve-file", f->resolve_file,
                       "Pinned addresses, lines 'HOST ADDRESS[:PORT]' (HOST may be *.suffix); "

@@ -228,6 +228,7 @@ const std::map<std::string, Setter>& Keys() {
          return Status::Ok();
        })},
       {"fetch.connect_to", Strings("fetch.connect_to", [](auto* o, std::vector<std::string> v) { o->fetch.connect_to = std::move(v); })},
+      {"fetch.allow_addresses", Strings("fetch.allow_addresses", [](auto* o, std::vector<std::string> v) { o->allow_addresses = std::move(v); })},
       // [dns]
       {"dns.resolve_file", String("dns.resolve_file", [](auto* o, std::string v) {
          o->resolve_file = std::move(v);

@@ -186,6 +186,12 @@ struct CrawlOptions {
   // DNS (docs/politeness.md "DNS and per-IP limits"): Harvest resolves host names itself
   // before a host's first request, with a bounded cache honouring record TTLs.
   fetch::ResolverOptions dns;
+  // Address ranges the crawl may connect to although they are private or special (loopback,
+  // RFC 1918, CGNAT, link-local, unique-local, multicast, unspecified, reserved), as CIDRs
+  // ("10.0.0.0/8", "127.0.0.1"): --allow-address, fetch.allow_addresses. Every other
+  // address in those ranges is never connected to: the host's URLs get blocked-address
+  // (fetch::AddressFilter, docs/politeness.md "Private networks").
+  std::vector<std::string> allow_addresses;
   // Pinned addresses, lines "HOST ADDRESS[:PORT]" (--resolve-file, dns.resolve_file); pinned
   // hosts and hosts routed by fetch.connect_to are never looked up. "" = none.
   std::filesystem::path resolve_file;

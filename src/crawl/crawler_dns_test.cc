@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "base/host_key.h"
 #include "crawl/crawler_test_fixture.h"
 #include "fetch/testing/fake_resolver.h"
 
@@ -36,6 +37,9 @@ class CrawlerDnsTest : public crawler_test_util::CrawlerTestBase {
   CrawlOptions DnsOptions() {
     CrawlOptions o = Options();
     o.resolver = resolver_.get();
+    // The fake DNS answers private addresses (10.0.0.1 by default) and a route goes to the
+    // loopback: opened, as for an intranet crawl.
+    o.allow_addresses = {"10.0.0.0/8", "127.0.0.0/8"};
     return o;
   }
   // A site of `n` pages linked from its home page, at http://<host>/.
@@ -204,6 +208,56 @@ TEST_F(CrawlerDnsTest, BadResolveFileIsAnInputError) {
   EXPECT_EQ(st.code(), Status::Code::kInvalidArgument) << st.ToString();
   EXPECT_NE(st.message().find("resolve.txt:2"), std::string::npos) << st.message();
   EXPECT_TRUE(fetcher_->log().empty());
+}
+
+// A public page that points into private networks in the forms an attacker would use — a
+// name that resolves to the loopback, numeric forms of it, IPv4-mapped IPv6, the cloud
+// metadata address, a redirect to a private address — gets none of them requested.
+TEST_F(CrawlerDnsTest, NeverConnectsToPrivateOrSpecialAddressesUnlessOpened) {
+  resolver_->SetDefaultAnswer("93.184.216.34");  // a public address
+  resolver_->SetAnswer("secret.test", "127.0.0.1");
+  resolver_->SetAnswer("intranet.test", "10.0.0.5");
+  const std::vector<std::string> targets = {
+      "http://secret.test/",        "http://127.0.0.2/",
+      "http://2130706433/",         "http://0x7f.1/",
+      "http://[::ffff:127.0.0.1]/", "http://169.254.169.254/latest/meta-data/",
+      "http://intranet.test/admin", "http://[::1]:8080/",
+      "http://[fd00::1]/"};
+  std::vector<std::string> hrefs = targets;
+  hrefs.push_back("/moved");
+  fetcher_->Script("http://pub.test/", FakeResponse::Html(Links(hrefs)));
+  fetcher_->Script("http://pub.test/moved", FakeResponse::Redirect(301, "http://10.1.2.3/x"));
+  CrawlOptions o = DnsOptions();
+  o.allow_addresses.clear();
+  CrawlStats s = Crawl(o, {"http://pub.test/"});
+  EXPECT_TRUE(s.complete);
+  for (const FakeRequestLog& r : fetcher_->log()) {
+    EXPECT_EQ(NameOfAuthority(r.host), "pub.test") << r.url << " was requested";
+  }
+  size_t blocked = 0;
+  for (const auto& line : Outcomes()) {
+    if (line.outcome != "blocked-address") continue;
+    ++blocked;
+    EXPECT_NE(line.detail.find(" is "), std::string::npos) << line.detail;
+  }
+  // The nine targets (2130706433 and 0x7f.1 are one URL, http://127.0.0.1/) and the
+  // redirect's, each its own host.
+  EXPECT_EQ(blocked, 9u);
+  EXPECT_EQ(OutcomesOf("http://127.0.0.1/"), (std::vector<std::string>{"blocked-address"}));
+  EXPECT_EQ(OutcomesOf("http://10.1.2.3/x"), (std::vector<std::string>{"blocked-address"}));
+  const OutcomeLine* meta = FirstOutcome("http://169.254.169.254/latest/meta-data/");
+  ASSERT_NE(meta, nullptr);
+  EXPECT_NE(meta->detail.find("169.254.169.254 is link-local 169.254.0.0/16"), std::string::npos)
+      << meta->detail;
+  EXPECT_EQ(s.hosts_given_up.at("blocked-address").hosts, 9u);
+  ExpectOutcomesExplained();
+
+  // Opened by the operator: the loopback is crawled.
+  std::filesystem::remove_all(dir_ / "crawl");
+  fetcher_->Script("http://secret.test/", FakeResponse::Html("secret"));
+  o.allow_addresses = {"127.0.0.0/8"};
+  Crawl(o, {"http://secret.test/"});
+  EXPECT_EQ(OutcomesOf("http://secret.test/"), (std::vector<std::string>{"fetched"}));
 }
 
 }  // namespace

@@ -30,13 +30,14 @@
 namespace harvest::crawl {
 
 // Every outcome the crawl records, spelled as in outcomes.jsonl.
-inline constexpr std::array<std::string_view, 14> kOutcomeNames = {"fetched",
+inline constexpr std::array<std::string_view, 15> kOutcomeNames = {"fetched",
                                                                    "revisit",
                                                                    "not-modified",
                                                                    "disallowed",
                                                                    "gave-up",
                                                                    "robots-unavailable",
                                                                    "crawl-delay-too-long",
+                                                                   "blocked-address",
                                                                    "redirect-limit",
                                                                    "trap-long-url",
                                                                    "trap-many-params",

@@ -29,6 +29,9 @@ Status RequestIssuer::Setup() {
     fetcher_ = owned_fetcher_.get();
   }
   if (Status s = fetcher_->status(); !s.ok()) return s;
+  Result<fetch::AddressFilter> filter = fetch::AddressFilter::Make(opts_.allow_addresses);
+  if (!filter.ok()) return filter.status();
+  address_filter_ = std::move(*filter);
   fetch::PinTable pins;
   if (!opts_.resolve_file.empty()) {
     Result<fetch::PinTable> table = fetch::PinTable::Load(opts_.resolve_file.string());
@@ -217,6 +220,14 @@ bool RequestIssuer::Reachable(frontier::Lease& lease, bool robots, const std::st
   AddressGate::Answer a = addresses_->Lookup(name, port);
   switch (a.kind) {
     case AddressGate::Kind::kReady:
+      // Checked on the address the request connects to (pinned, routed or resolved here);
+      // without a resolver of ours (tests on a fake fetcher) the fetcher resolves it.
+      if (!a.address.empty()) {
+        if (std::optional<std::string> range = address_filter_.Blocked(a.address)) {
+          BlockAddress(lease, url, a.address, *range);
+          return false;
+        }
+      }
       if (a.pinned) {
         req->connect_address = std::move(a.address);
         req->connect_port = a.port;
@@ -244,6 +255,18 @@ bool RequestIssuer::Reachable(frontier::Lease& lease, bool robots, const std::st
     parts_.completions->OnPageDone(std::move(flight), std::move(r));
   }
   return false;
+}
+
+void RequestIssuer::BlockAddress(frontier::Lease& lease, const std::string& url,
+                                 const std::string& address, const std::string& range) {
+  const std::string detail =
+      url + ": " + address + " is " + range + " (--allow-address opens a range)";
+  const frontier::UrlItem item = lease.item;
+  parts_.completions->KillHost(item.host, "blocked-address", detail);
+  parts_.recrawler->LeftFrontier(item);
+  Record(item.url, "blocked-address", detail);
+  parts_.recrawler->MarkDone(item, 0);
+  parts_.frontier->Complete(lease, {.kind = frontier::CompletionKind::kNoRequest});
 }
 
 void RequestIssuer::ConsumeResolved() {

@@ -27,6 +27,7 @@
 #include "crawl/outcome_log.h"
 #include "crawl/robots_gate.h"
 #include "fetch/fetch.h"
+#include "fetch/resolver.h"
 #include "frontier/frontier.h"
 
 namespace harvest::crawl {
@@ -88,6 +89,10 @@ class RequestIssuer {
   // back (held for a lookup, or to be leased again under its IP's limit).
   bool KnowIp(frontier::Lease& lease);
   void HoldForLookup(frontier::Lease& lease, const std::string& name);
+  // The host's address is in a blocked range: the leased URL and every other URL of the host
+  // get blocked-address, without a request.
+  void BlockAddress(frontier::Lease& lease, const std::string& url, const std::string& address,
+                    const std::string& range);
   void Record(std::string_view url, std::string_view outcome, std::string_view detail);
 
   const Parts parts_;
@@ -97,6 +102,7 @@ class RequestIssuer {
   fetch::Fetcher* fetcher_ = nullptr;                // options' fetcher or owned_fetcher_
   std::unique_ptr<fetch::Resolver> owned_resolver_;  // the default c-ares resolver
   std::unique_ptr<AddressGate> addresses_;
+  fetch::AddressFilter address_filter_;  // options.allow_addresses opened
   // Host keys held until the lookup of their name ends, by name.
   std::unordered_map<std::string, std::vector<std::string>> awaiting_dns_;
   std::unordered_map<uint64_t, InFlight> in_flight_;

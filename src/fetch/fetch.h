@@ -139,6 +139,19 @@ enum class FetchOutcome {
 // "too_many_redirects", "aborted", "other_error".
 std::string_view OutcomeName(FetchOutcome outcome);
 
+// A Strict-Transport-Security policy (RFC 6797 §6.1).
+struct HstsPolicy {
+  std::chrono::seconds max_age{0};  // 0: the host is no longer a known HSTS host (§6.1.1)
+  bool include_subdomains = false;
+};
+// Parses a Strict-Transport-Security header value (RFC 6797 §6.1): directives separated by
+// ';', names in any case and order, values a token or a quoted-string, unknown directives
+// ignored. nullopt — the header must be ignored — when max-age is missing or not
+// delta-seconds, a directive appears twice, includeSubDomains has a value, or the syntax is
+// bad. A max-age above kMaxHstsAge is cut to it.
+inline constexpr std::chrono::seconds kMaxHstsAge{10LL * 365 * 24 * 3600};  // ten years
+std::optional<HstsPolicy> ParseStrictTransportSecurity(std::string_view value);
+
 struct FetchResult {
   uint64_t id = 0;
   std::string url;            // as requested
@@ -176,6 +189,10 @@ struct FetchResult {
   // Content-Type / Content-Encoding header values, "" when absent.
   std::string_view ContentType() const;
   std::string_view ContentEncoding() const;
+  // The first Strict-Transport-Security header, parsed (RFC 6797 §8.1: a UA processes only
+  // the first); nullopt when absent or invalid. Whether the response may set HSTS at all (an
+  // HTTPS response without certificate errors, §8.1) is the caller's to know.
+  std::optional<HstsPolicy> StrictTransportSecurity() const;
 };
 
 using FetchCallback = std::function<void(FetchResult&&)>;

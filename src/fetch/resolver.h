@@ -23,8 +23,10 @@
 // `wakeup` from there. PinTable is immutable after Parse/Load: safe to share between threads.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -85,6 +87,33 @@ Result<std::unique_ptr<Resolver>> NewAresResolver(ResolverOptions options, Clock
 
 // True for a numeric IPv4 or IPv6 address (IPv6 without brackets).
 bool IsNumericAddress(std::string_view host);
+
+// Which addresses a crawl may connect to (docs/politeness.md "Private networks"). Blocked
+// unless the operator opens them: unspecified and "this network" (0.0.0.0/8, ::), loopback
+// (127.0.0.0/8, ::1), RFC 1918 (10/8, 172.16/12, 192.168/16), CGNAT (100.64.0.0/10),
+// link-local (169.254.0.0/16, fe80::/10), IETF protocol assignments (192.0.0.0/24), multicast
+// (224.0.0.0/4, ff00::/8), reserved and broadcast (240.0.0.0/4), unique-local (fc00::/7),
+// site-local (fec0::/10). An IPv6 address embedding an IPv4 one (IPv4-mapped ::ffff:0:0/96,
+// IPv4-compatible ::/96, NAT64 64:ff9b::/96) is judged by its IPv4 address.
+class AddressFilter {
+ public:
+  // Opens the ranges `allowed` ("10.0.0.0/8", "127.0.0.1", "fd00::/8"; a bare address is
+  // one address). InvalidArgument naming the entry when one is not a CIDR.
+  static Result<AddressFilter> Make(const std::vector<std::string>& allowed);
+  AddressFilter() = default;
+
+  // nullopt when `address` (numeric, IPv6 without brackets) may be connected to; else the
+  // blocked range it is in, e.g. "loopback 127.0.0.0/8". A string that is not a numeric
+  // address is blocked ("not a numeric address").
+  std::optional<std::string> Blocked(std::string_view address) const;
+
+ private:
+  struct Range {
+    std::array<uint8_t, 16> prefix{};  // IPv4 as ::ffff:a.b.c.d
+    int bits = 0;                      // of the 128
+  };
+  std::vector<Range> allowed_;
+};
 
 // --resolve-file: lines "HOST ADDRESS" like /etc/hosts ('#' comments, blank lines ok); ADDRESS
 // is a numeric IPv4/IPv6 address, optionally with a port ("127.0.0.7:8080", "[::1]:8080")

@@ -52,7 +52,7 @@ if grep -q "$inject_host" "$out/seeds.txt"; then echo "FAIL: $inject_host is in 
 echo "test web: $hosts hosts x $pages pages, no cross-host links; seeds: all but $inject_host"
 
 timeout 120 "$bin" crawl --seeds "$out/seeds.txt" --out "$out/crawl" --delay-ms "$delay" \
-  --connect-to "::127.0.0.1:$port" --per-ip-limit 0 --no-progress --workers 2 \
+  --connect-to "::127.0.0.1:$port" --allow-address 127.0.0.0/8 --per-ip-limit 0 --no-progress --workers 2 \
   --admin 127.0.0.1:0 > "$out/crawl.txt" 2>&1 &
 crawl_pid=$!
 base=$(admin_url "$out/crawl.txt")
@@ -106,7 +106,7 @@ python3 "$here/admin_check.py" token "$base" "$(cat "$out/token")"
 kill -TERM "$serve_pid"; wait "$serve_pid" || true; serve_pid=""
 for cmd in crawl serve; do
   if [ "$cmd" = crawl ]; then
-    args=(crawl --seeds "$out/seeds.txt" --out "$out/crawl-open" --connect-to "::127.0.0.1:1")
+    args=(crawl --seeds "$out/seeds.txt" --out "$out/crawl-open" --connect-to "::127.0.0.1:1" --allow-address 127.0.0.0/8)
   else
     args=(serve --out "$out/crawl")
   fi

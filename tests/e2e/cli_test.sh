@@ -38,7 +38,7 @@ expect 2 "bad.toml:3" -- "$bin" crawl --seeds "$tmp/good-seeds.txt" --out "$tmp/
 # Out-of-range numbers and unknown words are usage errors naming the value. A crawl
 # that wrongly starts anyway ends at once: its only host refuses connections, one try each.
 printf '[retry]\nmax_attempts = 1\n' > "$tmp/fast.toml"
-crawl_args=(--seeds "$tmp/good-seeds.txt" --config "$tmp/fast.toml" --connect-to ::127.0.0.1:1 --no-progress)
+crawl_args=(--seeds "$tmp/good-seeds.txt" --config "$tmp/fast.toml" --connect-to ::127.0.0.1:1 --allow-address 127.0.0.0/8 --no-progress)
 expect 2 "--delay-ms: must be between 0 and [0-9]+, got -5" -- "$bin" crawl "${crawl_args[@]}" --out "$tmp/r1" --delay-ms -5
 expect 2 "--delay-ms: .*got 1e3" -- "$bin" crawl "${crawl_args[@]}" --out "$tmp/r2" --delay-ms 1e3
 expect 2 "--max-pages: must be between 0 and [0-9]+, got -1" -- "$bin" crawl "${crawl_args[@]}" --out "$tmp/r3" --max-pages -1
@@ -108,7 +108,7 @@ mkdir -p "$tmp/cwd"
 expect 2 "seed argument:2: not a valid URL: nope" -- "$bin" crawl http://ok.test/ nope --out "$tmp/a1"
 expect 2 "no seeds: give seed URLs or --seeds FILE" -- "$bin" crawl --out "$tmp/a2"
 expect 0 "crawl complete" -- bash -c "cd '$tmp/cwd' && '$bin' crawl --config '$tmp/fast.toml' \
-  --connect-to ::127.0.0.1:1 --no-progress http://ok.test:8080/ http://other.test/"
+  --connect-to ::127.0.0.1:1 --allow-address 127.0.0.0/8 --no-progress http://ok.test:8080/ http://other.test/"
 if grep -q '"url":"http://ok.test:8080/"' "$tmp/cwd/ok.test_8080/outcomes.jsonl" 2>/dev/null &&
    grep -q '"url":"http://other.test/"' "$tmp/cwd/ok.test_8080/outcomes.jsonl"; then
   echo "ok: seeds as arguments crawled into ok.test_8080/"
@@ -116,7 +116,7 @@ else
   echo "FAIL: no ok.test_8080/outcomes.jsonl with both seeds"; ls -R "$tmp/cwd" | head; fail=1
 fi
 expect 0 "crawl complete" -- "$bin" crawl --seeds "$tmp/good-seeds.txt" http://more.test/ \
-  --out "$tmp/a3" --config "$tmp/fast.toml" --connect-to ::127.0.0.1:1 --no-progress
+  --out "$tmp/a3" --config "$tmp/fast.toml" --connect-to ::127.0.0.1:1 --allow-address 127.0.0.0/8 --no-progress
 if ! grep -q '"url":"http://more.test/"' "$tmp/a3/outcomes.jsonl" ||
    ! grep -q '"url":"http://ok.test/"' "$tmp/a3/outcomes.jsonl"; then
   echo "FAIL: --seeds and seed arguments together"; fail=1

@@ -90,7 +90,7 @@ async function main() {
   const port = web.match[1];
   const crawl = await start(bin, ['crawl', '--seeds', path.join(tmp, 'seeds.txt'),
     '--out', path.join(tmp, 'crawl'), '--delay-ms', String(DELAY_MS),
-    '--connect-to', `::127.0.0.1:${port}`, '--per-ip-limit', '0', '--no-progress',
+    '--connect-to', `::127.0.0.1:${port}`, '--allow-address', '127.0.0.0/8', '--per-ip-limit', '0', '--no-progress',
     '--workers', '2', '--admin', '127.0.0.1:0'],
     path.join(tmp, 'crawl.txt'), /admin API listening on (http:\/\/[0-9.]+:[0-9]+)\//);
   const base = crawl.match[1];

@@ -32,7 +32,7 @@ write_buffer_mb = 1
 TOML
 crawl() {
   exec "$bin" crawl --seeds "$out/seeds.txt" --out "$out/crawl" --config "$out/crawl.toml" \
-    --delay-ms "$delay" --connect-to "::127.0.0.1:$port" --per-ip-limit 0 --no-progress --workers 2 "$@"
+    --delay-ms "$delay" --connect-to "::127.0.0.1:$port" --allow-address 127.0.0.0/8 --per-ip-limit 0 --no-progress --workers 2 "$@"
 }
 
 echo "--- crawl with a 2 MiB file-size limit"

@@ -41,7 +41,7 @@ for _ in $(seq 1 200); do [ -s "$out/seeds.txt" ] && break; sleep 0.05; done
 
 worker() {  # worker ID STOP_AFTER
   "$bin" crawl --seeds "$out/seeds.txt" --out "$out/$1" --delay-ms "$delay" --no-progress \
-    --connect-to "::$addr" --per-ip-limit 0 --workers 1 --recrawl --refresh-window 15s \
+    --connect-to "::$addr" --allow-address 127.0.0.0/8 --per-ip-limit 0 --workers 1 --recrawl --refresh-window 15s \
     --stop-after "$2" --redis "redis://$seeds" --worker-id "$1" --redis-prefix recrawl \
     --lease-ttl 6s --partitions 6 --summary-json "$out/$1.summary.json" > "$out/$1.txt" 2>&1 &
   pids[$1]=$!

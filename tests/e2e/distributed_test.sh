@@ -48,7 +48,7 @@ for _ in $(seq 1 200); do [ -s "$out/seeds.txt" ] && break; sleep 0.05; done
 
 worker() {  # worker ID: one process of the shared crawl, its own --out
   "$bin" crawl --seeds "$out/seeds.txt" --out "$out/$1" --config "$root/scripts/testweb-crawl.toml" \
-    --delay-ms "$delay" --connect-to "::127.0.0.1:$port" --per-ip-limit 0 --no-progress \
+    --delay-ms "$delay" --connect-to "::127.0.0.1:$port" --allow-address 127.0.0.0/8 --per-ip-limit 0 --no-progress \
     --workers 1 --redis "redis://$seeds" --worker-id "$1" --redis-prefix dist \
     --lease-ttl "$lease_ttl" --partitions 64 --summary-json "$out/$1.summary.json" > "$out/$1.txt" 2>&1 &
   pids[$1]=$!

@@ -36,7 +36,7 @@ for _ in $(seq 1 100); do [ -s "$out/seeds.txt" ] && break; sleep 0.05; done
 
 crawl() {  # the same command every time: it resumes the crawl in $out/crawl
   exec "$bin" crawl --seeds "$out/seeds.txt" --out "$out/crawl" --config "$root/scripts/testweb-crawl.toml" \
-    --delay-ms "$delay" --connect-to "::127.0.0.1:$port" --per-ip-limit 0 --no-progress --workers 2 "$@"
+    --delay-ms "$delay" --connect-to "::127.0.0.1:$port" --allow-address 127.0.0.0/8 --per-ip-limit 0 --no-progress --workers 2 "$@"
 }
 now_us() { date +%s%6N; }
 

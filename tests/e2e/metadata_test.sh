@@ -72,7 +72,7 @@ fi
 crawl() {  # the same command every time: it resumes the crawl in $out/crawl
   exec "$bin" crawl --seeds "$out/seeds.txt" --out "$out/crawl" \
     --config "$cfg" --delay-ms "$delay" \
-    --connect-to "::127.0.0.1:$port" --per-ip-limit 0 --no-progress --workers 2 \
+    --connect-to "::127.0.0.1:$port" --allow-address 127.0.0.0/8 --per-ip-limit 0 --no-progress --workers 2 \
     --metadata "$url" --metadata-wait 60s "$@"
 }
 
@@ -86,7 +86,7 @@ if [ "$mode" = workers ]; then
   for w in w1 w2 w3; do
     "$bin" crawl --seeds "$out/seeds.txt" --out "$out/$w" \
       --config "$root/scripts/testweb-crawl.toml" --delay-ms "$delay" \
-      --connect-to "::127.0.0.1:$port" --per-ip-limit 0 --no-progress --workers 1 \
+      --connect-to "::127.0.0.1:$port" --allow-address 127.0.0.0/8 --per-ip-limit 0 --no-progress --workers 1 \
       --redis "redis://$seeds" --worker-id "$w" --redis-prefix md --partitions 64 \
       --metadata "$url" --metadata-wait 60s > "$out/$w.txt" 2>&1 &
     wpids[$w]=$!

@@ -27,7 +27,7 @@ for _ in $(seq 1 100); do [ -s "$out/seeds.txt" ] && break; sleep 0.05; done
 
 start=$(date +%s)
 "$bin" crawl --seeds "$out/seeds.txt" --out "$out/crawl" --delay-ms 200 --no-progress \
-  --connect-to "::$addr" --per-ip-limit 0 --recrawl --refresh-window 20s --stop-after 70s \
+  --connect-to "::$addr" --allow-address 127.0.0.0/8 --per-ip-limit 0 --recrawl --refresh-window 20s --stop-after 70s \
   --summary-json "$out/summary.json" > "$out/crawl.txt" 2> "$out/crawl-stderr.txt" || {
   echo "harvest crawl exited $?"; cat "$out/crawl.txt"; tail -20 "$out/crawl-stderr.txt"; exit 1; }
 elapsed=$(( $(date +%s) - start ))

@@ -39,7 +39,7 @@ crawl() {  # crawl NAME FLAGS...: crawl from the one seed into $out/NAME
   local name="$1"; shift
   local rc=0
   "$bin" crawl --seeds "$out/seed.txt" --out "$out/$name" --delay-ms "$delay" \
-    --connect-to "::127.0.0.1:$port" --per-ip-limit 0 --no-progress --workers 2 "$@" > "$out/$name.txt" 2>&1 || rc=$?
+    --connect-to "::127.0.0.1:$port" --allow-address 127.0.0.0/8 --per-ip-limit 0 --no-progress --workers 2 "$@" > "$out/$name.txt" 2>&1 || rc=$?
   [ "$rc" = 0 ] || { echo "FAIL: crawl $name exited $rc"; tail -20 "$out/$name.txt"; exit 1; }
   grep -E "^  seeds|^  requests" "$out/$name.txt" | sed "s/^/  $name:/"
 }

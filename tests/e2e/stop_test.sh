@@ -31,7 +31,7 @@ start_web limit
 echo "--- page limit"
 rc=0
 "$bin" crawl --seeds "$out/seeds.txt" --out "$out/limit" --delay-ms 100 --max-pages 40 \
-  --connect-to "::127.0.0.1:$port" --per-ip-limit 0 --no-progress > "$out/limit.txt" 2>&1 || rc=$?
+  --connect-to "::127.0.0.1:$port" --allow-address 127.0.0.0/8 --per-ip-limit 0 --no-progress > "$out/limit.txt" 2>&1 || rc=$?
 cat "$out/limit.txt" | grep -v "^\s*$" | head -3
 [ "$rc" = 0 ] || { echo "FAIL: --max-pages crawl exited $rc"; exit 1; }
 grep -q "stopped at the page limit" "$out/limit.txt" || { echo "FAIL: no page-limit summary"; exit 1; }
@@ -42,7 +42,7 @@ audit_web limit 100
 echo "--- SIGTERM"
 start_web term
 "$bin" crawl --seeds "$out/seeds.txt" --out "$out/term" --delay-ms 300 \
-  --connect-to "::127.0.0.1:$port" --per-ip-limit 0 --no-progress > "$out/term.txt" 2>&1 &
+  --connect-to "::127.0.0.1:$port" --allow-address 127.0.0.0/8 --per-ip-limit 0 --no-progress > "$out/term.txt" 2>&1 &
 crawl_pid=$!
 sleep 3
 kill -TERM "$crawl_pid"
@@ -57,7 +57,7 @@ node "$here/warcio_verify.js" --quiet "$out/term"
 echo "--- resume the SIGTERM'd crawl"
 rc=0
 "$bin" crawl --seeds "$out/seeds.txt" --out "$out/term" --delay-ms 300 \
-  --connect-to "::127.0.0.1:$port" --per-ip-limit 0 --no-progress > "$out/resume.txt" 2>&1 || rc=$?
+  --connect-to "::127.0.0.1:$port" --allow-address 127.0.0.0/8 --per-ip-limit 0 --no-progress > "$out/resume.txt" 2>&1 || rc=$?
 [ "$rc" = 0 ] || { echo "FAIL: resumed crawl exited $rc"; tail "$out/resume.txt"; exit 1; }
 grep -q "crawl complete" "$out/resume.txt" || { echo "FAIL: resumed crawl not complete"; exit 1; }
 grep -E "^  resumed:" "$out/resume.txt"
