@@ -42,7 +42,7 @@ constexpr std::chrono::milliseconds kMaxDuration{int64_t{10} * 365 * 86'400'000}
 // A flag not given (nullopt) leaves the config file's value or the default.
 struct CrawlFlags {
   std::vector<std::string> urls;  // seed URLs given as arguments
-  std::string seeds, out, config, user_agent, summary_json, resolve_file;
+  std::string seeds, out, config, user_agent, summary_json, resolve_file, ca_file;
   std::vector<std::string> connect_to;
   std::vector<std::string> allow_addresses;
   AdminFlags admin;
@@ -92,7 +92,9 @@ void WriteSummaryJson(const std::string& path, const crawl::CrawlStats& stats,
       << ",\"hosts_resident_peak\":" << stats.hosts_resident_peak
       << ",\"hosts_evicted\":" << stats.hosts_evicted << ",\"unparked\":" << stats.unparked
       << ",\"depth_lowered\":" << stats.depth_lowered << ",\"lease_waits\":" << stats.lease_waits
-      << ",\"still_queued\":" << stats.still_queued << extra << "}\n";
+      << ",\"upgraded\":" << stats.upgraded << ",\"hsts_hosts\":" << stats.hsts_hosts
+      << ",\"learnt_hosts\":" << stats.learnt_hosts << ",\"still_queued\":" << stats.still_queued
+      << extra << "}\n";
 }
 
 // A crawl holds a socket per transfer in flight and per idle host connection kept (in two
@@ -173,6 +175,7 @@ int RunCrawl(const CrawlFlags& f) {
   for (const auto& c : f.connect_to) options.fetch.connect_to.push_back(c);
   for (const auto& a : f.allow_addresses) options.allow_addresses.push_back(a);
   if (!f.resolve_file.empty()) options.resolve_file = f.resolve_file;
+  if (!f.ca_file.empty()) options.fetch.ca_file = f.ca_file;
   if (f.per_ip_limit) options.frontier.per_ip_limit = static_cast<size_t>(*f.per_ip_limit);
   if (f.recrawl) options.freshness.recrawl = true;
   if (f.refresh_window) options.freshness.refresh_window = *ParseDuration(*f.refresh_window);
@@ -326,6 +329,9 @@ CommandRegistration reg(
                       "CIDR the crawl may connect to although it is private or special "
                       "(loopback, RFC 1918, link-local...; repeatable), e.g. 10.0.0.0/8")
           ->allow_extra_args(false);
+      app->add_option("--ca-file", f->ca_file,
+                      "PEM file of extra root certificates trusted for https, beside the "
+                      "system's (fetch.ca_file)");
       app->add_option("--resolve-file", f->resolve_file,
                       "Pinned addresses, lines 'HOST ADDRESS[:PORT]' (HOST may be *.suffix); "
                       "pinned hosts are not looked up in DNS");

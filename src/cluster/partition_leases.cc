@@ -153,6 +153,9 @@ std::vector<crawl::SharedCrawl::HostHandover> PartitionLeases::HandOverHosts(
     } else if (field[0] == 'r') {
       state::RobotsRecord r;
       if ((ok = state::DecodeRobots(value, &r))) h.records.robots = std::move(r);
+    } else if (field[0] == 'u') {
+      state::UpgradeRecord r;
+      if ((ok = state::DecodeUpgrade(value, &r))) h.records.upgrade = r;
     }
     if (!ok) {
       spdlog::warn("shared crawl: a malformed host record '{}' in partition {} skipped", field,

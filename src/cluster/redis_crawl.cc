@@ -133,6 +133,7 @@ void RedisCrawl::Impl::PutHost(const std::string& host,
     host_buf_.push_back({p, "p:" + host, state::EncodePoliteness(*parts.politeness)});
   if (parts.breaker) host_buf_.push_back({p, "b:" + host, state::EncodeBreaker(*parts.breaker)});
   if (parts.robots) host_buf_.push_back({p, "r:" + host, state::EncodeRobots(*parts.robots)});
+  if (parts.upgrade) host_buf_.push_back({p, "u:" + host, state::EncodeUpgrade(*parts.upgrade)});
 }
 
 void RedisCrawl::Impl::Done(const frontier::UrlItem& item, std::chrono::milliseconds delay,

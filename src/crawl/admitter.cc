@@ -182,10 +182,29 @@ void Admitter::AdmitLinks(std::vector<PageLinks>* batch) {
   }
 }
 
+std::optional<FoundLink> Admitter::UpgradedTwin(const FoundLink& link) {
+  if (!link.url.starts_with("http://")) return std::nullopt;
+  std::optional<std::string> https = hosts_->upgrades().Upgrade(link.url);
+  if (!https) return std::nullopt;
+  std::optional<url::Url> u = url::ParseCanonical(*https, nullptr, opts_.canon);
+  if (!u) return std::nullopt;
+  FoundLink twin = MakeFoundLink(*u);
+  twin.redirect = link.redirect;
+  twin.sitemap = link.sitemap;
+  twin.lastmod_us = link.lastmod_us;
+  twin.changefreq_s = link.changefreq_s;
+  twin.sitemap_priority = link.sitemap_priority;
+  return twin;
+}
+
 // source == nullptr: a seed (depth 0).
-frontier::AdmitVerdict Admitter::AdmitFrom(const FoundLink& link, const frontier::UrlItem* source,
+frontier::AdmitVerdict Admitter::AdmitFrom(const FoundLink& found, const frontier::UrlItem* source,
                                            std::optional<int> priority) {
   HARVEST_ASSERT_ON_THREAD(thread_);
+  // An http:// URL of a host known to upgrade to https (HSTS, or learnt from its redirects)
+  // is admitted as its https:// twin: one URL for the seen set, no request for the http one.
+  std::optional<FoundLink> twin = UpgradedTwin(found);
+  const FoundLink& link = twin ? *twin : found;
   int depth = 0;
   int hops = 0;
   if (source != nullptr) {

@@ -95,6 +95,8 @@ class Admitter {
   // source == nullptr: a seed (depth 0); `priority`: the class to queue it in, else computed.
   frontier::AdmitVerdict AdmitFrom(const FoundLink& link, const frontier::UrlItem* source,
                                    std::optional<int> priority);
+  // The https:// twin of an http:// link whose host upgrades (HttpsUpgrades), else nullopt.
+  std::optional<FoundLink> UpgradedTwin(const FoundLink& link);
   void CountInlinks(const std::vector<PageLinks>& batch);
   // The item's priority class (docs/priority.md).
   int PriorityOf(const FoundLink& link, int depth, bool seed) const;

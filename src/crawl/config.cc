@@ -223,6 +223,10 @@ const std::map<std::string, Setter>& Keys() {
       {"fetch.http2", Bool("fetch.http2", [](auto* o, bool v) { o->fetch.http2 = v; })},
       {"fetch.native_http", Bool("fetch.native_http", [](auto* o, bool v) { o->fetch.native_http = v; })},
       {"fetch.verify_tls", Bool("fetch.verify_tls", [](auto* o, bool v) { o->fetch.verify_tls = v; })},
+      {"fetch.ca_file", String("fetch.ca_file", [](auto* o, std::string v) {
+         o->fetch.ca_file = std::move(v);
+         return Status::Ok();
+       })},
       {"fetch.accept_encoding", String("fetch.accept_encoding", [](auto* o, std::string v) {
          o->fetch.accept_encoding = std::move(v);
          return Status::Ok();

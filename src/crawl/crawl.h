@@ -273,8 +273,12 @@ struct CrawlStats {
   uint64_t unparked = 0;             // URLs that waited on disk for room in the host table (parked)
   uint64_t depth_lowered = 0;        // pages whose links were followed from a shorter path than
                                      // the one they were admitted by (docs/architecture.md §1.5)
-  uint64_t lease_waits = 0;  // shared crawl: leases put back while a partition lease renewal
-                             // was late (docs/distributed.md)
+  // http -> https without a request (docs/politeness.md "http and https").
+  uint64_t upgraded = 0;      // http URLs rewritten to their https twin (admission, leases)
+  uint64_t hsts_hosts = 0;    // host names that sent HSTS
+  uint64_t learnt_hosts = 0;  // host names learnt to redirect http to https
+  uint64_t lease_waits = 0;   // shared crawl: leases put back while a partition lease renewal
+                              // was late (docs/distributed.md)
   uint64_t bytes_downloaded = 0;
   uint64_t warc_bytes = 0;
   uint64_t outcomes = 0;  // lines in outcomes.jsonl

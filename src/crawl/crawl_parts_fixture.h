@@ -151,6 +151,7 @@ class CrawlPartsTest : public ::testing::Test {
                                                              .robots = robots_.get(),
                                                              .recrawler = recrawler_.get(),
                                                              .completions = completions_.get(),
+                                                             .admitter = admitter_.get(),
                                                              .outcomes = &outcomes_});
     ASSERT_TRUE(issuer_->Setup().ok());
     if (start_sink) sink_->Start();

@@ -95,6 +95,7 @@ Status Crawler::Impl::Setup() {
                                                                  .robots = robots_.get(),
                                                                  .recrawler = recrawler_.get(),
                                                                  .completions = completions_.get(),
+                                                                 .admitter = admitter_.get(),
                                                                  .outcomes = &outcomes_});
   if (Status s = issuer_->Setup(); !s.ok()) return s;
   fetch::Fetcher* fetcher = issuer_->fetcher();
@@ -366,6 +367,10 @@ CrawlStats Crawler::Impl::CollectStats() const {
   s.hosts_reloaded = hs.reloaded;
   s.hosts_resident = hs.resident;
   s.hosts_resident_peak = hs.resident_peak;
+  const HttpsUpgrades::Stats& us = hosts_->upgrades().stats();
+  s.upgraded = us.rewritten;
+  s.hsts_hosts = us.hsts_hosts;
+  s.learnt_hosts = us.learnt_hosts;
   return s;
 }
 

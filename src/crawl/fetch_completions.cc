@@ -99,6 +99,7 @@ void FetchCompletions::OnRobotsDone(InFlight flight, fetch::FetchResult&& r) {
   const frontier::Lease& lease = flight.lease;
   const std::string& host = lease.item.host;
   parts_.hosts->NoteIp(host, r.ip);
+  if (!flight.no_request) parts_.hosts->upgrades().OnResponse(r);
   RobotsGate::FetchStep step = parts_.robots->OnFetched(host, r);
   {
     static constexpr const char* kStepNames[] = {"redirect", "rules",       "retry",
@@ -190,6 +191,7 @@ void FetchCompletions::OnPageDone(InFlight flight, fetch::FetchResult&& r) {
     counters_.bytes_downloaded += r.body.size();
     parts_.hosts->NoteIp(lease.item.host, r.ip);
     parts_.admitter->NoteFetched(NameOfHostKey(lease.item.host));
+    parts_.hosts->upgrades().OnResponse(r);
   }
   const bool got_response = GotResponse(r);
   frontier::Completion c{.kind = frontier::CompletionKind::kDone,

@@ -14,6 +14,13 @@ HostTable::HostTable(Options options, Clock* clock, state::StateDb* db,
       frontier_(frontier),
       robots_(robots),
       shared_(shared),
+      upgrades_(
+          [&] {
+            HttpsUpgrades::Options u = options.upgrades;
+            u.resumed = options.resumed;
+            return u;
+          }(),
+          clock, db, shared),
       run_start_(clock->Now()) {}
 
 void HostTable::SetRunStart(Clock::TimePoint start) {
@@ -175,6 +182,12 @@ void HostTable::Restore(const std::string& name, Host& host,
 // here), and then it keeps its state and only the later next-allowed time.
 void HostTable::HandOver(SharedCrawl::HostHandover h) {
   HARVEST_ASSERT_ON_THREAD(thread_);
+  if (h.records.upgrade) {
+    // Kept by host name, not origin: nothing else comes with it.
+    db_->PutUpgrade(h.host, *h.records.upgrade);
+    upgrades_.HandOver(h.host, *h.records.upgrade);
+    return;
+  }
   if (auto it = hosts_.find(h.host); it != hosts_.end()) {
     if (!frontier_->HostIdle(h.host)) {
       Clock::TimePoint t = SteadyFromWall(h.not_before_us);
@@ -274,6 +287,7 @@ void HostTable::SaveBreaker(const std::string& name, Host& host, bool evicting) 
 
 void HostTable::Evict(size_t cap) {
   HARVEST_ASSERT_ON_THREAD(thread_);
+  upgrades_.TrimCache();
   // Each host event pays for two looks at the oldest host, so a table full of hosts with
   // work costs O(1) per event, not a scan per call.
   size_t budget = 2 * events_ + 16;

@@ -30,6 +30,7 @@
 
 #include "base/clock.h"
 #include "base/thread_checker.h"
+#include "crawl/https_upgrades.h"
 #include "crawl/metrics.h"
 #include "crawl/robots_gate.h"
 #include "crawl/shared_crawl.h"
@@ -65,7 +66,8 @@ class HostTable {
   };
 
   struct Options {
-    bool resumed = false;  // the crawl state held an earlier run: hosts are read back
+    bool resumed = false;             // the crawl state held an earlier run: hosts are read back
+    HttpsUpgrades::Options upgrades;  // (its `resumed` is taken from above)
   };
 
   // What the table did in this run (merged into CrawlStats).
@@ -131,6 +133,8 @@ class HostTable {
   Clock::TimePoint SteadyFromWall(int64_t wall_us) const;
 
   const Stats& stats() const { return stats_; }
+  // The names known to upgrade http to https (HSTS, learnt): host state kept by name.
+  HttpsUpgrades& upgrades() { return upgrades_; }
 
  private:
   // The host's override (delay, block) to the frontier.
@@ -154,6 +158,7 @@ class HostTable {
   frontier::Frontier* const frontier_;
   RobotsGate* const robots_;
   SharedCrawl* const shared_;
+  HttpsUpgrades upgrades_;
   ThreadChecker thread_;
   std::unordered_map<std::string, state::HostOverride> overrides_;  // by host
   Clock::TimePoint run_start_{};

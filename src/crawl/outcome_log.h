@@ -30,7 +30,7 @@
 namespace harvest::crawl {
 
 // Every outcome the crawl records, spelled as in outcomes.jsonl.
-inline constexpr std::array<std::string_view, 15> kOutcomeNames = {"fetched",
+inline constexpr std::array<std::string_view, 16> kOutcomeNames = {"fetched",
                                                                    "revisit",
                                                                    "not-modified",
                                                                    "disallowed",
@@ -38,6 +38,7 @@ inline constexpr std::array<std::string_view, 15> kOutcomeNames = {"fetched",
                                                                    "robots-unavailable",
                                                                    "crawl-delay-too-long",
                                                                    "blocked-address",
+                                                                   "upgraded",
                                                                    "redirect-limit",
                                                                    "trap-long-url",
                                                                    "trap-many-params",

@@ -58,8 +58,10 @@ Status Crawler::Impl::OpenState() {
           .patience = opts_.freshness.recrawl ? std::chrono::seconds(0) : opts_.robots_patience,
           .retry = opts_.frontier},
       clock_, db_.get());
-  hosts_ = std::make_unique<HostTable>(HostTable::Options{.resumed = !db_->created()}, clock_,
-                                       db_.get(), frontier_.get(), robots_.get(), opts_.shared);
+  hosts_ = std::make_unique<HostTable>(
+      HostTable::Options{.resumed = !db_->created(),
+                         .upgrades = {.trust_hsts = opts_.fetch.verify_tls}},
+      clock_, db_.get(), frontier_.get(), robots_.get(), opts_.shared);
   admitter_ = std::make_unique<Admitter>(opts_, clock_, db_.get(), frontier_.get(), hosts_.get(),
                                          &outcomes_);
   recrawler_ =

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "base/host_key.h"
+#include "crawl/admitter.h"
 #include "crawl/recrawler.h"
 
 namespace harvest::crawl {
@@ -90,6 +91,7 @@ void RequestIssuer::HandleLease(frontier::Lease lease) {
     ++counters_.lease_waits;
     return;
   }
+  if (UpgradeLeased(lease)) return;
   const HostTable::Host& host = parts_.hosts->Ensure(lease.item.host);
   if (!host.dead_reason.empty()) {
     parts_.recrawler->LeftFrontier(lease.item);
@@ -255,6 +257,25 @@ bool RequestIssuer::Reachable(frontier::Lease& lease, bool robots, const std::st
     parts_.completions->OnPageDone(std::move(flight), std::move(r));
   }
   return false;
+}
+
+bool RequestIssuer::UpgradeLeased(frontier::Lease& lease) {
+  if (!lease.item.url.starts_with("http://")) return false;
+  std::string why;
+  std::optional<std::string> twin = parts_.hosts->upgrades().Upgrade(lease.item.url, &why);
+  if (!twin) return false;
+  std::optional<url::Url> u = url::ParseCanonical(*twin, nullptr, opts_.canon);
+  if (!u) return false;
+  const frontier::UrlItem item = lease.item;
+  parts_.recrawler->LeftFrontier(item);
+  Record(item.url, "upgraded", u->href() + " (" + why + ")");
+  parts_.recrawler->MarkDone(item, 0);
+  parts_.frontier->Complete(lease, {.kind = frontier::CompletionKind::kNoRequest});
+  // The twin takes the URL's place: its depth, one more hop, like a redirect's target.
+  FoundLink link = MakeFoundLink(*u);
+  link.redirect = true;
+  parts_.admitter->Admit(link, item);
+  return true;
 }
 
 void RequestIssuer::BlockAddress(frontier::Lease& lease, const std::string& url,

@@ -32,6 +32,7 @@
 
 namespace harvest::crawl {
 
+class Admitter;
 class Recrawler;
 
 class RequestIssuer {
@@ -54,6 +55,7 @@ class RequestIssuer {
     RobotsGate* robots;
     Recrawler* recrawler;
     FetchCompletions* completions;
+    Admitter* admitter;  // the https twins of http URLs leased after their host upgraded
     OutcomeLog* outcomes;
   };
 
@@ -94,6 +96,9 @@ class RequestIssuer {
   void BlockAddress(frontier::Lease& lease, const std::string& url, const std::string& address,
                     const std::string& range);
   void Record(std::string_view url, std::string_view outcome, std::string_view detail);
+  // An http:// URL whose host is now known to upgrade: recorded `upgraded`, its https://
+  // twin admitted in its place, no request. False when the URL is to be requested as is.
+  bool UpgradeLeased(frontier::Lease& lease);
 
   const Parts parts_;
   const CrawlOptions& opts_;

@@ -93,6 +93,9 @@ RobotsGate::FetchStep RobotsGate::OnFetched(const std::string& host, const fetch
   if (status >= 300 && status < 400) {
     std::optional<std::string> target = RedirectTarget(r);
     if (target && h.hops < robots::kMaxRedirects) {
+      // To another origin's robots.txt already in force here (http://h/robots.txt -> 301 ->
+      // https://h/robots.txt, most of the web): those rules, without asking again.
+      if (std::optional<FetchStep> adopted = AdoptCached(host, h, *target)) return *adopted;
       h.redirect_url = std::move(*target);
       ++h.hops;
       return {.step = Step::kRedirect, .status = status};
@@ -114,6 +117,33 @@ RobotsGate::FetchStep RobotsGate::OnFetched(const std::string& host, const fetch
   FetchStep step = InForce(h, rules, status);
   h.rules = std::move(rules);
   step.saved = Save(host, h, status, redirects, decoded.body);
+  return step;
+}
+
+std::optional<RobotsGate::FetchStep> RobotsGate::AdoptCached(const std::string& host, HostRobots& h,
+                                                             const std::string& target) {
+  std::optional<url::Url> t = url::Parse(target);
+  if (!t || t->path_and_query() != "/robots.txt") return std::nullopt;
+  const std::string origin(t->origin_key());
+  if (origin == host) return std::nullopt;
+  auto it = hosts_.find(origin);
+  if (it == hosts_.end() || !it->second.rules || it->second.rules->temporary() ||
+      clock_->Now() >= it->second.expiry) {
+    return std::nullopt;
+  }
+  const HostRobots& other = it->second;
+  std::optional<state::RobotsRecord> saved = db_ != nullptr ? db_->GetRobots(origin) : std::nullopt;
+  if (db_ != nullptr && !saved) return std::nullopt;  // nothing to keep for a restart: ask
+  const int redirects = h.hops + 1;
+  h.redirect_url.clear();
+  h.hops = 0;
+  h.rules = other.rules;
+  FetchStep step = InForce(h, *h.rules, saved ? saved->status : 200);
+  h.expiry = std::min(h.expiry, other.expiry);  // due again with the copy it follows
+  step.sitemaps.clear();                        // admitted with the other origin's robots.txt
+  if (saved) {
+    step.saved = Save(host, h, saved->status, std::max(redirects, saved->redirects), saved->body);
+  }
   return step;
 }
 

@@ -7,7 +7,10 @@
 // robots.txt fetch into a step for the crawl:
 //
 //   3xx       follow the Location with the next request in the host's slot, at most
-//             robots::kMaxRedirects hops (RFC 9309 §2.3.1.2); more: unavailable, allow all;
+//             robots::kMaxRedirects hops (RFC 9309 §2.3.1.2); more: unavailable, allow all.
+//             A Location that is another origin's robots.txt whose rules are in force here
+//             (http://h/robots.txt -> https://h/robots.txt) is not asked again: its rules
+//             are taken, until that copy is due;
 //   2xx, 4xx  rules in force until now + ttl (4xx except 429: allow all), with the group's
 //             Crawl-delay and the Sitemap lines (RFC 9309 §2.4);
 //   5xx, 429, timeouts and other network errors: an outage (RFC 9309 §2.3.1.4).
@@ -133,6 +136,10 @@ class RobotsGate {
   };
 
   std::optional<std::string> RedirectTarget(const fetch::FetchResult& r) const;
+  // A redirect of `host`'s robots.txt to `target`, the robots.txt of another origin whose
+  // rules are in force: `host` takes those rules (and saves them) without a request.
+  std::optional<FetchStep> AdoptCached(const std::string& host, HostRobots& h,
+                                       const std::string& target);
   // A failed attempt; `rules` is the temporary disallow-all it produced.
   FetchStep Failure(const std::string& host, HostRobots& h, int status, int redirects,
                     const fetch::FetchResult& r, robots::RobotsRules rules,

@@ -452,3 +452,39 @@ TEST_F(RobotsGateTest, RestoreKeepsRulesAndExpiry) {
 
 }  // namespace
 }  // namespace harvest::crawl
+
+namespace harvest::crawl {
+namespace {
+
+// http://h/robots.txt -> 301 -> https://h/robots.txt, the https copy already in force: the
+// http origin takes those rules without asking again; an uncached target is followed.
+TEST_F(RobotsGateTest, ARedirectToAnotherOriginsCachedRobotsTxtIsNotFetchedAgain) {
+  RobotsGate gate = MakeGate();
+  const std::string https = "https://a.test";
+  gate.OnFetched(https, Response(https + "/robots.txt", 200,
+                                 "User-agent: *\nDisallow: /no\nCrawl-delay: 2\n"
+                                 "Sitemap: https://a.test/s.xml\n"));
+  RobotsGate::FetchStep step = gate.OnFetched(
+      host_, Response(host_ + "/robots.txt", 301, "", {{"Location", "https://a.test/robots.txt"}}));
+  EXPECT_EQ(step.step, RobotsGate::Step::kRules);
+  ASSERT_TRUE(step.crawl_delay.has_value());
+  EXPECT_EQ(*step.crawl_delay, 2000ms);
+  EXPECT_TRUE(step.sitemaps.empty());  // admitted with the https robots.txt
+  EXPECT_EQ(gate.Check(host_, "/no/x").gate, RobotsGate::Gate::kDisallowed);
+  EXPECT_EQ(gate.Check(host_, "/yes").gate, RobotsGate::Gate::kAllowed);
+  EXPECT_EQ(gate.RobotsUrl(host_), host_ + "/robots.txt");
+  // Another origin whose robots.txt is not known yet: the redirect is followed.
+  const std::string other = "http://b.test";
+  step = gate.OnFetched(
+      other, Response(other + "/robots.txt", 301, "", {{"Location", "https://b.test/robots.txt"}}));
+  EXPECT_EQ(step.step, RobotsGate::Step::kRedirect);
+  EXPECT_EQ(gate.RobotsUrl(other), "https://b.test/robots.txt");
+  // A copy that is due again is not taken either.
+  clock_.Advance(3601s);
+  step = gate.OnFetched(
+      host_, Response(host_ + "/robots.txt", 301, "", {{"Location", "https://a.test/robots.txt"}}));
+  EXPECT_EQ(step.step, RobotsGate::Step::kRedirect);
+}
+
+}  // namespace
+}  // namespace harvest::crawl

@@ -56,6 +56,8 @@ class SharedCrawl {
     std::optional<state::HostPoliteness> politeness;
     std::optional<state::BreakerRecord> breaker;
     std::optional<state::RobotsRecord> robots;
+    // By host name (PutHost's `host` is then a name, not an origin): http->https upgrades.
+    std::optional<state::UpgradeRecord> upgrade;
   };
   // What a worker starts from when it takes a host over with its partition.
   struct HostHandover {

@@ -67,6 +67,10 @@ struct FetchOptions {
   bool http2 = true;
   // Verify the server certificate and host name. Default true.
   bool verify_tls = true;
+  // A PEM file of extra root certificates trusted for https, in addition to the system's
+  // store (an intranet's or a test web's CA). Default "" = the system store only. An
+  // unreadable file, or one without a certificate, is a setup error naming it.
+  std::string ca_file;
   // Transfers running at once; further Start() calls wait inside the fetcher, FIFO. Open
   // connections: one per running transfer and per idle host kept (a redirect followed
   // inside a transfer may add one). 0 = unlimited. Default 2000.

@@ -151,6 +151,14 @@ CurlFetcher::Impl::Impl(FetchOptions options) {
   resolved_.options = std::move(options);
   const FetchOptions& o = resolved_.options;
   resolved_.user_agent = o.user_agent.empty() ? DefaultUserAgent() : o.user_agent;
+  if (!o.ca_file.empty()) {
+    Result<std::shared_ptr<const ExtraRoots>> roots = ExtraRoots::Load(o.ca_file);
+    if (!roots.ok()) {
+      status_ = roots.status();
+      return;
+    }
+    resolved_.extra_roots = std::move(*roots);
+  }
   for (const std::string& entry : o.connect_to) {
     if (!ValidConnectTo(entry)) {
       status_ = Status::InvalidArgument("connect_to entry '" + entry +

@@ -1,6 +1,14 @@
 // Transfer: easy-handle configuration, capture callbacks and curl error mapping.
 #include "fetch/transfer.h"
 
+#include <cerrno>
+#include <cstring>
+
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
@@ -82,6 +90,38 @@ Transfer::Transfer(FetchRequest request, FetchCallback done)
     : request_(std::move(request)), host_key_(HostKey(request_.url)), done_(std::move(done)) {
   result_.id = request_.id;
   result_.url = request_.url;
+}
+
+Result<std::shared_ptr<const ExtraRoots>> ExtraRoots::Load(const std::string& pem_file) {
+  std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new_file(pem_file.c_str(), "r"), &BIO_free);
+  if (!bio) {
+    return Status::InvalidArgument("ca_file " + pem_file + ": " + std::strerror(errno));
+  }
+  std::shared_ptr<ExtraRoots> roots(new ExtraRoots());
+  while (X509* cert = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
+    roots->certs_.push_back(cert);
+  }
+  ERR_clear_error();  // the read that ended the loop (end of file, or garbage after the last)
+  if (roots->certs_.empty()) {
+    return Status::InvalidArgument("ca_file " + pem_file + ": no PEM certificate in it");
+  }
+  return std::shared_ptr<const ExtraRoots>(std::move(roots));
+}
+
+ExtraRoots::~ExtraRoots() {
+  for (void* cert : certs_) X509_free(static_cast<X509*>(cert));
+}
+
+CURLcode ExtraRoots::AddTo(CURL*, void* ssl_ctx, void* self) {
+  X509_STORE* store = SSL_CTX_get_cert_store(static_cast<SSL_CTX*>(ssl_ctx));
+  if (store == nullptr) return CURLE_SSL_CERTPROBLEM;
+  for (void* cert : static_cast<const ExtraRoots*>(self)->certs_) {
+    // A certificate already in the store (curl may share one store between contexts) is
+    // not an error.
+    X509_STORE_add_cert(store, static_cast<X509*>(cert));
+  }
+  ERR_clear_error();
+  return CURLE_OK;
 }
 
 Transfer::~Transfer() {
@@ -185,6 +225,11 @@ Status Transfer::Configure(const ResolvedOptions& r, int64_t start_wall_us, CURL
   if (!request_.reuse_connection) Set(easy_, CURLOPT_FORBID_REUSE, 1L);
   Set(easy_, CURLOPT_SSL_VERIFYPEER, o.verify_tls ? 1L : 0L);
   Set(easy_, CURLOPT_SSL_VERIFYHOST, o.verify_tls ? 2L : 0L);
+  if (r.extra_roots != nullptr) {
+    Set(easy_, CURLOPT_SSL_CTX_FUNCTION, &ExtraRoots::AddTo);
+    Set(easy_, CURLOPT_SSL_CTX_DATA,
+        const_cast<void*>(static_cast<const void*>(r.extra_roots.get())));
+  }
   Set(easy_, CURLOPT_PROXY, o.proxy.c_str());  // "" disables proxies, environment included
   Set(easy_, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L);
   Set(easy_, CURLOPT_DNS_CACHE_TIMEOUT, static_cast<long>(o.dns_cache_ttl.count()));

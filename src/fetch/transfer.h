@@ -9,16 +9,34 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "fetch/fetch.h"
 
 namespace harvest::fetch {
 
+// FetchOptions::ca_file's certificates, read once; added to the store of every TLS context
+// curl makes (CURLOPT_SSL_CTX_FUNCTION), beside the system's roots.
+class ExtraRoots {
+ public:
+  static Result<std::shared_ptr<const ExtraRoots>> Load(const std::string& pem_file);
+  ~ExtraRoots();
+  ExtraRoots(const ExtraRoots&) = delete;
+  ExtraRoots& operator=(const ExtraRoots&) = delete;
+  // CURLOPT_SSL_CTX_FUNCTION: `ssl_ctx` is OpenSSL's SSL_CTX, `self` the ExtraRoots.
+  static CURLcode AddTo(CURL* easy, void* ssl_ctx, void* self);
+
+ private:
+  ExtraRoots() = default;
+  std::vector<void*> certs_;  // X509*, owned
+};
+
 // Options resolved once per Fetcher and shared by all its transfers.
 struct ResolvedOptions {
   FetchOptions options;
-  std::string user_agent;            // never empty
-  curl_slist* connect_to = nullptr;  // owned by the Fetcher
+  std::string user_agent;                         // never empty
+  curl_slist* connect_to = nullptr;               // owned by the Fetcher
+  std::shared_ptr<const ExtraRoots> extra_roots;  // options.ca_file's, or null
 };
 
 // "host[:port]" of an absolute URL, lower-cased, userinfo dropped; the whole string when it

@@ -312,6 +312,26 @@ bool DecodePoliteness(std::string_view value, HostPoliteness* p) {
          r.Bytes(&p->dead_reason) && r.Bytes(&p->dead_detail);
 }
 
+std::string EncodeUpgrade(const UpgradeRecord& u) {
+  std::string v;
+  PutSignedVarint(&v, u.hsts_until_us);
+  PutSignedVarint(&v, u.include_subdomains ? 1 : 0);
+  PutSignedVarint(&v, u.streak);
+  PutSignedVarint(&v, u.learnt_until_us);
+  return v;
+}
+
+bool DecodeUpgrade(std::string_view value, UpgradeRecord* u) {
+  Reader r(value);
+  int64_t include = 0;
+  if (!r.SignedVarint(&u->hsts_until_us) || !r.SignedVarint(&include) || !r.Int(&u->streak) ||
+      !r.SignedVarint(&u->learnt_until_us)) {
+    return false;
+  }
+  u->include_subdomains = include != 0;
+  return true;
+}
+
 std::string EncodeRobots(const RobotsRecord& rr) {
   std::string v;
   v.reserve(rr.body.size() + 24);

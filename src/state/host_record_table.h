@@ -41,6 +41,8 @@ class HostRecordTable {
   std::optional<RobotsRecord> GetRobots(std::string_view host) const;
   void PutBreaker(std::string_view host, const BreakerRecord& b);
   std::optional<BreakerRecord> GetBreaker(std::string_view host) const;
+  void PutUpgrade(std::string_view name, const UpgradeRecord& u);
+  std::optional<UpgradeRecord> GetUpgrade(std::string_view name) const;
   void PutCounters(uint64_t host_hash, const frontier::HostCounters& c);
   std::optional<frontier::HostCounters> GetCounters(uint64_t host_hash) const;
   void PutOverride(std::string_view host, const HostOverride& o);

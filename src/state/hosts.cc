@@ -68,6 +68,21 @@ std::optional<RobotsRecord> HostRecordTable::GetRobots(std::string_view host) co
   return r;
 }
 
+void HostRecordTable::PutUpgrade(std::string_view name, const UpgradeRecord& u) {
+  Put(HostKey('u', name), u.empty() ? std::string() : EncodeUpgrade(u));
+}
+
+std::optional<UpgradeRecord> HostRecordTable::GetUpgrade(std::string_view name) const {
+  std::string value;
+  if (!Get(HostKey('u', name), &value) || value.empty()) return std::nullopt;
+  UpgradeRecord u;
+  if (!DecodeUpgrade(value, &u)) {
+    spdlog::warn("state: unreadable upgrade record of {} ignored", name);
+    return std::nullopt;
+  }
+  return u;
+}
+
 void HostRecordTable::PutBreaker(std::string_view host, const BreakerRecord& b) {
   Put(HostKey('b', host), EncodeBreaker(b));
 }

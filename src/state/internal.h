@@ -67,7 +67,8 @@ bool ParseQueueKey(int bits, std::string_view key, uint32_t* host, uint8_t* cls,
 // seen, admitted: fingerprint (8).
 std::string SeenKey(uint64_t fp);
 // hosts: 'n' id -> name (ids are per run, except for hosts with queue entries); 'p' name ->
-// politeness; 'r' name -> robots; 'b' name -> circuit breaker; 'i' name -> id (written when
+// politeness; 'r' name -> robots; 'b' name -> circuit breaker; 'u' host name -> http->https
+// upgrade record (an empty value: none); 'i' name -> id (written when
 // the host is evicted from RAM, so it keeps its id); 'c' + 8-byte admission host hash ->
 // admission counters.
 std::string HostKey(char kind, std::string_view name);

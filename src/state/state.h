@@ -194,6 +194,16 @@ struct RobotsRecord {
   int unreachable = 0;          // of `failures`, the consecutive DNS/connection failures
 };
 
+// How a host name answers http:// (docs/politeness.md "http and https"), kept by name (not
+// origin): its HSTS policy (RFC 6797) and what the crawl learnt from its redirects.
+struct UpgradeRecord {
+  int64_t hsts_until_us = 0;        // wall clock: HSTS in force until then (0: none)
+  bool include_subdomains = false;  // the HSTS policy covers the name's subdomains
+  int streak = 0;                   // same-path http->https permanent redirects in a row
+  int64_t learnt_until_us = 0;      // wall clock: learnt as upgrading until then (0: not)
+  bool empty() const { return hsts_until_us == 0 && streak == 0 && learnt_until_us == 0; }
+};
+
 // The encodings of a URL's seen record and of a host's records as the state stores them; also
 // what a shared crawl keeps in its store (src/cluster). Decode* return false on a malformed value.
 std::string EncodeSeen(const SeenRecord& r);
@@ -204,6 +214,8 @@ std::string EncodeRobots(const RobotsRecord& r);
 bool DecodeRobots(std::string_view value, RobotsRecord* r);
 std::string EncodeBreaker(const BreakerRecord& b);
 bool DecodeBreaker(std::string_view value, BreakerRecord* b);
+std::string EncodeUpgrade(const UpgradeRecord& u);
+bool DecodeUpgrade(std::string_view value, UpgradeRecord* u);
 
 struct DigestRecord {
   std::string uri;  // where the payload was first stored
@@ -322,6 +334,9 @@ class StateDb {
   std::optional<frontier::HostCounters> GetHostCounters(uint64_t host_hash) const;
   void PutBreaker(std::string_view host, const BreakerRecord& b);
   std::optional<BreakerRecord> GetBreaker(std::string_view host) const;
+  // A host name's http->https record (by name, e.g. "example.com"); an empty one is erased.
+  void PutUpgrade(std::string_view name, const UpgradeRecord& u);
+  std::optional<UpgradeRecord> GetUpgrade(std::string_view name) const;
 
   // Bounded host memory (docs/architecture.md §1.5): a host (by name or counter hash) left
   // RAM and may have records. MayHaveHostRecords is false for a host never noted (a Bloom

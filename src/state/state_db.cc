@@ -392,6 +392,12 @@ void StateDb::PutHostCounters(uint64_t host_hash, const frontier::HostCounters& 
 std::optional<frontier::HostCounters> StateDb::GetHostCounters(uint64_t host_hash) const {
   return impl_->host_records().GetCounters(host_hash);
 }
+void StateDb::PutUpgrade(std::string_view name, const UpgradeRecord& u) {
+  impl_->host_records().PutUpgrade(name, u);
+}
+std::optional<UpgradeRecord> StateDb::GetUpgrade(std::string_view name) const {
+  return impl_->host_records().GetUpgrade(name);
+}
 void StateDb::PutBreaker(std::string_view host, const BreakerRecord& b) {
   impl_->host_records().PutBreaker(host, b);
 }

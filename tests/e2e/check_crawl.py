@@ -109,11 +109,17 @@ def main():
 
     # The test web's exact-duplicate pair: one stored as a response, the other as a revisit;
     # its near-duplicate pair (same article, other boilerplate): the later one noted as such.
+    # Over https (crawl_test.sh MODE https*), a page linked as http:// may also have the
+    # outcome of its http:// URL (a 301 to https://, or upgraded): the https:// ones decide.
+    def final_scheme(rows):
+        https = [o for o in rows if o["url"].startswith("https://")]
+        return https or rows
+
     def outcomes_of(behaviour):
         rows = []
         for e in edges:
             if e.get("behaviour") == behaviour:
-                rows += by_url.get((e["host"].lower(), e["path"]), [])
+                rows += final_scheme(by_url.get((e["host"].lower(), e["path"]), []))
         return rows
     # The test web always serves and links both pairs: a pair without outcomes was never
     # reached, which is a failure, not a pass.

@@ -88,8 +88,10 @@ async function main() {
   for (const line of fs.readFileSync(logPath, 'utf8').split('\n')) {
     if (!line.trim()) continue;
     const r = JSON.parse(line);
-    if (r.kind !== 'page') continue;
-    const url = 'http://' + r.host + r.path;
+    // Over https the test web answers plain http with a 301 to https:// (upgrade): those
+    // are not fetches of the page.
+    if (r.kind !== 'page' || r.upgrade) continue;
+    const url = (r.scheme || 'http') + '://' + r.host + r.path;
     if (!log.has(url)) log.set(url, { ok: 0, notModified: 0, requests: 0, page: r.page });
     const l = log.get(url);
     l.requests++;

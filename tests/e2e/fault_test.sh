@@ -9,6 +9,8 @@
 #  - every URL's response stored exactly once as a full record; every URL the crawler
 #    requested has a capture (nothing lost); at least one kill landed while records were
 #    written but not yet committed (the restart found unindexed records or a torn tail).
+# FAULT_TLS=1: over HTTPS — the test web serves https (HTTP/2) with https:// seeds, pages
+# linking http:// and a 301 to https:// for every plain-HTTP request; the crawl trusts its CA.
 # Usage: fault_test.sh HARVEST_BIN HOSTS PAGES KILLS [SEED]
 set -euo pipefail
 bin="$1" hosts="$2" pages="$3" kills="$4" seed="${5:-$RANDOM}"
@@ -23,12 +25,17 @@ cleanup() {
 }
 trap cleanup EXIT
 delay=200
-echo "fault test: $hosts hosts x $pages pages, $kills kills, random seed $seed (rerun: $0 $* with SEED=$seed)"
+web_tls=() crawl_tls=()
+if [ "${FAULT_TLS:-0}" = 1 ]; then
+  web_tls=(--tls --tls-dir "$out/tls" --http-redirect)
+  crawl_tls=(--ca-file "$out/tls/ca.pem")
+fi
+echo "fault test: $hosts hosts x $pages pages, $kills kills${FAULT_TLS:+ (FAULT_TLS=$FAULT_TLS)}, random seed $seed (rerun: $0 $* with SEED=$seed)"
 RANDOM=$seed
 
 "$bin" testweb --listen 127.0.0.1:0 --hosts "$hosts" --pages "$pages" ${FAULT_TESTWEB_FLAGS:-} \
   --seeds "$out/seeds.txt" --log "$out/requests.jsonl" --manifest "$out/manifest.json" \
-  > "$out/web.txt" 2>&1 &
+  "${web_tls[@]}" > "$out/web.txt" 2>&1 &
 web_pid=$!
 for _ in $(seq 1 200); do grep -q "listening on" "$out/web.txt" && break; sleep 0.05; done
 port=$(grep -o "listening on [0-9.]*:[0-9]*" "$out/web.txt" | sed 's/.*://')
@@ -36,7 +43,7 @@ for _ in $(seq 1 100); do [ -s "$out/seeds.txt" ] && break; sleep 0.05; done
 
 crawl() {  # the same command every time: it resumes the crawl in $out/crawl
   exec "$bin" crawl --seeds "$out/seeds.txt" --out "$out/crawl" --config "$root/scripts/testweb-crawl.toml" \
-    --delay-ms "$delay" --connect-to "::127.0.0.1:$port" --allow-address 127.0.0.0/8 --per-ip-limit 0 --no-progress --workers 2 "$@"
+    --delay-ms "$delay" --connect-to "::127.0.0.1:$port" --allow-address 127.0.0.0/8 --per-ip-limit 0 --no-progress --workers 2 "${crawl_tls[@]}" "$@"
 }
 now_us() { date +%s%6N; }
 

@@ -6,19 +6,25 @@
 #    every page fetched at least twice;
 #  - warcio reads every WARC; every 304 is a server-not-modified revisit, every changed page a
 #    new response (check_recrawl.js).
-# Usage: recrawl_test.sh HARVEST_BIN
+# MODE https: the same over HTTPS (the test web's --tls --http-redirect, https:// seeds).
+# Usage: recrawl_test.sh HARVEST_BIN [http|https]
 set -euo pipefail
-bin="$1"
+bin="$1" mode="${2:-http}"
 here="$(cd "$(dirname "$0")" && pwd)"
 out="$(mktemp -d /tmp/harvest-recrawl.XXXXXX)"
 web_pid=""
 cleanup() { [ -n "$web_pid" ] && kill "$web_pid" 2>/dev/null; rm -rf "$out"; }
 trap cleanup EXIT
 [ -n "${KEEP:-}" ] && trap - EXIT
+web_tls=() crawl_tls=()
+if [ "$mode" = https ]; then
+  web_tls=(--tls --tls-dir "$out/tls" --http-redirect)
+  crawl_tls=(--ca-file "$out/tls/ca.pem")
+fi
 
 "$bin" testweb --listen 127.0.0.1:0 --hosts 6 --pages 8 --no-hostile --crawl-delay-percent 0 \
   --change-every 10s --change-percent 50 --seeds "$out/seeds.txt" --log "$out/requests.jsonl" \
-  --manifest "$out/manifest.json" > "$out/web.txt" 2>&1 &
+  --manifest "$out/manifest.json" "${web_tls[@]}" > "$out/web.txt" 2>&1 &
 web_pid=$!
 for _ in $(seq 1 200); do grep -q "listening on" "$out/web.txt" 2>/dev/null && break; sleep 0.05; done
 addr=$(grep -o "listening on [0-9.]*:[0-9]*" "$out/web.txt" | awk '{print $3}')
@@ -28,7 +34,7 @@ for _ in $(seq 1 100); do [ -s "$out/seeds.txt" ] && break; sleep 0.05; done
 start=$(date +%s)
 "$bin" crawl --seeds "$out/seeds.txt" --out "$out/crawl" --delay-ms 200 --no-progress \
   --connect-to "::$addr" --allow-address 127.0.0.0/8 --per-ip-limit 0 --recrawl --refresh-window 20s --stop-after 70s \
-  --summary-json "$out/summary.json" > "$out/crawl.txt" 2> "$out/crawl-stderr.txt" || {
+  --summary-json "$out/summary.json" "${crawl_tls[@]}" > "$out/crawl.txt" 2> "$out/crawl-stderr.txt" || {
   echo "harvest crawl exited $?"; cat "$out/crawl.txt"; tail -20 "$out/crawl-stderr.txt"; exit 1; }
 elapsed=$(( $(date +%s) - start ))
 cat "$out/crawl.txt"
@@ -54,4 +60,4 @@ PY
 echo "--- warcio"
 node "$here/warcio_verify.js" --quiet "$out/crawl"
 node "$here/check_recrawl.js" "$out/crawl" "$out/requests.jsonl" "$out/manifest.json"
-echo "e2e recrawl: all checks passed"
+echo "e2e recrawl ($mode): all checks passed"
