@@ -19,7 +19,7 @@ constexpr uint32_t kNone = UINT32_MAX;
 // Records and identities are indexed by uint32_t to keep a record compact (a million-line log
 // is the design point); a log beyond this is refused rather than silently wrapped.
 constexpr size_t kMaxRequests = UINT32_MAX - 1;
-constexpr size_t kKinds = 8;
+constexpr size_t kKinds = 10;
 
 // One well-formed request, compact: strings live in tables or the path arena.
 struct Record {
@@ -36,7 +36,12 @@ struct Record {
   bool disallowed = false;
   bool cond = false;
   bool robots = false;  // a robots.txt request (exempt from the refresh window)
+  Scheme scheme = Scheme::kUnspecified;
+  bool upgrade = false;
+  bool Http() const { return scheme != Scheme::kHttps; }  // absent = http
 };
+// The design point's memory budget (docs/audit.md "Performance").
+static_assert(sizeof(Record) <= 64, "a Record should stay within 64 bytes");
 
 struct HostState {
   std::string name;
@@ -46,6 +51,10 @@ struct HostState {
   int64_t conditional = 0;
   int64_t not_modified = 0;
   uint32_t last = kNone;  // record with the latest end so far (in start order)
+  int64_t http_requests = 0;
+  // The https request with a response (status > 0) that ended first so far (in start order
+  // every such request ending before a start has been seen by then).
+  uint32_t first_https_end = kNone;
 };
 
 // Per-IP replay state of one address.
@@ -162,6 +171,7 @@ class Auditor {
                      [](const Violation& a, const Violation& b) { return a.kind < b.kind; });
     BuildHosts();
     BuildPerIp();
+    FinishSchemes();
     return std::move(report_);
   }
 
@@ -183,7 +193,12 @@ class Auditor {
     paths_.append(l.path, 0, r.path_size);
     std::string host = NormalizeHost(l.host);
     r.host = HostIndex(host);
-    if (l.has_page) {
+    if (l.upgrade) {
+      // The 301 to https:// answers the http:// URL, not the page it redirects to.
+      key_ = "http://";
+      key_ += host;
+      key_ += l.path;
+    } else if (l.has_page) {
       key_ = NormalizeIdentity(l.page);
     } else {
       key_ = std::move(host);
@@ -201,7 +216,18 @@ class Auditor {
     }
     // Logs written by hand may leave the kind out; the path then tells.
     r.robots = l.kind == "robots" || (l.kind.empty() && l.path == "/robots.txt");
+    r.scheme = l.scheme;
+    r.upgrade = l.upgrade;
+    CountScheme(l);
     records_.push_back(r);
+  }
+
+  void CountScheme(const LogLine& l) {
+    SchemeReport& s = report_.schemes;
+    if (l.scheme != Scheme::kUnspecified || l.proto != Proto::kUnspecified) s.available = true;
+    ++(l.scheme == Scheme::kHttps ? s.https : s.http);
+    ++(l.proto == Proto::kHttp2 ? s.http2 : s.http1_1);
+    if (l.upgrade) ++s.upgrades;
   }
 
   RequestRef Ref(uint32_t i) const {
@@ -212,7 +238,11 @@ class Auditor {
                       .start_us = r.start_us,
                       .end_us = r.end_us,
                       .status = r.status,
-                      .ip = r.ip == kNone ? std::string() : std::string(ips_.Get(r.ip))};
+                      .ip = r.ip == kNone ? std::string() : std::string(ips_.Get(r.ip)),
+                      .scheme = r.scheme == Scheme::kUnspecified ? ""
+                                : r.scheme == Scheme::kHttp      ? "http"
+                                                                 : "https",
+                      .upgrade = r.upgrade};
   }
 
   void Keep(Violation v) {
@@ -232,6 +262,7 @@ class Auditor {
     if (r.robots) robots_identity_[r.identity] = true;
     CheckPoliteness(i, h);
     if (r.ip != kNone) CheckPerIp(i);
+    CheckScheme(i, h);
     if (r.disallowed) {
       ++h.counts.robots;
       Keep({.kind = ViolationKind::kRobots, .request = Ref(i)});
@@ -285,6 +316,48 @@ class Auditor {
       }
     }
     if (r.end_us >= prev.end_us) h.last = i;
+  }
+
+  // http requests: their number per host name (max_http_per_host) and whether an https
+  // answer to that name had ended before (hsts).
+  void CheckScheme(uint32_t i, HostState& h) {
+    const Record& r = records_[i];
+    if (!r.Http()) {
+      if (r.status > 0 &&
+          (h.first_https_end == kNone || r.end_us < records_[h.first_https_end].end_us))
+        h.first_https_end = i;
+      return;
+    }
+    ++h.http_requests;
+    // Counted once, when the host goes over the limit; the total is filled in at the end.
+    if (options_.max_http_per_host && h.http_requests == int64_t(*options_.max_http_per_host) + 1) {
+      h.counts.http_requests = 1;
+      Keep({.kind = ViolationKind::kHttpRequests, .request = Ref(i)});
+    }
+    if (options_.hsts && h.first_https_end != kNone &&
+        records_[h.first_https_end].end_us < r.start_us) {
+      ++h.counts.after_hsts;
+      Keep({.kind = ViolationKind::kAfterHsts,
+            .request = Ref(i),
+            .previous = Ref(h.first_https_end),
+            .gap_us = r.start_us - records_[h.first_https_end].end_us});
+    }
+  }
+
+  void FinishSchemes() {
+    SchemeReport& s = report_.schemes;
+    s.http_limit = options_.max_http_per_host;
+    s.hsts = options_.hsts;
+    for (const HostReport& h : report_.hosts) {  // sorted by name: the first wins ties
+      if (h.http_requests > s.max_http_per_host) {
+        s.max_http_per_host = h.http_requests;
+        s.max_http_host = h.host;
+      }
+    }
+    for (Violation& v : report_.examples) {
+      if (v.kind == ViolationKind::kHttpRequests)
+        v.http_requests = hosts_[host_index_.at(v.request.host)].http_requests;
+    }
   }
 
   // In flight at the request's address and the gap since the previous start there.
@@ -368,8 +441,9 @@ class Auditor {
   bool MatchesMustNotFetch(const Record& r, const HostState& h) {
     if (!options_.check_must_not_fetch || !h.manifest) return false;
     std::string_view path(paths_.data() + r.path_offset, r.path_size);
-    if (path == "/robots.txt" || must_fetch_.Find(identities_.Get(r.identity)) != Interner::kAbsent)
-      return false;
+    std::string_view identity = identities_.Get(r.identity);
+    if (r.upgrade) identity.remove_prefix(7);  // "http://": the page the 301 redirects to
+    if (path == "/robots.txt" || must_fetch_.Find(identity) != Interner::kAbsent) return false;
     for (const auto& pattern : h.manifest->must_not_fetch_prefixes) {
       if (MatchesNotFetchPattern(pattern, path)) return true;
     }
@@ -454,6 +528,7 @@ class Auditor {
       out.violations = h.counts;
       out.conditional = h.conditional;
       out.not_modified = h.not_modified;
+      out.http_requests = h.http_requests;
       report_.conditional += h.conditional;
       report_.not_modified += h.not_modified;
       if (h.manifest) Cover(*h.manifest, &out);
@@ -528,6 +603,8 @@ void ViolationCounts::Add(const ViolationCounts& o) {
   within_window += o.within_window;
   per_ip_concurrency += o.per_ip_concurrency;
   per_ip_gap += o.per_ip_gap;
+  http_requests += o.http_requests;
+  after_hsts += o.after_hsts;
   refetched_after_restart += o.refetched_after_restart;
 }
 
@@ -542,6 +619,8 @@ Result<AuditReport> RunAudit(std::istream& log, const Manifest& manifest,
   if (options.per_ip_limit < 0) return Status::InvalidArgument("per_ip_limit must be >= 0");
   if (options.per_ip_gap.count() < 0 || options.per_ip_gap_tolerance.count() < 0)
     return Status::InvalidArgument("per_ip_gap and per_ip_gap_tolerance must be >= 0");
+  if (options.max_http_per_host && *options.max_http_per_host < 0)
+    return Status::InvalidArgument("max_http_per_host must be >= 0");
   Auditor auditor(manifest, options);
   if (Status s = auditor.Read(log); !s.ok()) return s;
   AuditReport report = auditor.Finish();

@@ -5,8 +5,10 @@
 // (docs/architecture.md §7): an instrument that reuses what it measures proves nothing. It reads
 //   * the request log: JSON lines, one per request the test web served —
 //     {"host","path","page"(string|null),"start_us","end_us","status","bytes","conn","kind",
-//      "disallowed", optional "retry_after_s", "cond", "inm", "ims", "ip"} (inm/ims are
-//      ignored; "ip" is the server-side address the request arrived at);
+//      "disallowed", optional "retry_after_s", "cond", "inm", "ims", "ip", "scheme", "proto",
+//      "upgrade"} (inm/ims are ignored; "ip" is the server-side address the request arrived
+//      at; "scheme" "http"|"https" and "proto" "1.1"|"2" default to http and 1.1 when absent;
+//      "upgrade": true marks the plain-HTTP 301 of --http-redirect to the https:// twin);
 //   * the manifest: {"hosts":[{"host","crawl_delay_ms","must_fetch":[...],
 //                              "must_not_fetch_prefixes":[...]}...]} (unknown fields ignored).
 // and counts, per host and in total (exact rules in docs/audit.md):
@@ -33,15 +35,25 @@
 //                than the limit requests, itself included, are in flight at its "ip";
 //   per_ip_gap   (opt-in, AuditOptions::per_ip_gap) a request starting less than the gap
 //                (minus per_ip_gap_tolerance) after the previous start at its "ip";
+//   http_requests  (opt-in, AuditOptions::max_http_per_host) a host name that got more than
+//                the limit requests with scheme http (absent = http), counted once per host;
+//   after_hsts   (opt-in, AuditOptions::hsts) a request with scheme http to a host name that
+//                starts after the end of an earlier https request to that name that got a
+//                response (status > 0): the crawler should have switched to https;
 //   coverage     fraction of manifest must_fetch identities requested at least once.
 // Per-IP figures (addresses, most requests in flight at one address, smallest start gap) are
 // reported whenever the log carries "ip"; per-IP violations count in the totals, not per host.
+// Scheme figures (requests by scheme and by proto, upgrade answers, the most http requests to
+// one host) are reported whenever the log carries "scheme" or "proto".
 // The report also counts conditional requests, 304 answers and fetches per must_fetch page.
 // Malformed log lines are counted with their line number; any malformed line fails the audit.
 //
-// Identities: a request's identity is its "page" when non-null, else host + path. The host
-// part (of hosts, pages and must_fetch entries) is compared ASCII-case-insensitively with any
-// ":port" removed; paths are compared byte for byte.
+// Identities: a request's identity is its "page" when non-null, else host + path; an upgrade
+// answer ("upgrade": true) is "http://" + host + path whatever its page, a namespace of its own,
+// so that the https fetch it redirects to is not its duplicate but a second 301 for the same
+// http:// URL is. The host part (of hosts, pages and must_fetch entries) is compared
+// ASCII-case-insensitively with any ":port" removed; paths are compared byte for byte. So the
+// origins of one host name (http://h, https://h, https://h:8443) are one host for every check.
 //
 // Departures: the log's clock is the server's; the crawler's own notion of "end" is later than
 // the server's, so a correct crawler passes with tolerance 0.
@@ -119,6 +131,16 @@ struct AuditOptions {
   // (docs/audit.md). Capped at half the gap so the check never becomes vacuous. Must be >= 0.
   // Default 10 ms.
   std::chrono::milliseconds per_ip_gap_tolerance{10};
+  // HTTPS crawls: a host name that got more than this many requests with scheme http (lines
+  // without "scheme" count as http) is one http_requests violation. A crawler that learns a
+  // host serves https (an upgrade 301, HSTS) should stop using http there soon. Must be >= 0.
+  // Default: not judged (the figures are reported anyway when the log has schemes).
+  std::optional<int> max_http_per_host;
+  // A request with scheme http to a host name that starts after the end of an earlier https
+  // request to that name with a response (status > 0) is an after_hsts violation: the test
+  // web's https answers carry Strict-Transport-Security, after which RFC 6797 §8.3 requires
+  // https for the name. Strict: a start equal to that end is not after it. Default: false.
+  bool hsts = false;
 };
 
 enum class ViolationKind {
@@ -129,10 +151,12 @@ enum class ViolationKind {
   kDuplicate,
   kWithinWindow,
   kPerIpConcurrency,
-  kPerIpGap
+  kPerIpGap,
+  kHttpRequests,
+  kAfterHsts
 };
 // "concurrency", "delay", "robots", "must_not_fetch", "duplicate", "within_window",
-// "per_ip_concurrency", "per_ip_gap".
+// "per_ip_concurrency", "per_ip_gap", "http_requests", "after_hsts".
 const char* ViolationKindName(ViolationKind kind);
 
 // Which term of the expected delay was the largest (the one a delay violation broke).
@@ -148,7 +172,9 @@ struct RequestRef {
   int64_t start_us = 0;
   int64_t end_us = 0;
   int status = 0;
-  std::string ip;  // the log's "ip"; empty when absent
+  std::string ip;        // the log's "ip"; empty when absent
+  std::string scheme;    // the log's "scheme" ("http" or "https"); empty when absent
+  bool upgrade = false;  // the log's "upgrade"
 };
 
 struct Violation {
@@ -157,11 +183,13 @@ struct Violation {
   // concurrency / delay: the request it is measured against (the one with the latest end so
   // far); duplicate: the earlier request that got the final answer; within_window: the
   // latest earlier final answer; per_ip_concurrency: the other request in flight at that
-  // address that ends first; per_ip_gap: the previous start at that address. Unset for
-  // robots kinds.
+  // address that ends first; per_ip_gap: the previous start at that address; after_hsts:
+  // the https request to the host name with a response that ended first. Unset for robots
+  // kinds and http_requests.
   std::optional<RequestRef> previous;
   // concurrency / delay / per_ip_concurrency: request.start − previous end (< 0: overlap);
-  // within_window / per_ip_gap: request.start − previous start.
+  // within_window / per_ip_gap: request.start − previous start; after_hsts: request.start −
+  // previous end (> 0).
   int64_t gap_us = 0;
   // delay: the expected delay; within_window: the refresh window; per_ip_gap: the gap
   // required (AuditOptions::per_ip_gap, before the tolerance).
@@ -170,6 +198,9 @@ struct Violation {
   // per_ip_concurrency: requests in flight at the address when this one started, itself
   // included (> the limit).
   int64_t in_flight = 0;
+  // http_requests: the host's requests with scheme http in the whole log (> the limit);
+  // `request` is the first one over the limit.
+  int64_t http_requests = 0;
 };
 
 struct ViolationCounts {
@@ -185,12 +216,15 @@ struct ViolationCounts {
   // Per address, not per host: always 0 in a HostReport, counted in AuditReport::totals.
   int64_t per_ip_concurrency = 0;  // only with AuditOptions::per_ip_limit
   int64_t per_ip_gap = 0;          // only with AuditOptions::per_ip_gap
+  // Per host name: 0 or 1 (only with AuditOptions::max_http_per_host).
+  int64_t http_requests = 0;
+  int64_t after_hsts = 0;  // only with AuditOptions::hsts
   // Not a violation: would-be duplicates (or within_window requests) excused by a restart
   // (AuditOptions::restarts_us). Excluded from Total() and so from Passed().
   int64_t refetched_after_restart = 0;
   int64_t Total() const {
     return concurrency + delay + robots + must_not_fetch + duplicate + within_window +
-           per_ip_concurrency + per_ip_gap;
+           per_ip_concurrency + per_ip_gap + http_requests + after_hsts;
   }
   void Add(const ViolationCounts& other);
 };
@@ -215,6 +249,7 @@ struct HostReport {
   int64_t conditional = 0;           // requests logged with "cond": true
   int64_t not_modified = 0;          // requests answered 304
   FetchStats fetches;                // over this host's must_fetch identities
+  int64_t http_requests = 0;         // requests with scheme http (absent = http)
   double Coverage() const { return must_fetch == 0 ? 1.0 : double(covered) / double(must_fetch); }
 };
 
@@ -252,6 +287,21 @@ struct PerIpReport {
   std::vector<IpReport> addresses;  // sorted by address (numerically for IPv4)
 };
 
+// Scheme and protocol figures of the whole log.
+struct SchemeReport {
+  bool available = false;  // some well-formed line carried "scheme" or "proto"
+  int64_t http = 0;        // requests with scheme http, lines without "scheme" included
+  int64_t https = 0;
+  int64_t http1_1 = 0;  // requests with proto 1.1, lines without "proto" included
+  int64_t http2 = 0;
+  int64_t upgrades = 0;  // requests logged with "upgrade": true
+  // The most http requests to one host name (first host in name order on ties; "" when none).
+  int64_t max_http_per_host = 0;
+  std::string max_http_host;
+  std::optional<int> http_limit;  // AuditOptions::max_http_per_host; nullopt = not judged
+  bool hsts = false;              // AuditOptions::hsts
+};
+
 struct MalformedLine {
   int64_t line = 0;
   std::string reason;
@@ -273,6 +323,7 @@ struct AuditReport {
   FetchStats fetches;               // over every manifest host's must_fetch identities
   std::vector<HostReport> hosts;    // every host of the log or manifest, sorted by name
   PerIpReport per_ip;
+  SchemeReport schemes;
   int64_t must_fetch = 0;
   int64_t covered = 0;
   std::vector<std::string> missing;  // first max_missing, manifest order

@@ -1,6 +1,7 @@
 // Fuzz target: any bytes as a request log must audit without crashing (malformed lines are
 // data). Also checks the line parser's contract on the first line, reads the bytes as a
-// restart-times file, and audits with restarts around the first line's request.
+// restart-times file, and audits with restarts around the first line's request and the
+// HTTPS checks on.
 #include <cstddef>
 #include <cstdint>
 #include <sstream>
@@ -13,7 +14,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string text(reinterpret_cast<const char*>(data), size);
   harvest::audit::LogLine line;
   std::string error;
-  harvest::audit::AuditOptions options{.check_must_not_fetch = true};
+  harvest::audit::AuditOptions options{
+      .check_must_not_fetch = true, .max_http_per_host = 1, .hsts = true};
   if (harvest::audit::ParseLogLine(text.substr(0, text.find('\n')), &line, &error)) {
     if (line.end_us < line.start_us || line.host.empty()) __builtin_trap();
     int64_t after = line.end_us < INT64_MAX - 2000000 ? line.end_us : INT64_MAX - 2000000;

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <initializer_list>
 #include <system_error>
 
 namespace harvest::audit {
@@ -261,7 +262,44 @@ struct FieldParser {
     return true;
   }
 
+  // A string field whose value must be one of a few words; *index = the word's position.
+  // Values are echoed in the error cut to kMaxEchoed bytes (a hostile line may be huge).
+  bool EnumField(std::string_view key, std::initializer_list<std::string_view> words, int* index) {
+    constexpr size_t kMaxEchoed = 32;
+    *index = -1;
+    if (cur.Literal("null")) return true;
+    std::string value;
+    if (!cur.String(&value)) return Fail("\"" + std::string(key) + "\" is not a string or null");
+    int i = 0;
+    for (std::string_view w : words) {
+      if (value == w) {
+        *index = i;
+        return true;
+      }
+      ++i;
+    }
+    std::string expected;
+    i = 0;
+    for (std::string_view w : words)
+      expected += (i++ == 0 ? "" : " or ") + ("\"" + std::string(w) + "\"");
+    if (value.size() > kMaxEchoed) value = value.substr(0, kMaxEchoed) + "...";
+    return Fail("\"" + std::string(key) + "\" is \"" + value + "\", not " + expected);
+  }
+
   bool Field(const std::string& key) {
+    if (key == "scheme") {
+      int i = 0;
+      if (!EnumField(key, {"http", "https"}, &i)) return false;
+      out->scheme = i < 0 ? Scheme::kUnspecified : i == 0 ? Scheme::kHttp : Scheme::kHttps;
+      return true;
+    }
+    if (key == "proto") {
+      int i = 0;
+      if (!EnumField(key, {"1.1", "2"}, &i)) return false;
+      out->proto = i < 0 ? Proto::kUnspecified : i == 0 ? Proto::kHttp11 : Proto::kHttp2;
+      return true;
+    }
+    if (key == "upgrade") return BoolField(key, &out->upgrade);
     if (key == "host") return StringField(key, &out->host, kHost);
     if (key == "path") return StringField(key, &out->path, kPath);
     if (key == "page") return OptStringField(key, &out->page, &out->has_page);
@@ -301,7 +339,9 @@ void Reset(LogLine* out) {
   out->has_page = false;
   out->start_us = out->end_us = 0;
   out->status = 0;
-  out->disallowed = out->cond = false;
+  out->disallowed = out->cond = out->upgrade = false;
+  out->scheme = Scheme::kUnspecified;
+  out->proto = Proto::kUnspecified;
   out->has_retry_after = false;
   out->retry_after_s = 0;
 }
@@ -345,6 +385,9 @@ bool ParseLogLine(std::string_view text, LogLine* out, std::string* error) {
     return fields.Fail(std::string("missing \"") + MissingName(fields.seen) + "\"");
   if (out->host.empty()) return fields.Fail("\"host\" is empty");
   if (out->end_us < out->start_us) return fields.Fail("\"end_us\" is before \"start_us\"");
+  // The upgrade answer is the plain-HTTP redirect to https: on https it would be a loop.
+  if (out->upgrade && out->scheme == Scheme::kHttps)
+    return fields.Fail("\"upgrade\" is true on an https request");
   return true;
 }
 

@@ -17,6 +17,12 @@ namespace harvest::audit {
 // risking deep recursion on hostile lines.
 inline constexpr int kMaxSkipDepth = 64;
 
+// The request's scheme ("scheme") and HTTP version ("proto"). kUnspecified: the field was
+// absent or null, as in logs written before the test web served HTTPS; it reads as http and
+// HTTP/1.1.
+enum class Scheme : uint8_t { kUnspecified, kHttp, kHttps };
+enum class Proto : uint8_t { kUnspecified, kHttp11, kHttp2 };
+
 // The fields of one request log line. Strings are unescaped; host is as logged.
 struct LogLine {
   std::string host;
@@ -32,6 +38,11 @@ struct LogLine {
   bool has_retry_after = false;  // "retry_after_s" present and not null
   double retry_after_s = 0;
   std::string ip;  // "ip" (the server-side address); "" when absent, null or empty
+  Scheme scheme = Scheme::kUnspecified;
+  Proto proto = Proto::kUnspecified;
+  // "upgrade": true — the plain-HTTP 301 of the test web's --http-redirect to the https://
+  // twin of the URL. Only on http requests.
+  bool upgrade = false;
 };
 
 // Parses `text` into `*out` (reusing its buffers). On failure returns false and sets
@@ -39,7 +50,8 @@ struct LogLine {
 // Required: host (non-empty string), path (string), start_us, end_us, status (integers,
 // 0 <= start_us <= end_us, 0 <= status <= 999). Optional: page (string|null), kind
 // (string|null), disallowed and cond (bool|null), retry_after_s (number >= 0 | null), ip
-// (string|null).
+// (string|null), scheme ("http"|"https"|null), proto ("1.1"|"2"|null), upgrade (bool|null;
+// true only with a scheme other than https). Any other scheme or proto value is malformed.
 bool ParseLogLine(std::string_view text, LogLine* out, std::string* error);
 
 }  // namespace harvest::audit

@@ -77,6 +77,46 @@ TEST(ParseLogLineTest, ReusedRecordIsReset) {
   EXPECT_EQ(l.kind, "");
 }
 
+TEST(ParseLogLineTest, ParsesSchemeProtoAndUpgrade) {
+  LogLine l;
+  std::string error;
+  ASSERT_TRUE(ParseLogLine(R"({"host":"a.test","path":"/","page":null,"start_us":1,"end_us":2,)"
+                           R"("status":301,"kind":"page","scheme":"http","proto":"1.1",)"
+                           R"("upgrade":true})",
+                           &l, &error))
+      << error;
+  EXPECT_EQ(l.scheme, Scheme::kHttp);
+  EXPECT_EQ(l.proto, Proto::kHttp11);
+  EXPECT_TRUE(l.upgrade);
+  ASSERT_TRUE(ParseLogLine(R"({"host":"a.test:8443","path":"/","start_us":1,"end_us":2,)"
+                           R"("status":200,"scheme":"https","proto":"2","upgrade":false})",
+                           &l, &error))
+      << error;
+  EXPECT_EQ(l.scheme, Scheme::kHttps);
+  EXPECT_EQ(l.proto, Proto::kHttp2);
+  EXPECT_FALSE(l.upgrade);
+  // null reads as absent, as for the other optional fields.
+  ASSERT_TRUE(ParseLogLine(R"({"host":"a","path":"/","start_us":1,"end_us":2,"status":200,)"
+                           R"("scheme":null,"proto":null,"upgrade":null})",
+                           &l, &error))
+      << error;
+  EXPECT_EQ(l.scheme, Scheme::kUnspecified);
+  EXPECT_EQ(l.proto, Proto::kUnspecified);
+  EXPECT_FALSE(l.upgrade);
+}
+
+TEST(ParseLogLineTest, OldLinesHaveNoSchemeOrProtoAndAReusedRecordForgetsThem) {
+  LogLine l;
+  std::string error;
+  ASSERT_TRUE(ParseLogLine(R"({"host":"a","path":"/","start_us":1,"end_us":2,"status":301,)"
+                           R"("scheme":"http","proto":"2","upgrade":true})",
+                           &l, &error));
+  ASSERT_TRUE(ParseLogLine(kFull, &l, &error)) << error;
+  EXPECT_EQ(l.scheme, Scheme::kUnspecified);
+  EXPECT_EQ(l.proto, Proto::kUnspecified);
+  EXPECT_FALSE(l.upgrade);
+}
+
 struct BadLine {
   const char* text;
   const char* reason;
@@ -121,7 +161,31 @@ INSTANTIATE_TEST_SUITE_P(
         BadLine{R"({"host":"a","path":"/","start_us":99999999999999999999,"end_us":2,"status":1})",
                 "start_us"},
         BadLine{R"({"host":"a","x":tru,"path":"/","start_us":1,"end_us":2,"status":200})",
-                "invalid value for \"x\""}));
+                "invalid value for \"x\""},
+        BadLine{R"({"host":"a","path":"/","start_us":1,"end_us":2,"status":200,"scheme":"ftp"})",
+                R"("scheme" is "ftp", not "http" or "https")"},
+        BadLine{R"({"host":"a","path":"/","start_us":1,"end_us":2,"status":200,"scheme":"HTTPS"})",
+                R"("scheme" is "HTTPS", not "http" or "https")"},
+        BadLine{R"({"host":"a","path":"/","start_us":1,"end_us":2,"status":200,"scheme":1})",
+                R"("scheme" is not a string or null)"},
+        BadLine{R"({"host":"a","path":"/","start_us":1,"end_us":2,"status":200,"proto":"3"})",
+                R"("proto" is "3", not "1.1" or "2")"},
+        BadLine{R"({"host":"a","path":"/","start_us":1,"end_us":2,"status":200,"proto":2})",
+                R"("proto" is not a string or null)"},
+        BadLine{R"({"host":"a","path":"/","start_us":1,"end_us":2,"status":200,"upgrade":1})",
+                R"("upgrade" is not a boolean)"},
+        BadLine{R"({"host":"a","path":"/","start_us":1,"end_us":2,"status":301,)"
+                R"("scheme":"https","upgrade":true})",
+                R"("upgrade" is true on an https request)"}));
+
+TEST(ParseLogLineTest, ALongUnknownSchemeIsEchoedShortened) {
+  LogLine l;
+  std::string error;
+  std::string line = R"({"host":"a","path":"/","start_us":1,"end_us":2,"status":200,"scheme":")" +
+                     std::string(1000, 'x') + "\"}";
+  EXPECT_FALSE(ParseLogLine(line, &l, &error));
+  EXPECT_EQ(error, R"("scheme" is ")" + std::string(32, 'x') + R"(...", not "http" or "https")");
+}
 
 TEST(ParseLogLineTest, DeepNestingIsRejectedNotRecursedInto) {
   std::string deep = R"({"x":)" + std::string(100000, '[') + std::string(100000, ']') + "}";

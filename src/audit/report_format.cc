@@ -25,6 +25,10 @@ const char* ViolationKindName(ViolationKind kind) {
       return "per_ip_concurrency";
     case ViolationKind::kPerIpGap:
       return "per_ip_gap";
+    case ViolationKind::kHttpRequests:
+      return "http_requests";
+    case ViolationKind::kAfterHsts:
+      return "after_hsts";
   }
   return "unknown";
 }
@@ -78,7 +82,8 @@ std::string Millis(int64_t us) {
 
 std::string Describe(const RequestRef& r) {
   return r.host + " " + r.path + " (line " + std::to_string(r.line) + ", status " +
-         std::to_string(r.status) + (r.ip.empty() ? "" : ", ip " + r.ip) + ")";
+         std::to_string(r.status) + (r.ip.empty() ? "" : ", ip " + r.ip) +
+         (r.scheme.empty() ? "" : ", " + r.scheme) + (r.upgrade ? ", upgrade" : "") + ")";
 }
 
 std::string DescribeViolation(const Violation& v) {
@@ -108,6 +113,11 @@ std::string DescribeViolation(const Violation& v) {
     case ViolationKind::kPerIpGap:
       return out + ", " + Millis(v.gap_us) + " after " + Describe(*v.previous) +
              " started at the same address; required " + Millis(v.required_us);
+    case ViolationKind::kHttpRequests:
+      return out + ", the first http request to " + r.host + " over the limit; " +
+             std::to_string(v.http_requests) + " in all";
+    case ViolationKind::kAfterHsts:
+      return out + " over http, " + Millis(v.gap_us) + " after " + Describe(*v.previous) + " ended";
   }
   return out;
 }
@@ -125,7 +135,23 @@ std::string Percent(double f) {
   return buf;
 }
 
-void AppendCounts(const ViolationCounts& c, bool refresh, bool per_ip, std::string* out) {
+// Which optional count lines a report shows (so that a report without the options and the
+// log fields behind them reads as before they existed).
+struct Shown {
+  bool refresh = false;
+  bool per_ip = false;
+  bool http_limit = false;
+  bool hsts = false;
+};
+
+Shown ShownOf(const AuditReport& report) {
+  return {.refresh = report.refresh_window_us > 0,
+          .per_ip = report.per_ip.available,
+          .http_limit = report.schemes.http_limit.has_value(),
+          .hsts = report.schemes.hsts};
+}
+
+void AppendCounts(const ViolationCounts& c, const Shown& shown, std::string* out) {
   char buf[512];
   std::snprintf(buf, sizeof buf,
                 "  concurrency     %" PRId64
@@ -142,17 +168,44 @@ void AppendCounts(const ViolationCounts& c, bool refresh, bool per_ip, std::stri
                 c.robots, c.must_not_fetch, c.duplicate);
   *out += buf;
   // Only in refresh mode, so that a report without it reads as before the option existed.
-  if (refresh) {
+  if (shown.refresh) {
     std::snprintf(buf, sizeof buf, "  within_window   %" PRId64 "\n", c.within_window);
     *out += buf;
   }
   // Only when the log has addresses (or, defensively, something was counted).
-  if (per_ip || c.per_ip_concurrency > 0 || c.per_ip_gap > 0) {
+  if (shown.per_ip || c.per_ip_concurrency > 0 || c.per_ip_gap > 0) {
     std::snprintf(buf, sizeof buf,
                   "  per_ip_concurrency %" PRId64 "\n  per_ip_gap      %" PRId64 "\n",
                   c.per_ip_concurrency, c.per_ip_gap);
     *out += buf;
   }
+  // Only when judged (or, defensively, something was counted).
+  if (shown.http_limit || c.http_requests > 0) {
+    std::snprintf(buf, sizeof buf, "  http_requests   %" PRId64 " host(s)\n", c.http_requests);
+    *out += buf;
+  }
+  if (shown.hsts || c.after_hsts > 0) {
+    std::snprintf(buf, sizeof buf, "  after_hsts      %" PRId64 "\n", c.after_hsts);
+    *out += buf;
+  }
+}
+
+// The scheme figures: when the log has schemes or a scheme check is on.
+void AppendSchemes(const SchemeReport& s, std::string* out) {
+  if (!s.available && !s.http_limit && !s.hsts) return;
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "Schemes: http %" PRId64 ", https %" PRId64 " (%" PRId64
+                " upgrade answer(s)); proto 1.1 %" PRId64 ", 2 %" PRId64
+                "; most http requests to one host %" PRId64,
+                s.http, s.https, s.upgrades, s.http1_1, s.http2, s.max_http_per_host);
+  *out += buf;
+  if (!s.max_http_host.empty()) *out += " at " + s.max_http_host;
+  *out += s.http_limit ? " (limit " + std::to_string(*s.http_limit) + ")"
+                       : std::string(" (not judged)");
+  *out += s.hsts ? "; HSTS judged" : "; HSTS not judged";
+  if (!s.available) *out += "; the log has no \"scheme\" or \"proto\": all http, 1.1";
+  *out += "\n";
 }
 
 // The per-IP figures: always a line, "not available" for logs without "ip".
@@ -195,7 +248,7 @@ bool HasProblem(const HostReport& h) {
 }
 
 void AppendWorstHosts(const AuditReport& report, size_t max_hosts, std::string* out) {
-  const bool refresh = report.refresh_window_us > 0;
+  const Shown shown = ShownOf(report);
   std::vector<const HostReport*> bad;
   for (const auto& h : report.hosts) {
     if (HasProblem(h)) bad.push_back(&h);
@@ -209,19 +262,25 @@ void AppendWorstHosts(const AuditReport& report, size_t max_hosts, std::string* 
   *out += "\nWorst hosts (" + std::to_string(std::min(bad.size(), max_hosts)) + " of " +
           std::to_string(bad.size()) + " with problems):\n";
   char buf[512];
-  std::snprintf(buf, sizeof buf, "  %-28s %9s %6s %6s %6s %6s %6s%s  %s\n", "host", "requests",
-                "conc", "delay", "robots", "mnf", "dup", refresh ? "    win" : "", "coverage");
+  std::snprintf(buf, sizeof buf, "  %-28s %9s %6s %6s %6s %6s %6s%s%s%s  %s\n", "host", "requests",
+                "conc", "delay", "robots", "mnf", "dup", shown.refresh ? "    win" : "",
+                shown.http_limit ? "   http" : "", shown.hsts ? "   hsts" : "", "coverage");
   *out += buf;
   for (size_t i = 0; i < bad.size() && i < max_hosts; ++i) {
     const HostReport& h = *bad[i];
     const ViolationCounts& c = h.violations;
-    char win[32] = "";
-    if (refresh) std::snprintf(win, sizeof win, " %6" PRId64, c.within_window);
+    // Optional columns: the window's violations, the host's http requests (not its 0/1
+    // violation: the number is what tells how far over the limit it went), after_hsts.
+    char win[32] = "", http[32] = "", hsts[32] = "";
+    if (shown.refresh) std::snprintf(win, sizeof win, " %6" PRId64, c.within_window);
+    if (shown.http_limit) std::snprintf(http, sizeof http, " %6" PRId64, h.http_requests);
+    if (shown.hsts) std::snprintf(hsts, sizeof hsts, " %6" PRId64, c.after_hsts);
     std::snprintf(buf, sizeof buf,
                   "  %-28s %9" PRId64 " %6" PRId64 " %6" PRId64 " %6" PRId64 " %6" PRId64
-                  " %6" PRId64 "%s  %s (%" PRId64 "/%" PRId64 ")\n",
+                  " %6" PRId64 "%s%s%s  %s (%" PRId64 "/%" PRId64 ")\n",
                   h.host.c_str(), h.requests, c.concurrency, c.delay, c.robots, c.must_not_fetch,
-                  c.duplicate, win, Percent(h.Coverage()).c_str(), h.covered, h.must_fetch);
+                  c.duplicate, win, http, hsts, Percent(h.Coverage()).c_str(), h.covered,
+                  h.must_fetch);
     *out += buf;
   }
 }
@@ -244,6 +303,10 @@ int64_t CountOf(const ViolationCounts& c, ViolationKind kind) {
       return c.per_ip_concurrency;
     case ViolationKind::kPerIpGap:
       return c.per_ip_gap;
+    case ViolationKind::kHttpRequests:
+      return c.http_requests;
+    case ViolationKind::kAfterHsts:
+      return c.after_hsts;
   }
   return 0;
 }
@@ -268,7 +331,8 @@ void AppendExamples(const AuditReport& report, std::string* out) {
   for (ViolationKind kind :
        {ViolationKind::kConcurrency, ViolationKind::kDelay, ViolationKind::kRobots,
         ViolationKind::kMustNotFetch, ViolationKind::kDuplicate, ViolationKind::kWithinWindow,
-        ViolationKind::kPerIpConcurrency, ViolationKind::kPerIpGap}) {
+        ViolationKind::kPerIpConcurrency, ViolationKind::kPerIpGap, ViolationKind::kHttpRequests,
+        ViolationKind::kAfterHsts}) {
     size_t shown = 0;
     std::string lines;
     for (const auto& v : report.examples) {
@@ -295,6 +359,8 @@ nlohmann::json CountsJson(const ViolationCounts& c) {
           {"within_window", c.within_window},
           {"per_ip_concurrency", c.per_ip_concurrency},
           {"per_ip_gap", c.per_ip_gap},
+          {"http_requests", c.http_requests},
+          {"after_hsts", c.after_hsts},
           {"refetched_after_restart", c.refetched_after_restart},
           {"total", c.Total()}};
 }
@@ -303,6 +369,8 @@ nlohmann::json RefJson(const RequestRef& r) {
   nlohmann::json j = {{"line", r.line},         {"host", r.host},     {"path", r.path},
                       {"start_us", r.start_us}, {"end_us", r.end_us}, {"status", r.status}};
   if (!r.ip.empty()) j["ip"] = r.ip;
+  if (!r.scheme.empty()) j["scheme"] = r.scheme;
+  if (r.upgrade) j["upgrade"] = true;
   return j;
 }
 
@@ -311,13 +379,14 @@ nlohmann::json ViolationJson(const Violation& v) {
   if (v.previous) j["previous"] = RefJson(*v.previous);
   if (v.kind == ViolationKind::kConcurrency || v.kind == ViolationKind::kDelay ||
       v.kind == ViolationKind::kWithinWindow || v.kind == ViolationKind::kPerIpConcurrency ||
-      v.kind == ViolationKind::kPerIpGap)
+      v.kind == ViolationKind::kPerIpGap || v.kind == ViolationKind::kAfterHsts)
     j["gap_us"] = v.gap_us;
   if (v.kind == ViolationKind::kDelay || v.kind == ViolationKind::kWithinWindow ||
       v.kind == ViolationKind::kPerIpGap)
     j["required_us"] = v.required_us;
   if (v.kind == ViolationKind::kDelay) j["delay_source"] = DelaySourceName(v.delay_source);
   if (v.kind == ViolationKind::kPerIpConcurrency) j["in_flight"] = v.in_flight;
+  if (v.kind == ViolationKind::kHttpRequests) j["http_requests"] = v.http_requests;
   return j;
 }
 
@@ -352,6 +421,20 @@ nlohmann::json PerIpJson(const PerIpReport& p) {
           {"addresses", addresses}};
 }
 
+nlohmann::json SchemesJson(const SchemeReport& s) {
+  return {{"available", s.available},
+          {"http", s.http},
+          {"https", s.https},
+          {"proto_1_1", s.http1_1},
+          {"proto_2", s.http2},
+          {"upgrades", s.upgrades},
+          {"max_http_per_host", s.max_http_per_host},
+          {"max_http_host",
+           s.max_http_host.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.max_http_host)},
+          {"http_limit", s.http_limit ? nlohmann::json(*s.http_limit) : nlohmann::json(nullptr)},
+          {"hsts", s.hsts}};
+}
+
 nlohmann::json FetchesJson(const FetchStats& f) {
   return {{"pages", f.pages}, {"min", f.min}, {"median", f.median}, {"max", f.max}};
 }
@@ -369,8 +452,9 @@ std::string FormatText(const AuditReport& report, size_t max_hosts) {
          " of " + std::to_string(report.must_fetch) + " must_fetch; minimum " +
          Percent(report.min_coverage) + ")\n";
   out += "Violations: " + std::to_string(report.totals.Total()) + "\n";
-  AppendCounts(report.totals, report.refresh_window_us > 0, report.per_ip.available, &out);
+  AppendCounts(report.totals, ShownOf(report), &out);
   AppendPerIp(report.per_ip, &out);
+  AppendSchemes(report.schemes, &out);
   AppendRestarts(report, &out);
   AppendRevisits(report, &out);
   AppendWorstHosts(report, max_hosts, &out);
@@ -421,6 +505,7 @@ nlohmann::json ToJson(const AuditReport& report) {
                      {"missing", h.missing},
                      {"conditional", h.conditional},
                      {"not_modified", h.not_modified},
+                     {"http_requests", h.http_requests},
                      {"fetches_per_page", FetchesJson(h.fetches)}});
     if (!h.in_manifest) unknown.push_back(h.host);
   }
@@ -448,6 +533,7 @@ nlohmann::json ToJson(const AuditReport& report) {
           {"not_modified", report.not_modified},
           {"fetches_per_page", FetchesJson(report.fetches)},
           {"per_ip", PerIpJson(report.per_ip)},
+          {"schemes", SchemesJson(report.schemes)},
           {"hosts", hosts}};
 }
 

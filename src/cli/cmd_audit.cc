@@ -4,7 +4,7 @@
 // or invalid manifest, a missing or unreadable log, a missing or bad --restarts file).
 // --refresh-window audits a continuous crawl: re-requests are judged by the window instead
 // of being duplicates. --per-ip-limit / --per-ip-gap-ms judge per-IP politeness on the log's
-// "ip" field.
+// "ip" field. --max-http-per-host / --hsts judge an HTTPS crawl on the log's "scheme".
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -12,6 +12,7 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "audit/audit.h"
 #include "base/duration.h"
@@ -25,6 +26,7 @@ constexpr int64_t kMaxDelayMs = 3'600'000;  // as harvest crawl --delay-ms
 constexpr int64_t kMaxWindowMs = 86'400'000;
 constexpr int64_t kMaxListed = 1'000'000;
 constexpr int64_t kMaxPerIpLimit = 1'000'000;
+constexpr int64_t kMaxHttpPerHost = 1'000'000'000;
 // As long as a recrawl cycle can sensibly be (ParseDuration allows up to 100 years).
 constexpr std::chrono::milliseconds kMaxRefreshWindow = std::chrono::hours(24 * 366);
 
@@ -44,6 +46,8 @@ struct AuditCmdOptions {
   int64_t per_ip_limit = 0;                     // 0 = not judged
   int64_t per_ip_gap_ms = 0;                    // 0 = not judged
   int64_t per_ip_gap_tolerance_ms = 10;
+  std::optional<int> max_http_per_host;  // nullopt = not judged
+  bool hsts = false;
 };
 
 // An ifstream opens a directory without complaint; reading it then fails.
@@ -94,6 +98,8 @@ int Run(const AuditCmdOptions& o) {
   options.per_ip_limit = o.per_ip_limit;
   options.per_ip_gap = std::chrono::milliseconds(o.per_ip_gap_ms);
   options.per_ip_gap_tolerance = std::chrono::milliseconds(o.per_ip_gap_tolerance_ms);
+  options.max_http_per_host = o.max_http_per_host;
+  options.hsts = o.hsts;
   if (!o.restarts.empty()) {
     if (int rc = ReadRestarts(o.restarts, &options.restarts_us); rc != kExitOk) return rc;
   }
@@ -175,6 +181,16 @@ CommandRegistration reg(
                       "Slack on --per-ip-gap-ms for connection-setup and scheduling jitter, at "
                       "most half the gap (default 10)")
           ->check(IntRange(0, kMaxDelayMs));
+      sub->add_option_function<int64_t>(
+             "--max-http-per-host",
+             [o](const int64_t& n) { o->max_http_per_host = static_cast<int>(n); },
+             "HTTPS crawl: fail each host name that got more than N requests over plain http "
+             "(the log's \"scheme\"; absent = http) (default: not judged, figures reported)")
+          ->type_name("N")
+          ->check(IntRange(0, kMaxHttpPerHost));
+      sub->add_flag("--hsts", o->hsts,
+                    "HTTPS crawl: fail every http request to a host name that starts after an "
+                    "earlier https request to it got a response (Strict-Transport-Security)");
       return [o]() -> int { return Run(*o); };
     });
 
