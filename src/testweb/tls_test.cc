@@ -243,8 +243,13 @@ TEST_F(TlsTestWeb, ServesHttp11AndH2OnThePlainPortAndLogsSchemeAndProto) {
   Fetched plain = Fetch("http://h0003.test/", port(), ca());
   EXPECT_EQ(plain.status, 200);
 
+  // A client that connects by IP sends no SNI: the default leaf names 127.0.0.1.
+  Fetched by_ip = Fetch("https://127.0.0.1/", port(), ca());
+  EXPECT_EQ(by_ip.code, CURLE_OK) << by_ip.error;
+  EXPECT_EQ(by_ip.status, 404) << "not a host of the site";
+
   auto log = StopAndReadLog();
-  ASSERT_EQ(log.size(), 5u);
+  ASSERT_EQ(log.size(), 6u);
   auto expect_line = [](const nlohmann::json& j, const char* host, const char* scheme,
                         const char* proto, int status) {
     EXPECT_EQ(j["host"], host) << j;
