@@ -60,14 +60,31 @@ bool WriteOutputs(const TestWebCliOptions& o, const testweb::Site& site,
   }
   if (!o.seeds_path.empty()) {
     std::string seeds;
-    for (const std::string& url : site.SeedUrls()) seeds += url + "\n";
+    for (std::string url : site.SeedUrls()) {
+      // With TLS the seeds are the https:// roots; the pages still link http:// (old pages
+      // do), so a crawler meets both schemes.
+      if (o.web.tls && url.rfind("http://", 0) == 0) url.replace(0, 4, "https");
+      seeds += url + "\n";
+    }
     if (!WriteFile(o.seeds_path, seeds)) return false;
   }
   if (!o.manifest_path.empty() && !WriteFile(o.manifest_path, site.ManifestJson())) return false;
   return true;
 }
 
-int Run(const TestWebCliOptions& o) {
+int Run(TestWebCliOptions& o) {
+  if ((o.web.http_redirect || o.web.hsts) && !o.web.tls) {
+    return UsageError("testweb", std::string(o.web.http_redirect ? "--http-redirect" : "--hsts") +
+                                     " needs --tls");
+  }
+  if (!o.web.tls_dir.empty() && !o.web.tls) return UsageError("testweb", "--tls-dir needs --tls");
+  if (o.web.tls && o.web.tls_dir.empty()) {
+    // Beside the manifest when there is one: a test's files stay together.
+    o.web.tls_dir =
+        o.manifest_path.empty()
+            ? std::string("testweb-tls")
+            : (std::filesystem::path(o.manifest_path).parent_path() / "testweb-tls").string();
+  }
   if (o.seeds_only) {
     if (o.seeds_path.empty() && o.manifest_path.empty()) {
       return UsageError("testweb", "--seeds-only needs --seeds and/or --manifest");
@@ -89,7 +106,9 @@ int Run(const TestWebCliOptions& o) {
     return kExitFailure;
   }
   if (!WriteOutputs(o, (*web)->site(), web->get())) return kExitFailure;
-  // Scripts grep this first line; the second lists every address when there are several.
+  // Before "listening on": a script that waits for that line has the CA's path already.
+  if (o.web.tls) std::printf("ca: %s/ca.pem\n", o.web.tls_dir.c_str());
+  // Scripts grep this line; the next lists every address when there are several.
   std::printf("listening on %s\n", (*web)->address().c_str());
   const std::vector<std::string> addresses = (*web)->addresses();
   if (addresses.size() > 1) {
@@ -155,6 +174,19 @@ CommandRegistration reg(
                       "percentage of the hosts' non-changing pages /p/N served as near-copies of "
                       "another page, listed in the manifest's near_duplicates (default 0)")
           ->check(IntRange(0, 50));
+      app->add_flag("--tls", o->web.tls,
+                    "also serve HTTPS (HTTP/2 and HTTP/1.1 by ALPN) on the same port, with a CA "
+                    "kept in --tls-dir");
+      app->add_option("--tls-dir", o->web.tls_dir,
+                      "the CA's directory (ca.pem, ca.key; made when absent, reused when "
+                      "present; default: testweb-tls beside --manifest, else in the working "
+                      "directory)");
+      app->add_flag("--http-redirect", o->web.http_redirect,
+                    "answer every plain-HTTP request (robots.txt too) with 301 to https:// "
+                    "(needs --tls)");
+      app->add_flag("--hsts", o->web.hsts,
+                    "HTTPS responses carry Strict-Transport-Security: max-age=31536000 (needs "
+                    "--tls)");
       return [o]() -> int { return Run(*o); };
     });
 

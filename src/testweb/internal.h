@@ -4,6 +4,7 @@
 
 #include <netinet/in.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -132,6 +133,8 @@ struct Response {
   bool conditional = false;
 };
 inline constexpr int kTrickleIntervalMs = 100;
+// Request bodies (only POST /__testweb/epoch has one) larger than this get 413.
+inline constexpr size_t kMaxBodyBytes = 64 * 1024;
 
 // Hooks the handler needs from the server (epoch control).
 class EpochControl {
@@ -152,6 +155,27 @@ bool KnownEdgePath(std::string_view path);
 // The body of hostile.test/ (an index of every edge path).
 Rendered RenderHostileRoot(const Site& site);
 std::vector<EdgeInfo> EdgeList(const Site& site);
+
+// ---- HTTP/1.1 messages (http1.cc) ----
+
+// Parses a request head (up to and excluding the blank line). False when malformed.
+bool ParseHead(std::string_view head, Request* req, size_t* content_length, bool* keep_alive);
+// The reason phrase of a status code the test web sends.
+const char* Reason(int status);
+// --http-redirect's answer to a plain-HTTP request: 301 to https://HOST + the target as
+// requested (HOST lower case, without a ":80" suffix).
+Response HttpsRedirect(const Request& request);
+
+// Whether the client has shut its side of socket `fd` (its FIN has arrived), whatever it
+// left unread.
+bool PeerClosed(int fd);
+
+// Steady-clock microseconds: the event loops' timers.
+inline int64_t SteadyMicros() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 // "ADDR:PORT" (--listen; "localhost" or an empty ADDR is 127.0.0.1) into *addr, the
 // address's text into *host; InvalidArgument names what is wrong.

@@ -21,6 +21,9 @@ std::string FormatLogLine(const LogEntry& e) {
   j["bytes"] = e.bytes;
   j["conn"] = e.conn;
   if (!e.ip.empty()) j["ip"] = e.ip;
+  j["scheme"] = e.https ? "https" : "http";
+  j["proto"] = e.h2 ? "2" : "1.1";
+  if (e.upgrade) j["upgrade"] = true;
   j["kind"] = RequestKindName(e.kind);
   j["disallowed"] = e.disallowed;
   if (e.retry_after_s >= 0) j["retry_after_s"] = e.retry_after_s;

@@ -35,6 +35,9 @@ struct LogEntry {
   // The validators as received (If-None-Match, If-Modified-Since); each omitted when empty.
   std::string inm;
   std::string ims;
+  bool https = false;    // "scheme": "https" or "http"
+  bool h2 = false;       // "proto": "2" or "1.1"
+  bool upgrade = false;  // a --http-redirect 301 to https://; omitted when false
 };
 
 // One JSON object, without the trailing newline.

@@ -431,7 +431,7 @@ TEST(RequestLog, LineFormat) {
   EXPECT_EQ(FormatLogLine(e),
             "{\"host\":\"h0001.test\",\"path\":\"/p/12?b=2&a=1\",\"page\":\"h0001.test/p/12\","
             "\"start_us\":10,\"end_us\":20,\"status\":200,\"bytes\":5,\"conn\":3,"
-            "\"kind\":\"page\",\"disallowed\":false}");
+            "\"scheme\":\"http\",\"proto\":\"1.1\",\"kind\":\"page\",\"disallowed\":false}");
   e.page.clear();
   e.retry_after_s = 2;
   e.cond = true;
@@ -449,6 +449,15 @@ TEST(RequestLog, LineFormat) {
   j = nlohmann::json::parse(FormatLogLine(e));
   EXPECT_EQ(j["inm"], "\"abc\", W/\"def\"");
   EXPECT_EQ(j["ims"], "Sun, 01 Nov 2026 00:00:00 GMT");
+  EXPECT_FALSE(j.contains("upgrade"));
+  // HTTPS, HTTP/2 and the --http-redirect answers.
+  e.https = true;
+  e.h2 = true;
+  e.upgrade = true;
+  j = nlohmann::json::parse(FormatLogLine(e));
+  EXPECT_EQ(j["scheme"], "https");
+  EXPECT_EQ(j["proto"], "2");
+  EXPECT_EQ(j["upgrade"], true);
 }
 
 TEST(Render, GzipBombInflatesBeyond1GB) {

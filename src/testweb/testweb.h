@@ -1,5 +1,6 @@
-// testweb: a deterministic synthetic multi-host web served over HTTP/1.1, for tests, demos
-// and benchmarks on machines without internet access.
+// testweb: a deterministic synthetic multi-host web served over HTTP/1.1 (and, with TLS on,
+// HTTPS with HTTP/2 or HTTP/1.1), for tests, demos and benchmarks on machines without internet
+// access.
 //
 // One port serves many virtual hosts chosen by the Host header (port suffix ignored,
 // case-insensitive): the normal hosts h0000.test ... h{N-1}.test and, unless disabled, the
@@ -12,7 +13,8 @@
 // token `harvest` — it shares no code with the crawler (no URL parser, no robots matcher):
 // an instrument that reuses what it measures proves nothing.
 //
-// Standards: HTTP/1.1 (RFC 9112) subset — GET/HEAD (POST only on control.test), keep-alive,
+// Standards: HTTP/2 (RFC 9113, through nghttp2) over TLS 1.2/1.3 (OpenSSL, ALPN RFC 7301);
+// HTTP/1.1 (RFC 9112) subset — GET/HEAD (POST only on control.test), keep-alive,
 // Content-Length bodies, no pipelining guarantees beyond sequential processing, no chunked
 // request bodies. robots.txt files follow RFC 9309; sitemaps follow sitemaps.org 0.9.
 // Departures on purpose: the hostile behaviours (slow, endless, huge, gzip bomb, ...).
@@ -183,6 +185,20 @@ struct TestWebOptions {
   std::chrono::milliseconds change_every{0};
   // Wall clock for the log's start_us/end_us; nullptr = SystemClock::Default().
   const Clock* clock = nullptr;
+  // HTTPS on the same port(s) (docs/testweb.md "HTTPS"): a connection whose first byte is a
+  // TLS handshake record gets TLS, HTTP/2 or HTTP/1.1 by ALPN; any other stays plain HTTP.
+  // Default false: plain HTTP only.
+  bool tls = false;
+  // Where the CA lives (ca.pem, ca.key): made when absent, reused when present. Required
+  // with `tls`.
+  std::string tls_dir;
+  // Every plain-HTTP request (but control.test's) gets 301 to https://. Requires `tls`.
+  bool http_redirect = false;
+  // HTTPS responses carry Strict-Transport-Security: max-age=31536000. Requires `tls`.
+  bool hsts = false;
+  // A TLS connection whose handshake has not finished this long after its accept is closed.
+  // Default 10 s; tests shorten it.
+  std::chrono::milliseconds tls_handshake_timeout{10000};
 };
 
 // Most addresses TestWebOptions::addresses allows (one listening socket each).
