@@ -133,6 +133,17 @@ void FetchCompletions::OnRobotsDone(InFlight flight, fetch::FetchResult&& r) {
       break;
     case RobotsGate::Step::kRules:
       ApplyRobots(lease, step, &done);
+      if (!step.also_host.empty()) {
+        // The redirects ended at another origin's robots.txt: its rules too (RobotsGate).
+        HostTable::Host& also = parts_.hosts->Ensure(step.also_host);
+        if (step.crawl_delay) {
+          parts_.frontier->SetCrawlDelay(step.also_host, *step.crawl_delay);
+          also.crawl_delay_ms = step.crawl_delay->count();
+        }
+        if (step.also_saved && opts_.shared != nullptr) {
+          parts_.hosts->PutShared(step.also_host, {.robots = std::move(*step.also_saved)});
+        }
+      }
       break;
   }
   parts_.frontier->Complete(lease, done);

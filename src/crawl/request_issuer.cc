@@ -107,6 +107,11 @@ void RequestIssuer::HandleLease(frontier::Lease lease) {
   switch (check.gate) {
     case RobotsGate::Gate::kFetchRobots: {
       std::string robots_url = parts_.robots->RobotsUrl(lease.item.host);
+      // A redirect hop to http:// on a name known to upgrade is asked over https, as a
+      // browser would (RFC 6797 §8.3): the name told us not to use http.
+      if (std::optional<std::string> https = parts_.hosts->upgrades().Upgrade(robots_url)) {
+        robots_url = std::move(*https);
+      }
       fetch::FetchRequest req;
       if (!Reachable(lease, /*robots=*/true, robots_url, &req)) return;
       StartFetch(std::move(lease), /*robots=*/true, std::move(robots_url), std::move(req));
@@ -261,6 +266,9 @@ bool RequestIssuer::Reachable(frontier::Lease& lease, bool robots, const std::st
 
 bool RequestIssuer::UpgradeLeased(frontier::Lease& lease) {
   if (!lease.item.url.starts_with("http://")) return false;
+  // The host's robots.txt redirects are being followed (to https, most likely): they end
+  // first, so the rules they find also serve the origins they passed (RobotsGate).
+  if (parts_.robots->FollowingRedirects(lease.item.host)) return false;
   std::string why;
   std::optional<std::string> twin = parts_.hosts->upgrades().Upgrade(lease.item.url, &why);
   if (!twin) return false;

@@ -1,6 +1,7 @@
 #include "crawl/robots_gate.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "base/duration.h"
 #include "extract/extract.h"
@@ -96,12 +97,14 @@ RobotsGate::FetchStep RobotsGate::OnFetched(const std::string& host, const fetch
       // To another origin's robots.txt already in force here (http://h/robots.txt -> 301 ->
       // https://h/robots.txt, most of the web): those rules, without asking again.
       if (std::optional<FetchStep> adopted = AdoptCached(host, h, *target)) return *adopted;
+      if (h.via_origin.empty()) h.via_origin = RobotsOrigin(*target, host);
       h.redirect_url = std::move(*target);
       ++h.hops;
       return {.step = Step::kRedirect, .status = status};
     }
     redirects = robots::kMaxRedirects + 1;  // RFC 9309 §2.3.1.2: unavailable (allow all)
   }
+  const std::string via = std::exchange(h.via_origin, std::string());
   h.redirect_url.clear();
   h.hops = 0;
   extract::DecodeResult decoded =
@@ -117,7 +120,40 @@ RobotsGate::FetchStep RobotsGate::OnFetched(const std::string& host, const fetch
   FetchStep step = InForce(h, rules, status);
   h.rules = std::move(rules);
   step.saved = Save(host, h, status, redirects, decoded.body);
+  if (redirects > 0) {
+    // The redirects passed another origin's robots.txt or ended at one.
+    for (const std::string& origin : {via, RobotsOrigin(r.url, host)}) {
+      if (!origin.empty() && origin != step.also_host) {
+        ShareWithOrigin(host, origin, status, decoded.body, &step);
+      }
+    }
+  }
   return step;
+}
+
+std::string RobotsGate::RobotsOrigin(const std::string& url, const std::string& host) {
+  std::optional<url::Url> t = url::Parse(url);
+  if (!t || t->path_and_query() != "/robots.txt" || t->origin_key() == host) return "";
+  return std::string(t->origin_key());
+}
+
+// The redirects of `host`'s robots.txt passed or ended at `origin`'s robots.txt: when that
+// origin has no rules in force, they are its rules too (it would only ask for the same file
+// again). Not when the Crawl-delay is above the maximum: that origin then asks itself, and
+// is given up with its own outcome. One origin at most (FetchStep::also_host).
+void RobotsGate::ShareWithOrigin(const std::string& host, const std::string& origin, int status,
+                                 const std::string& body, FetchStep* step) {
+  if (!step->also_host.empty()) return;
+  if (step->crawl_delay && *step->crawl_delay > options_.retry.max_crawl_delay) return;
+  HostRobots& target = hosts_[origin];
+  if (target.rules && !target.rules->temporary() && clock_->Now() < target.expiry) return;
+  if (target.hops > 0) return;  // its own robots.txt request is under way
+  target.rules = hosts_[host].rules;
+  target.failures = 0;
+  target.unreachable = 0;
+  target.expiry = clock_->Now() + options_.ttl;
+  step->also_host = origin;
+  step->also_saved = Save(origin, target, status, 0, body);
 }
 
 std::optional<RobotsGate::FetchStep> RobotsGate::AdoptCached(const std::string& host, HostRobots& h,
@@ -136,6 +172,7 @@ std::optional<RobotsGate::FetchStep> RobotsGate::AdoptCached(const std::string& 
   if (db_ != nullptr && !saved) return std::nullopt;  // nothing to keep for a restart: ask
   const int redirects = h.hops + 1;
   h.redirect_url.clear();
+  h.via_origin.clear();
   h.hops = 0;
   h.rules = other.rules;
   FetchStep step = InForce(h, *h.rules, saved ? saved->status : 200);

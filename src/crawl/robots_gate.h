@@ -10,7 +10,8 @@
 //             robots::kMaxRedirects hops (RFC 9309 §2.3.1.2); more: unavailable, allow all.
 //             A Location that is another origin's robots.txt whose rules are in force here
 //             (http://h/robots.txt -> https://h/robots.txt) is not asked again: its rules
-//             are taken, until that copy is due;
+//             are taken, until that copy is due; and rules reached through redirects that
+//             end at another origin's robots.txt are that origin's too when it has none;
 //   2xx, 4xx  rules in force until now + ttl (4xx except 429: allow all), with the group's
 //             Crawl-delay and the Sitemap lines (RFC 9309 §2.4);
 //   5xx, 429, timeouts and other network errors: an outage (RFC 9309 §2.3.1.4).
@@ -101,6 +102,11 @@ class RobotsGate {
     // stays in force, or without a crawl state): a shared crawl shares it once the fetch's
     // capture is durable.
     std::optional<state::RobotsRecord> saved;
+    // kRules reached through redirects that passed another origin's robots.txt, which had
+    // no rules in force: that origin (a host key) now has the same rules, and the record it
+    // saved; its Crawl-delay is `crawl_delay` too. "" when none.
+    std::string also_host;
+    std::optional<state::RobotsRecord> also_saved;
   };
 
   // `db` (may be nullptr: nothing persisted) must outlive the gate.
@@ -117,6 +123,11 @@ class RobotsGate {
   // the saved record in FetchStep::saved).
   FetchStep OnFetched(const std::string& host, const fetch::FetchResult& result);
 
+  // The host's robots.txt request is following redirects (the next one is a hop).
+  bool FollowingRedirects(const std::string& host) const {
+    auto it = hosts_.find(host);
+    return it != hosts_.end() && it->second.hops > 0;
+  }
   // Hosts with robots state.
   size_t hosts() const { return hosts_.size(); }
   // The host left RAM (docs/architecture.md §1.5): its rules come back with Restore from
@@ -133,6 +144,7 @@ class RobotsGate {
     Clock::TimePoint outage_since{};  // the outage's first failure (failures > 0)
     std::string redirect_url;         // "" = <host>/robots.txt
     int hops = 0;                     // redirects followed for the current robots.txt
+    std::string via_origin;  // the first other origin whose robots.txt the redirects passed
   };
 
   std::optional<std::string> RedirectTarget(const fetch::FetchResult& r) const;
@@ -140,6 +152,12 @@ class RobotsGate {
   // rules are in force: `host` takes those rules (and saves them) without a request.
   std::optional<FetchStep> AdoptCached(const std::string& host, HostRobots& h,
                                        const std::string& target);
+  // The origin of `url` when it is the robots.txt of an origin other than `host`, else "".
+  static std::string RobotsOrigin(const std::string& url, const std::string& host);
+  // The redirects of `host`'s robots.txt passed `origin`'s robots.txt: an origin without
+  // rules in force takes the same rules (FetchStep::also_host).
+  void ShareWithOrigin(const std::string& host, const std::string& origin, int status,
+                       const std::string& body, FetchStep* step);
   // A failed attempt; `rules` is the temporary disallow-all it produced.
   FetchStep Failure(const std::string& host, HostRobots& h, int status, int redirects,
                     const fetch::FetchResult& r, robots::RobotsRules rules,

@@ -479,6 +479,18 @@ TEST_F(RobotsGateTest, ARedirectToAnotherOriginsCachedRobotsTxtIsNotFetchedAgain
       other, Response(other + "/robots.txt", 301, "", {{"Location", "https://b.test/robots.txt"}}));
   EXPECT_EQ(step.step, RobotsGate::Step::kRedirect);
   EXPECT_EQ(gate.RobotsUrl(other), "https://b.test/robots.txt");
+  // Where it ends, that origin takes the same rules: it would only ask for the same file.
+  step = gate.OnFetched(other, Response("https://b.test/robots.txt", 200,
+                                        "User-agent: *\nDisallow: /b\nCrawl-delay: 3\n"));
+  EXPECT_EQ(step.step, RobotsGate::Step::kRules);
+  EXPECT_EQ(step.also_host, "https://b.test");
+  EXPECT_EQ(gate.Check("https://b.test", "/b/1").gate, RobotsGate::Gate::kDisallowed);
+  EXPECT_EQ(gate.Check(other, "/b/1").gate, RobotsGate::Gate::kDisallowed);
+  // An origin with rules of its own keeps them.
+  step = gate.OnFetched("http://c.test", Response("http://c.test/robots.txt", 301, "",
+                                                  {{"Location", "https://a.test/robots.txt"}}));
+  EXPECT_EQ(step.step, RobotsGate::Step::kRules);  // a.test's copy, taken
+  EXPECT_EQ(step.also_host, "");
   // A copy that is due again is not taken either.
   clock_.Advance(3601s);
   step = gate.OnFetched(
