@@ -98,15 +98,16 @@ RobotsGate::FetchStep RobotsGate::OnFetched(const std::string& host, const fetch
       // https://h/robots.txt, most of the web): those rules, without asking again.
       if (std::optional<FetchStep> adopted = AdoptCached(host, h, *target)) return *adopted;
       if (h.via_origin.empty()) h.via_origin = RobotsOrigin(*target, host);
+      h.permanent_hops = (h.hops == 0 || h.permanent_hops) && (status == 301 || status == 308);
       h.redirect_url = std::move(*target);
       ++h.hops;
       return {.step = Step::kRedirect, .status = status};
     }
     redirects = robots::kMaxRedirects + 1;  // RFC 9309 §2.3.1.2: unavailable (allow all)
   }
-  const std::string via = std::exchange(h.via_origin, std::string());
-  h.redirect_url.clear();
-  h.hops = 0;
+  std::string via = std::exchange(h.via_origin, std::string());
+  std::string followed = std::exchange(h.redirect_url, std::string());
+  const int hops = std::exchange(h.hops, 0);
   extract::DecodeResult decoded =
       extract::DecodeContent(r.Header("content-encoding").value_or(""), r.body, kRobotsDecodeCap);
   // An undecodable 2xx is no robots.txt: treat it as unreachable and retry later. A body
@@ -115,7 +116,15 @@ RobotsGate::FetchStep RobotsGate::OnFetched(const std::string& host, const fetch
   if (decoded.body.size() > kRobotsDecodeCap) decoded.body.resize(kRobotsDecodeCap);
   robots::RobotsRules rules = robots::FromFetch(status, decoded.body, redirects);
   if (rules.temporary()) {
-    return Failure(host, h, status, redirects, r, std::move(rules), decoded.body);
+    FetchStep step = Failure(host, h, status, redirects, r, std::move(rules), decoded.body);
+    if (hops > 0 && h.permanent_hops) {
+      // Reached through permanent redirects (RFC 9110 §15.4.2: they may be remembered): the
+      // next attempt asks where they led, not the first URL again.
+      h.redirect_url = std::move(followed);
+      h.hops = hops;
+      h.via_origin = std::move(via);
+    }
+    return step;
   }
   FetchStep step = InForce(h, rules, status);
   h.rules = std::move(rules);

@@ -11,7 +11,8 @@
 //             A Location that is another origin's robots.txt whose rules are in force here
 //             (http://h/robots.txt -> https://h/robots.txt) is not asked again: its rules
 //             are taken, until that copy is due; and rules reached through redirects that
-//             end at another origin's robots.txt are that origin's too when it has none;
+//             end at another origin's robots.txt are that origin's too when it has none. A
+//             failure reached through permanent redirects is tried again where they led;
 //   2xx, 4xx  rules in force until now + ttl (4xx except 429: allow all), with the group's
 //             Crawl-delay and the Sitemap lines (RFC 9309 §2.4);
 //   5xx, 429, timeouts and other network errors: an outage (RFC 9309 §2.3.1.4).
@@ -144,7 +145,8 @@ class RobotsGate {
     Clock::TimePoint outage_since{};  // the outage's first failure (failures > 0)
     std::string redirect_url;         // "" = <host>/robots.txt
     int hops = 0;                     // redirects followed for the current robots.txt
-    std::string via_origin;  // the first other origin whose robots.txt the redirects passed
+    std::string via_origin;       // the first other origin whose robots.txt the redirects passed
+    bool permanent_hops = false;  // every redirect followed was permanent (301, 308)
   };
 
   std::optional<std::string> RedirectTarget(const fetch::FetchResult& r) const;

@@ -498,5 +498,33 @@ TEST_F(RobotsGateTest, ARedirectToAnotherOriginsCachedRobotsTxtIsNotFetchedAgain
   EXPECT_EQ(step.step, RobotsGate::Step::kRedirect);
 }
 
+// A failure reached through permanent redirects is tried again where they led: the
+// http:// robots.txt that moved to https:// is not asked again on every retry.
+TEST_F(RobotsGateTest, AFailureAfterPermanentRedirectsIsRetriedWhereTheyLed) {
+  RobotsGate gate = MakeGate();
+  const std::string https_robots = "https://a.test/robots.txt";
+  auto step =
+      gate.OnFetched(host_, Response(host_ + "/robots.txt", 301, "", {{"Location", https_robots}}));
+  ASSERT_EQ(step.step, RobotsGate::Step::kRedirect);
+  step = gate.OnFetched(host_, Response(https_robots, 503));
+  EXPECT_EQ(step.step, RobotsGate::Step::kRetry);
+  EXPECT_EQ(gate.RobotsUrl(host_), https_robots);
+  EXPECT_TRUE(gate.FollowingRedirects(host_));
+  clock_.Advance(step.retry_after);
+  step = gate.OnFetched(host_, Response(https_robots, 200, "User-agent: *\nDisallow: /x\n"));
+  EXPECT_EQ(step.step, RobotsGate::Step::kRules);
+  EXPECT_EQ(step.also_host, "https://a.test");
+  EXPECT_FALSE(gate.FollowingRedirects(host_));
+  EXPECT_EQ(gate.RobotsUrl(host_), host_ + "/robots.txt");
+  // A temporary redirect is not remembered: the retry starts over.
+  const std::string b = "http://b.test";
+  step =
+      gate.OnFetched(b, Response(b + "/robots.txt", 302, "", {{"Location", "https://b.test/r"}}));
+  ASSERT_EQ(step.step, RobotsGate::Step::kRedirect);
+  step = gate.OnFetched(b, Response("https://b.test/r", 503));
+  EXPECT_EQ(step.step, RobotsGate::Step::kRetry);
+  EXPECT_EQ(gate.RobotsUrl(b), b + "/robots.txt");
+}
+
 }  // namespace
 }  // namespace harvest::crawl
