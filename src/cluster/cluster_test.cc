@@ -8,6 +8,7 @@
 #include <set>
 #include <thread>
 
+#include "base/host_key.h"
 #include "cluster/cluster.h"
 #include "cluster/internal.h"
 #include "redis/testing/local_cluster.h"
@@ -234,6 +235,9 @@ TEST_F(RedisCrawlTest, ANewOwnerGetsEachHostsSavedStateBeforeItsUrls) {
                   .robots = state::RobotsRecord{.status = 200, .body = "User-agent: *"}});
   a->PutHost(h2, {.breaker = state::BreakerRecord{.open = true, .open_until_us = wall + 1}});
   a->PutHost(h3, {.robots = state::RobotsRecord{.status = 404}});
+  // By name: h1's name learnt to upgrade http to https (crawl::HttpsUpgrades).
+  const std::string n1(NameOfHostKey(h1));
+  a->PutHost(n1, {.upgrade = state::UpgradeRecord{.streak = 3, .learnt_until_us = wall + 1}});
   // h1's first URL, h2's and h3's are done; h1/p1 is still in hand when the worker dies.
   for (const frontier::UrlItem& item : got) {
     if (item.url != Item(1, 1).url) a->Done(item, 1000ms, nullptr);
@@ -270,6 +274,11 @@ TEST_F(RedisCrawlTest, ANewOwnerGetsEachHostsSavedStateBeforeItsUrls) {
   EXPECT_EQ(by_host[h2].not_before_us, 0);
   // h3 has no URL queued: its robots.txt record stays in the store.
   EXPECT_FALSE(by_host.contains(h3));
+  // The name's upgrade record, keyed by the name.
+  ASSERT_TRUE(by_host.contains(n1));
+  ASSERT_TRUE(by_host[n1].records.upgrade);
+  EXPECT_EQ(by_host[n1].records.upgrade->streak, 3);
+  EXPECT_EQ(by_host[n1].records.upgrade->learnt_until_us, wall + 1);
   b->Done(again[0], 1000ms, nullptr);
   EXPECT_TRUE(WaitFor([&] { return b->Complete(); }));
   EXPECT_TRUE(b->Stop().ok());

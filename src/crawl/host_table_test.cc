@@ -271,5 +271,34 @@ TEST_F(HostTableTest, UseFromASecondThreadAborts) {
 }
 #endif
 
+// A shared crawl hands a name's http->https record over with its partition, keyed by the
+// name: the new owner upgrades that name's http:// URLs at once, and keeps the record in its
+// state. A name's records go to the shared crawl when they change.
+TEST_F(HostTableTest, TakesANamesUpgradeRecordOverAndSharesItsOwn) {
+  RecordingShared shared;
+  HostTable& t = Table(false, &shared);
+  const int64_t later = clock_.WallMicros() + 3'600'000'000;
+  SharedCrawl::HostHandover h;
+  h.host = "a.test";
+  h.records.upgrade = state::UpgradeRecord{.streak = 3, .learnt_until_us = later};
+  t.HandOver(h);
+  EXPECT_EQ(t.upgrades().Upgrade("http://a.test/x"), "https://a.test/x");
+  EXPECT_FALSE(t.Contains("a.test"));  // a name, not a host key
+  ASSERT_TRUE(db_->Commit().ok());
+  std::optional<state::UpgradeRecord> kept = db_->GetUpgrade("a.test");
+  ASSERT_TRUE(kept.has_value());
+  EXPECT_EQ(kept->learnt_until_us, later);
+  fetch::FetchResult r;
+  r.url = "https://b.test/";
+  r.outcome = fetch::FetchOutcome::kOk;
+  r.status = 200;
+  r.headers = {{"Strict-Transport-Security", "max-age=60"}};
+  t.upgrades().OnResponse(r);
+  ASSERT_FALSE(shared.puts.empty());
+  EXPECT_EQ(shared.puts.back().first, "b.test");
+  ASSERT_TRUE(shared.puts.back().second.upgrade.has_value());
+  EXPECT_GT(shared.puts.back().second.upgrade->hsts_until_us, clock_.WallMicros());
+}
+
 }  // namespace
 }  // namespace harvest::crawl

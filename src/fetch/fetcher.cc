@@ -151,13 +151,13 @@ CurlFetcher::Impl::Impl(FetchOptions options) {
   resolved_.options = std::move(options);
   const FetchOptions& o = resolved_.options;
   resolved_.user_agent = o.user_agent.empty() ? DefaultUserAgent() : o.user_agent;
-  if (!o.ca_file.empty()) {
-    Result<std::shared_ptr<const ExtraRoots>> roots = ExtraRoots::Load(o.ca_file);
-    if (!roots.ok()) {
-      status_ = roots.status();
+  {
+    Result<std::unique_ptr<CaBundle>> bundle = CaBundle::Make(o.ca_file);
+    if (!bundle.ok()) {
+      status_ = bundle.status();
       return;
     }
-    resolved_.extra_roots = std::move(*roots);
+    resolved_.ca_bundle = std::move(*bundle);
   }
   for (const std::string& entry : o.connect_to) {
     if (!ValidConnectTo(entry)) {

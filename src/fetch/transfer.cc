@@ -6,8 +6,13 @@
 
 #include <openssl/err.h>
 #include <openssl/pem.h>
-#include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <optional>
+#include <sstream>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -92,36 +97,61 @@ Transfer::Transfer(FetchRequest request, FetchCallback done)
   result_.url = request_.url;
 }
 
-Result<std::shared_ptr<const ExtraRoots>> ExtraRoots::Load(const std::string& pem_file) {
-  std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new_file(pem_file.c_str(), "r"), &BIO_free);
-  if (!bio) {
-    return Status::InvalidArgument("ca_file " + pem_file + ": " + std::strerror(errno));
-  }
-  std::shared_ptr<ExtraRoots> roots(new ExtraRoots());
-  while (X509* cert = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
-    roots->certs_.push_back(cert);
-  }
-  ERR_clear_error();  // the read that ended the loop (end of file, or garbage after the last)
-  if (roots->certs_.empty()) {
-    return Status::InvalidArgument("ca_file " + pem_file + ": no PEM certificate in it");
-  }
-  return std::shared_ptr<const ExtraRoots>(std::move(roots));
+namespace {
+
+// The whole file, or nullopt when it cannot be read.
+std::optional<std::string> ReadWholeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return std::nullopt;
+  return text.str();
 }
 
-ExtraRoots::~ExtraRoots() {
-  for (void* cert : certs_) X509_free(static_cast<X509*>(cert));
-}
+}  // namespace
 
-CURLcode ExtraRoots::AddTo(CURL*, void* ssl_ctx, void* self) {
-  X509_STORE* store = SSL_CTX_get_cert_store(static_cast<SSL_CTX*>(ssl_ctx));
-  if (store == nullptr) return CURLE_SSL_CERTPROBLEM;
-  for (void* cert : static_cast<const ExtraRoots*>(self)->certs_) {
-    // A certificate already in the store (curl may share one store between contexts) is
-    // not an error.
-    X509_STORE_add_cert(store, static_cast<X509*>(cert));
+Result<std::unique_ptr<CaBundle>> CaBundle::Make(const std::string& extra_pem_file) {
+  const curl_version_info_data* info = curl_version_info(CURLVERSION_NOW);
+  std::optional<std::string> system;
+  std::string system_path;
+  if (info != nullptr && info->cainfo != nullptr) {
+    system_path = info->cainfo;
+    if (access(system_path.c_str(), R_OK) == 0) system = ReadWholeFile(system_path);
   }
+  std::unique_ptr<CaBundle> bundle(new CaBundle());
+  if (extra_pem_file.empty()) {
+    if (!system) return std::unique_ptr<CaBundle>();  // curl's defaults
+    bundle->path_ = system_path;
+    return bundle;
+  }
+  std::optional<std::string> extra = ReadWholeFile(extra_pem_file);
+  if (!extra) {
+    return Status::InvalidArgument("ca_file " + extra_pem_file + ": " + std::strerror(errno));
+  }
+  std::unique_ptr<BIO, decltype(&BIO_free)> bio(
+      BIO_new_mem_buf(extra->data(), static_cast<int>(extra->size())), &BIO_free);
+  X509* first = bio ? PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr) : nullptr;
   ERR_clear_error();
-  return CURLE_OK;
+  if (first == nullptr) {
+    return Status::InvalidArgument("ca_file " + extra_pem_file + ": no PEM certificate in it");
+  }
+  X509_free(first);
+  bundle->fd_ = memfd_create("harvest-ca-bundle", MFD_CLOEXEC);
+  if (bundle->fd_ < 0) return Status::IOError(std::string("memfd_create: ") + std::strerror(errno));
+  const std::string text = system.value_or("") + "\n" + *extra;
+  for (size_t done = 0; done < text.size();) {
+    const ssize_t n = write(bundle->fd_, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return Status::IOError(std::string("CA bundle: write: ") + std::strerror(errno));
+    done += static_cast<size_t>(n);
+  }
+  bundle->path_ = "/proc/self/fd/" + std::to_string(bundle->fd_);
+  return bundle;
+}
+
+CaBundle::~CaBundle() {
+  if (fd_ >= 0) close(fd_);
 }
 
 Transfer::~Transfer() {
@@ -225,10 +255,9 @@ Status Transfer::Configure(const ResolvedOptions& r, int64_t start_wall_us, CURL
   if (!request_.reuse_connection) Set(easy_, CURLOPT_FORBID_REUSE, 1L);
   Set(easy_, CURLOPT_SSL_VERIFYPEER, o.verify_tls ? 1L : 0L);
   Set(easy_, CURLOPT_SSL_VERIFYHOST, o.verify_tls ? 2L : 0L);
-  if (r.extra_roots != nullptr) {
-    Set(easy_, CURLOPT_SSL_CTX_FUNCTION, &ExtraRoots::AddTo);
-    Set(easy_, CURLOPT_SSL_CTX_DATA,
-        const_cast<void*>(static_cast<const void*>(r.extra_roots.get())));
+  if (r.ca_bundle != nullptr) {
+    Set(easy_, CURLOPT_CAINFO, r.ca_bundle->path().c_str());
+    Set(easy_, CURLOPT_CAPATH, static_cast<const char*>(nullptr));
   }
   Set(easy_, CURLOPT_PROXY, o.proxy.c_str());  // "" disables proxies, environment included
   Set(easy_, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L);

@@ -9,34 +9,41 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "fetch/fetch.h"
 
 namespace harvest::fetch {
 
-// FetchOptions::ca_file's certificates, read once; added to the store of every TLS context
-// curl makes (CURLOPT_SSL_CTX_FUNCTION), beside the system's roots.
-class ExtraRoots {
+// The CA certificates every TLS connection of a fetcher verifies against, as one PEM file
+// given to curl as CURLOPT_CAINFO with no CURLOPT_CAPATH: then libcurl builds the store once
+// and keeps it (CURLOPT_CA_CACHE_TIMEOUT, per multi handle) instead of parsing the system's
+// bundle (~140 certificates, milliseconds of CPU) for every new connection, which it does
+// whenever a CA directory is set — Debian's libcurl sets /etc/ssl/certs — or a
+// CURLOPT_SSL_CTX_FUNCTION is. The file is the system's bundle (curl's default CA file), or,
+// with FetchOptions::ca_file, that bundle followed by the extra roots in an in-memory file
+// (memfd) named by /proc/self/fd.
+class CaBundle {
  public:
-  static Result<std::shared_ptr<const ExtraRoots>> Load(const std::string& pem_file);
-  ~ExtraRoots();
-  ExtraRoots(const ExtraRoots&) = delete;
-  ExtraRoots& operator=(const ExtraRoots&) = delete;
-  // CURLOPT_SSL_CTX_FUNCTION: `ssl_ctx` is OpenSSL's SSL_CTX, `self` the ExtraRoots.
-  static CURLcode AddTo(CURL* easy, void* ssl_ctx, void* self);
+  // nullptr (curl's defaults) when there is no extra file and no readable system bundle.
+  // An unreadable extra file, or one without a PEM certificate, is an error naming it.
+  static Result<std::unique_ptr<CaBundle>> Make(const std::string& extra_pem_file);
+  ~CaBundle();
+  CaBundle(const CaBundle&) = delete;
+  CaBundle& operator=(const CaBundle&) = delete;
+  const std::string& path() const { return path_; }
 
  private:
-  ExtraRoots() = default;
-  std::vector<void*> certs_;  // X509*, owned
+  CaBundle() = default;
+  int fd_ = -1;  // the memfd holding system bundle + extra roots, or -1
+  std::string path_;
 };
 
 // Options resolved once per Fetcher and shared by all its transfers.
 struct ResolvedOptions {
   FetchOptions options;
-  std::string user_agent;                         // never empty
-  curl_slist* connect_to = nullptr;               // owned by the Fetcher
-  std::shared_ptr<const ExtraRoots> extra_roots;  // options.ca_file's, or null
+  std::string user_agent;                     // never empty
+  curl_slist* connect_to = nullptr;           // owned by the Fetcher
+  std::shared_ptr<const CaBundle> ca_bundle;  // null: curl's default CA file and directory
 };
 
 // "host[:port]" of an absolute URL, lower-cased, userinfo dropped; the whole string when it
