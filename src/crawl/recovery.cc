@@ -90,12 +90,17 @@ void RecoverWarcs(const std::filesystem::path& out_dir, state::StateDb* db, Craw
     stats->recovered_bytes_cut += r->bytes_cut;
     stats->recovered_cdxj_lines += r->cdxj_lines_added;
     uint64_t digests = 0;
+    static const std::string empty_sha256 = store::PayloadDigest("");
+    static const std::string empty_sha1 = store::PayloadDigest("", store::DigestAlgorithm::kSha1);
     // Responses written but not yet flushed when the process died: their payloads count as
     // stored, so a re-fetch becomes a revisit.
     for (const store::RecoveredRecord& rec : r->unindexed) {
       if (rec.type != "response" || rec.payload_digest.empty()) continue;
-      if (db->FindDigest(rec.payload_digest)) continue;
-      (void)db->PutDigest(rec.payload_digest, {rec.target_uri, rec.date_us, rec.record_id});
+      // An empty payload is indexed by its URL (EmptyPayloadKey).
+      const bool empty = rec.payload_digest == empty_sha256 || rec.payload_digest == empty_sha1;
+      const std::string key = empty ? EmptyPayloadKey(rec.target_uri) : rec.payload_digest;
+      if (db->FindDigest(key)) continue;
+      (void)db->PutDigest(key, {rec.target_uri, rec.date_us, rec.record_id});
       ++digests;
     }
     if (r->bytes_cut > 0 || r->cdxj_lines_added > 0 || digests > 0) {

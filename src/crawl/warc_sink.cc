@@ -246,6 +246,8 @@ state::SeenRecord WarcSink::DoneRecord(StoreTask& task, Change change) {
   return r;
 }
 
+std::string EmptyPayloadKey(std::string_view uri) { return "empty " + std::string(uri); }
+
 // The local index first (this worker's own payloads), then the shared one.
 std::optional<state::DigestRecord> WarcSink::FindDigest(const std::string& digest) {
   if (std::optional<state::DigestRecord> d = db_->FindDigest(digest)) return d;
@@ -281,7 +283,19 @@ void WarcSink::Write(StoreTask& task) {
       task.detail = "HTTP 304: unchanged since " + store::WarcDate(revisit->refers_to_date_us);
     }
   } else {
-    if (!c.payload.empty()) {
+    // An empty payload (a redirect, most often) is the same as every other: only the same
+    // URL's earlier empty response makes it a revisit — e.g. one stored just before a crash
+    // and asked again after the restart, as the crawl does with what was not marked done.
+    const std::string digest_key = c.payload.empty() ? EmptyPayloadKey(c.target_uri) : "";
+    if (c.payload.empty()) {
+      if (std::optional<state::DigestRecord> same = FindDigest(digest_key)) {
+        store::Revisit r;
+        r.refers_to_uri = same->uri;
+        r.refers_to_date_us = same->date_us;
+        r.refers_to_record_id = same->record_id;
+        revisit = std::move(r);
+      }
+    } else {
       if (c.payload_digest.empty()) c.payload_digest = store::PayloadDigest(c.payload);
       if (std::optional<state::DigestRecord> original = FindDigest(c.payload_digest)) {
         store::Revisit r;
@@ -334,6 +348,9 @@ void WarcSink::Write(StoreTask& task) {
     if (!revisit && !metadata_only) {
       if (!c.payload.empty()) {
         records.digest.emplace(c.payload_digest,
+                               state::DigestRecord{c.target_uri, c.fetch_time_us, loc->record_id});
+      } else if (!not_modified) {
+        records.digest.emplace(EmptyPayloadKey(c.target_uri),
                                state::DigestRecord{c.target_uri, c.fetch_time_us, loc->record_id});
       }
       if (task.has_simhash) records.simhash = IndexNearDuplicates(task, *loc);

@@ -60,6 +60,10 @@ struct AttemptTask {
   std::optional<DurablePage> done;
 };
 
+// The payload-digest index key of an empty payload of `uri`: empty payloads are all alike,
+// so they are indexed by URL (a revisit only of the same URL's earlier empty response).
+std::string EmptyPayloadKey(std::string_view uri);
+
 class WarcSink {
  public:
   struct Options {

@@ -17,6 +17,8 @@ const path = require('path');
 
 const NOT_MODIFIED = 'http://netpreserve.org/warc/1.1/revisit/server-not-modified';
 const IDENTICAL = 'http://netpreserve.org/warc/1.1/revisit/identical-payload-digest';
+// sha256 of the empty payload, base32.
+const EMPTY_SHA256 = 'sha256:4OYMIQUY7QOBJGX36TEJS35ZEQT24QPEMSNZGTFESWMRW6CSXBKQ====';
 
 function fail(msg) {
   console.error('check_recrawl: FAIL: ' + msg);
@@ -52,7 +54,10 @@ async function main() {
         e.responses++;
         e.digests.add(digest);
         responseUris.add(uri);
-        responseDigests.set(digest, (responseDigests.get(digest) || 0) + 1);
+        // Empty payloads (redirects: over https, every http:// URL's 301) are all alike: the
+        // crawler stores one per URL, later ones as revisits of it (WarcSink).
+        const key = digest === EMPTY_SHA256 ? `${digest} of ${uri}` : digest;
+        responseDigests.set(key, (responseDigests.get(key) || 0) + 1);
       } else if (type === 'revisit') {
         const profile = record.warcHeaders.headers.get('WARC-Profile');
         if (profile === NOT_MODIFIED) {
