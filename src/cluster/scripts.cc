@@ -98,7 +98,8 @@ return n
 // owner had taken back at the front of its queue. Returns false when held, else {token,
 // given up on purpose (1|0), quiet wall ms, URLs put back, the hosts of those URLs, the host
 // records (field, value, ...)}: every politeness, breaker and (by host name) http->https
-// upgrade record, and the robots.txt records of the hosts with URLs queued (the others fetch theirs again if they get URLs).
+// upgrade record, and the robots.txt records of the hosts with URLs queued (the others fetch theirs
+// again if they get URLs).
 constexpr const char* kAcquire = R"lua(
 if redis.call('EXISTS', KEYS[1]) == 1 then return false end
 local e = redis.call('INCR', KEYS[2])
