@@ -184,7 +184,9 @@ void Admitter::AdmitLinks(std::vector<PageLinks>* batch) {
 
 std::optional<FoundLink> Admitter::UpgradedTwin(const FoundLink& link) {
   if (!link.url.starts_with("http://")) return std::nullopt;
-  std::optional<std::string> https = hosts_->upgrades().Upgrade(link.url);
+  const bool default_port = link.origin().size() == 7 + link.host().size();
+  std::optional<std::string> https =
+      hosts_->upgrades().UpgradeParsed(link.url, link.host(), default_port);
   if (!https) return std::nullopt;
   std::optional<url::Url> u = url::ParseCanonical(*https, nullptr, opts_.canon);
   if (!u) return std::nullopt;

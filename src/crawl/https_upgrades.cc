@@ -42,6 +42,7 @@ HttpsUpgrades::HttpsUpgrades(Options options, Clock* clock, state::StateDb* db, 
       clock_(clock),
       db_(db),
       shared_(shared),
+      any_records_(options.resumed && db != nullptr),
       any_include_subdomains_(options.resumed && db != nullptr) {}
 
 void HttpsUpgrades::TrimCache() {
@@ -87,16 +88,24 @@ bool HttpsUpgrades::HstsCovers(std::string_view name, int64_t now_us) {
 
 std::optional<std::string> HttpsUpgrades::Upgrade(std::string_view url, std::string* why) {
   HARVEST_ASSERT_ON_THREAD(thread_);
-  if (!url.starts_with("http://")) return std::nullopt;
+  if (!any_records_ || !url.starts_with("http://")) return std::nullopt;
   std::optional<url::Url> u = url::Parse(url);
-  if (!u || u->scheme() != "http" || u->host().empty() || IsIpLiteral(u->host())) {
-    return std::nullopt;
-  }
+  if (!u || u->scheme() != "http") return std::nullopt;
+  return UpgradeParsed(u->href(), u->host(), u->port() == -1, why);
+}
+
+std::optional<std::string> HttpsUpgrades::UpgradeParsed(std::string_view href,
+                                                        std::string_view host, bool default_port,
+                                                        std::string* why) {
+  HARVEST_ASSERT_ON_THREAD(thread_);
+  // A crawl in which no name ever upgraded pays nothing per link.
+  if (!any_records_ || !href.starts_with("http://")) return std::nullopt;
+  if (host.empty() || IsIpLiteral(host)) return std::nullopt;
   const int64_t now_us = clock_->WallMicros();
   const char* reason = nullptr;
-  if (HstsCovers(u->host(), now_us)) {
+  if (HstsCovers(host, now_us)) {
     reason = "hsts";
-  } else if (const state::UpgradeRecord* r = u->port() == -1 ? Find(u->host(), false) : nullptr;
+  } else if (const state::UpgradeRecord* r = default_port ? Find(host, false) : nullptr;
              r && r->learnt_until_us > now_us) {
     reason = "learnt";
   }
@@ -105,7 +114,7 @@ std::optional<std::string> HttpsUpgrades::Upgrade(std::string_view url, std::str
   ++stats_.rewritten;
   // RFC 6797 §8.3: the scheme becomes https, port 80 (implied: a parsed URL drops it) 443,
   // any other port is kept.
-  return "https://" + u->href().substr(u->scheme().size() + 3);
+  return "https://" + std::string(href.substr(7));
 }
 
 void HttpsUpgrades::OnResponse(const fetch::FetchResult& r) {
@@ -173,10 +182,12 @@ void HttpsUpgrades::OnResponse(const fetch::FetchResult& r) {
 void HttpsUpgrades::HandOver(const std::string& name, const state::UpgradeRecord& record) {
   HARVEST_ASSERT_ON_THREAD(thread_);
   *Find(name, /*create=*/true) = record;
+  any_records_ = true;
   any_include_subdomains_ = any_include_subdomains_ || record.include_subdomains;
 }
 
 void HttpsUpgrades::Save(const std::string& name, const state::UpgradeRecord& record) {
+  any_records_ = true;
   if (db_ != nullptr) {
     db_->PutUpgrade(name, record);
     db_->NoteHostEvicted(name);  // Find reads the name back after the cache is emptied

@@ -70,6 +70,10 @@ class HttpsUpgrades {
   // The https:// twin of `url` when it is an http:// URL of a host known to upgrade; `why`
   // (optional) gets "hsts" or "learnt". nullopt for anything else.
   std::optional<std::string> Upgrade(std::string_view url, std::string* why = nullptr);
+  // The same for a parsed http URL: its serialization, host and whether its port is the
+  // default (admission's links come parsed). Costs nothing while no name has a record.
+  std::optional<std::string> UpgradeParsed(std::string_view href, std::string_view host,
+                                           bool default_port, std::string* why = nullptr);
   // A response to one of the crawl's requests (pages, robots.txt, redirect hops): HSTS
   // headers, same-path upgrades and their absence. Failed requests teach nothing.
   void OnResponse(const fetch::FetchResult& r);
@@ -95,6 +99,8 @@ class HttpsUpgrades {
   SharedCrawl* const shared_;
   ThreadChecker thread_;
   std::unordered_map<std::string, state::UpgradeRecord> cache_;
+  // Some name has a record (saved in this run, handed over, or a resumed crawl's state).
+  bool any_records_ = false;
   // Names with includeSubDomains in force were seen: parents are looked up.
   bool any_include_subdomains_ = false;
   Stats stats_;
