@@ -265,6 +265,10 @@ TEST_F(HostTableTest, RecordsGoToTheSharedCrawl) {
 
 #ifndef NDEBUG
 TEST_F(HostTableTest, UseFromASecondThreadAborts) {
+  // The crawl state's threads (RocksDB's, the committer) run beside the test: a forked child
+  // may inherit a lock one of them held and hang (it did under ASan). "threadsafe" runs the
+  // death test in a fresh process of this binary instead.
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
   HostTable& t = Table();
   t.Ensure("http://a.test");  // binds the table to this thread
   EXPECT_DEATH(std::thread([&] { t.Ensure("http://b.test"); }).join(), "CalledOnValidThread");
