@@ -173,6 +173,16 @@ void Loop::OnReadable(Conn& c) {
   if (c.state == State::kReading) TryParse(c);
 }
 
+void Loop::OpenEntry(Conn& c) {
+  c.entry = LogEntry();
+  c.entry.ip = c.ip;
+  c.entry.start_us = RequestStart(c);
+  c.entry.conn = c.id;
+  c.entry.https = c.tls != nullptr;
+  c.entry_open = true;
+  c.last_send_us = 0;
+}
+
 void Loop::TryParse(Conn& c) {
   size_t end = c.in.find("\r\n\r\n");
   if (end == std::string::npos) {
@@ -180,13 +190,7 @@ void Loop::TryParse(Conn& c) {
       c.pending = Response();
       c.pending.status = 431;
       c.pending.close = true;
-      c.entry = LogEntry();
-      c.entry.ip = c.ip;
-      c.entry.start_us = RequestStart(c);
-      c.last_send_us = 0;
-      c.entry.conn = c.id;
-      c.entry.https = c.tls != nullptr;
-      c.entry_open = true;
+      OpenEntry(c);
       c.in.clear();
       StartResponse(c);
     }
@@ -200,17 +204,11 @@ void Loop::TryParse(Conn& c) {
   if (ok && content_length <= kMaxBodyBytes && c.in.size() < total) return;  // body pending
   if (ok && content_length <= kMaxBodyBytes) req.body = c.in.substr(end + 4, content_length);
   c.in.erase(0, std::min(total, c.in.size()));
-  c.entry = LogEntry();
-  c.entry.ip = c.ip;
   // Bytes after this request (pipelined) keep the time of the read that began it: an early
   // start, the strict side for an audit of the gaps.
-  c.entry.start_us = RequestStart(c);
-  c.last_send_us = 0;
-  c.entry.conn = c.id;
-  c.entry.https = c.tls != nullptr;
+  OpenEntry(c);
   c.entry.path = req.target;
   c.entry.host = req.host;
-  c.entry_open = true;
   if (!ok || content_length > kMaxBodyBytes) {
     c.pending = Response();
     c.pending.status = ok ? 413 : 400;

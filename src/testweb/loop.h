@@ -112,6 +112,8 @@ class Loop final : public H2Session::Delegate {
   // The logged start of the request now parsed: its bytes' kernel receive time, which is on
   // the real wall clock, so only when the server runs on that; never later than now.
   int64_t RequestStart(const Conn& c) { return RequestStart(c.head_rx_us); }
+  // A new log entry for the request now read on `c` (its start, address, connection, scheme).
+  void OpenEntry(Conn& c);
 
   // ---- TLS and HTTP/2 (loop_tls.cc) ----
   // Peeks at the first byte: a TLS record makes the connection TLS. False when it closed or
