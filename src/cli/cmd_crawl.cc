@@ -49,6 +49,7 @@ struct CrawlFlags {
   ClusterFlags cluster;
   MetadataFlags metadata;  // --metadata (docs/metadata.md)
   std::optional<int64_t> delay_ms, max_depth, max_pages, workers, per_ip_limit;
+  std::optional<int64_t> host_daily_quota, max_backlog;
   std::optional<std::string> scope;  // "any", "host" or "site" (checked when parsed)
   // Durations (checked when parsed).
   std::optional<std::string> refresh_window, stop_after, max_interval;
@@ -91,6 +92,12 @@ void WriteSummaryJson(const std::string& path, const crawl::CrawlStats& stats,
       << ",\"warc_bytes\":" << stats.warc_bytes << ",\"outcomes\":" << stats.outcomes
       << ",\"hosts_resident_peak\":" << stats.hosts_resident_peak
       << ",\"hosts_evicted\":" << stats.hosts_evicted << ",\"unparked\":" << stats.unparked
+      << ",\"deferred\":" << stats.deferred << ",\"released\":" << stats.released
+      << ",\"deferred_waiting\":" << stats.deferred_waiting
+      << ",\"backlog_refused\":" << stats.backlog_refused
+      << ",\"hosts_deferred\":" << stats.hosts_deferred
+      << ",\"hosts_over_quota\":" << stats.hosts_over_quota
+      << ",\"quota_waits\":" << stats.quota_waits
       << ",\"depth_lowered\":" << stats.depth_lowered << ",\"lease_waits\":" << stats.lease_waits
       << ",\"upgraded\":" << stats.upgraded << ",\"hsts_hosts\":" << stats.hsts_hosts
       << ",\"learnt_hosts\":" << stats.learnt_hosts << ",\"still_queued\":" << stats.still_queued
@@ -166,6 +173,8 @@ int RunCrawl(const CrawlFlags& f) {
   options.out_dir = out;
   if (f.delay_ms) options.frontier.default_delay = std::chrono::milliseconds(*f.delay_ms);
   if (f.max_depth) options.scope.max_depth = static_cast<int>(*f.max_depth);
+  if (f.host_daily_quota) options.traps.host_daily_quota = static_cast<uint64_t>(*f.host_daily_quota);
+  if (f.max_backlog) options.traps.max_backlog = static_cast<uint64_t>(*f.max_backlog);
   if (f.max_pages) options.max_pages = static_cast<uint64_t>(*f.max_pages);
   if (f.workers) options.workers = static_cast<int>(*f.workers);
   if (f.scope && !frontier::ParseScopeMode(*f.scope, &options.scope.mode)) {
@@ -314,6 +323,14 @@ CommandRegistration reg(
       app->add_option("--max-depth", f->max_depth, "Maximum link depth from a seed (default 10)")
           ->check(IntRange(0, kMaxDepth));
       app->add_option("--max-pages", f->max_pages, "Stop after this many page fetches (0 = none)")
+          ->check(IntRange(0, kMaxPages));
+      app->add_option("--host-daily-quota", f->host_daily_quota,
+                      "Pages fetched per host name per UTC day; a host at it waits for the "
+                      "next day, its new URLs deferred on disk (default 100000, 0 = none)")
+          ->check(IntRange(0, kMaxPages));
+      app->add_option("--max-backlog", f->max_backlog,
+                      "Deferred URLs a host over its budget may have waiting on disk; beyond, "
+                      "its new URLs are refused as trap-backlog-cap (default 1000000)")
           ->check(IntRange(0, kMaxPages));
       app->add_option("--scope", f->scope,
                       "Hosts to follow links to: any, host (the seeds' host names) or site "

@@ -50,6 +50,11 @@ Admitter::Admitter(const CrawlOptions& opts, Clock* clock, state::StateDb* db,
       host_weights_(opts.priority.hosts),
       admitted_depth_(std::bit_ceil(std::max<size_t>(opts.seen.recent_cache, 1))) {
   admission_.SetCounterStore(&counter_store_, opts.host_cache);
+  // A resumed crawl's backlogs: looked at in the first loop turn.
+  for (const auto& [name, n] : db->DeferredHosts()) {
+    admission_.RestoreBacklog(name, n);
+    release_check_.insert(name);
+  }
 }
 
 void Admitter::Counters::AddTo(CrawlStats* stats) const {
@@ -59,11 +64,123 @@ void Admitter::Counters::AddTo(CrawlStats* stats) const {
   stats->depth_lowered += depth_lowered;
   stats->sitemap_hints += sitemap_hints;
   stats->unparked += unparked;
+  stats->deferred += deferred;
+  stats->released += released;
+  stats->backlog_refused += backlog_refused;
+  stats->hosts_deferred += hosts_deferred;
 }
 
 void Admitter::NoteFetched(std::string_view host_name) {
   HARVEST_ASSERT_ON_THREAD(thread_);
   admission_.NoteFetched(host_name);
+  if (!admission_.backlogs().empty() && admission_.backlogs().contains(host_name)) {
+    release_check_.emplace(host_name);
+  }
+}
+
+bool Admitter::MayFetch(std::string_view host_name) {
+  HARVEST_ASSERT_ON_THREAD(thread_);
+  return admission_.MayFetch(host_name);
+}
+
+int64_t Admitter::NextDayMicros() const {
+  HARVEST_ASSERT_ON_THREAD(thread_);
+  return admission_.NextDayMicros();
+}
+
+uint64_t Admitter::deferred() const {
+  HARVEST_ASSERT_ON_THREAD(thread_);
+  return db_->deferred();
+}
+
+size_t Admitter::hosts_throttled() const {
+  HARVEST_ASSERT_ON_THREAD(thread_);
+  return admission_.backlogs().size();
+}
+
+size_t Admitter::hosts_over_quota() const {
+  HARVEST_ASSERT_ON_THREAD(thread_);
+  return admission_.hosts_over_quota();
+}
+
+Admitter::HostBudget Admitter::BudgetOf(std::string_view host_name) {
+  HARVEST_ASSERT_ON_THREAD(thread_);
+  const std::string name = ToLowerAscii(host_name);
+  HostBudget b;
+  b.counters = admission_.CountersOf(name);
+  b.budget = admission_.BudgetOf(name);
+  if (auto it = admission_.backlogs().find(name); it != admission_.backlogs().end()) {
+    b.backlog = it->second;
+  }
+  return b;
+}
+
+void Admitter::Defer(frontier::UrlItem item, frontier::AdmitVerdict why) {
+  const std::string name(NameOfHostKey(item.host));
+  auto [it, first] = backlog_origin_.try_emplace(name, item.host);
+  if (first) {
+    ++counters_.hosts_deferred;
+    spdlog::info("host {} is over its {} budget: its new URLs are deferred on disk and "
+                 "admitted as its fetches catch up{}",
+                 name,
+                 why == frontier::AdmitVerdict::kDeferredQuota ? "daily fetch quota"
+                                                                : "discovery ratio",
+                 why == frontier::AdmitVerdict::kDeferredQuota ? " (the next UTC day)" : "");
+  } else if (it->second != item.host) {
+    it->second = item.host;
+  }
+  ++counters_.deferred;
+  db_->Defer(name, item);
+}
+
+std::string Admitter::BacklogFullDetail(std::string_view name) {
+  const HostBudget b = BudgetOf(name);
+  return "the backlog of " + std::string(name) + " is full (" + std::to_string(b.backlog) +
+         " URLs deferred, limit traps.max_backlog " + std::to_string(opts_.traps.max_backlog) +
+         "; budget " + frontier::BudgetName(b.budget) + ": " +
+         std::to_string(b.counters.admitted) + " admitted, " +
+         std::to_string(b.counters.fetched) + " fetched, " +
+         std::to_string(b.counters.fetched_today) + " today)";
+}
+
+void Admitter::ReleaseDeferred() {
+  HARVEST_ASSERT_ON_THREAD(thread_);
+  if (admission_.backlogs().empty()) {
+    release_check_.clear();
+    return;
+  }
+  const int64_t day = clock_->WallMicros() / (int64_t{86'400} * 1'000'000);
+  if (day != release_day_) {
+    // A new day: every daily quota starts again.
+    release_day_ = day;
+    for (const auto& [name, n] : admission_.backlogs()) release_check_.insert(name);
+  }
+  if (release_check_.empty()) return;
+  // A batch per host and turn: a big backlog comes in as its host's fetches go on.
+  constexpr uint64_t kBatch = 1000;
+  std::vector<std::string> again;
+  for (const std::string& name : release_check_) {
+    auto origin = backlog_origin_.find(name);
+    // After a restart the origin is not known until a URL is deferred again: an unknown
+    // host counts as idle (it has a batch at most).
+    const bool idle = origin == backlog_origin_.end() || frontier_->HostIdle(origin->second);
+    const uint64_t n = std::min(admission_.Releasable(name, idle), kBatch);
+    if (n == 0) continue;
+    const size_t taken =
+        db_->TakeDeferred(name, n, [this](frontier::UrlItem item) { AddOrPark(std::move(item)); });
+    counters_.released += taken;
+    admission_.NoteReleased(name, taken);
+    if (taken < n) {
+      admission_.ClearBacklog(name);  // the disk had fewer than counted
+    } else if (n == kBatch) {
+      again.push_back(name);  // more may be allowed
+    }
+  }
+  release_check_.clear();
+  for (std::string& name : again) release_check_.insert(std::move(name));
+  for (auto it = backlog_origin_.begin(); it != backlog_origin_.end();) {
+    it = admission_.backlogs().contains(it->first) ? std::next(it) : backlog_origin_.erase(it);
+  }
 }
 
 void Admitter::SaveChanged() {
@@ -157,7 +274,10 @@ frontier::AdmitVerdict Admitter::AdmitSeed(const FoundLink& link, std::optional<
   // A seed: under --scope host|site it brings its host or site in.
   admission_.AddSeed(link.host(), link.registrable_domain());
   const frontier::AdmitVerdict v = AdmitFrom(link, nullptr, priority);
-  if (v == frontier::AdmitVerdict::kAccept) ++counters_.seeds;
+  if (v == frontier::AdmitVerdict::kAccept || v == frontier::AdmitVerdict::kDeferredRatio ||
+      v == frontier::AdmitVerdict::kDeferredQuota) {
+    ++counters_.seeds;
+  }
   return v;
 }
 
@@ -247,23 +367,29 @@ frontier::AdmitVerdict Admitter::AdmitFrom(const FoundLink& found, const frontie
       (resumed_ || depth < admitted_depth || admitted_depth == 255)) {
     db_->NoteDepth(link.fp, depth);
   }
-  if (v == frontier::AdmitVerdict::kAccept) {
+  const bool deferred = v == frontier::AdmitVerdict::kDeferredRatio ||
+                        v == frontier::AdmitVerdict::kDeferredQuota;
+  if (v == frontier::AdmitVerdict::kAccept || deferred) {
     admitted_depth = static_cast<uint8_t>(std::max<int>(admitted_depth, std::min(depth, 255)));
   }
-  if (v != frontier::AdmitVerdict::kAccept) {
+  if (v != frontier::AdmitVerdict::kAccept && !deferred) {
     ++counters_.rejected;
     switch (v) {
       case frontier::AdmitVerdict::kSeen:
       case frontier::AdmitVerdict::kOutOfScope:
       case frontier::AdmitVerdict::kTooDeep:
         break;  // counted by admission; too common to log one line each
+      case frontier::AdmitVerdict::kTrapBacklogCap:
+        ++counters_.backlog_refused;
+        Record(link.url, frontier::VerdictName(v), BacklogFullDetail(NameOfHostKey(link.origin())));
+        break;
       default:
         Record(link.url, frontier::VerdictName(v),
                source != nullptr ? "linked from " + source->url : "seed");
     }
     return v;
   }
-  ++counters_.admitted;
+  if (!deferred) ++counters_.admitted;
   frontier::UrlItem item;
   item.url = link.url;
   item.host = link.origin();
@@ -273,6 +399,10 @@ frontier::AdmitVerdict Admitter::AdmitFrom(const FoundLink& found, const frontie
   item.via = source != nullptr ? source->url : "";
   item.hops = hops;
   item.sitemap = link.sitemap;
+  if (deferred) {
+    Defer(std::move(item), v);
+    return v;
+  }
   if (opts_.shared != nullptr) {
     opts_.shared->Admit(std::move(item));  // its owner's frontier takes it (ConsumeShared)
   } else {

@@ -3,7 +3,9 @@
 // set) and, accepted, into the frontier with their priority class (in-link counts, host
 // weights, sitemaps); a URL of a host with no room in RAM waits in the crawl state (parked)
 // until eviction makes room (§1.5); a link that reaches a known URL by a shorter path notes
-// that depth; a sitemap's <lastmod>/<changefreq> may bring a recrawl forward.
+// that depth; a sitemap's <lastmod>/<changefreq> may bring a recrawl forward. A host over its
+// budget (discovery ratio, daily fetch quota) has its new URLs deferred on disk and released
+// as its fetches catch up or the next day comes (docs/admission.md "Budgets").
 //
 // It owns the seen set, admission (with its per-host counters in the crawl state) and the
 // priority inputs. Thread-safety: event-loop-only; every method asserts it runs on the
@@ -15,6 +17,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "base/clock.h"
@@ -41,6 +45,10 @@ class Admitter {
     uint64_t depth_lowered = 0;
     uint64_t sitemap_hints = 0;
     uint64_t unparked = 0;
+    uint64_t deferred = 0;        // URLs deferred (over their host's budget)
+    uint64_t released = 0;        // deferred URLs admitted since
+    uint64_t backlog_refused = 0;  // refused: their host's backlog was full
+    uint64_t hosts_deferred = 0;  // hosts that had URLs deferred in this run
     void AddTo(CrawlStats* stats) const;
   };
 
@@ -65,9 +73,28 @@ class Admitter {
   // Parked URLs enter the frontier, host by host, once eviction has made room (a loop turn).
   void ActivateParked();
 
-  // Admission's side: a page of the host (by name) was fetched (the discovery ratio); its
-  // changed per-host counters to the state; the resident counters trimmed (bounded memory).
+  // Admission's side: a page of the host (by name) was fetched (the discovery ratio, the
+  // daily quota); its changed per-host counters to the state; the resident counters trimmed
+  // (bounded memory).
   void NoteFetched(std::string_view host_name);
+  // False while the name's daily fetch quota is reached (then no request before
+  // NextDayMicros()).
+  bool MayFetch(std::string_view host_name);
+  int64_t NextDayMicros() const;
+  // Deferred URLs enter the frontier as their hosts' budgets allow (a loop turn): hosts
+  // with a backlog that fetched since the last call, or all of them when a new day began.
+  void ReleaseDeferred();
+  // URLs deferred on disk now; hosts with some; hosts that reached their daily quota today.
+  uint64_t deferred() const;
+  size_t hosts_throttled() const;
+  size_t hosts_over_quota() const;
+  // A host's budget for the admin API: its counters, budget and backlog.
+  struct HostBudget {
+    frontier::HostCounters counters;
+    frontier::Budget budget = frontier::Budget::kOpen;
+    uint64_t backlog = 0;
+  };
+  HostBudget BudgetOf(std::string_view host_name);
   void SaveChanged();
   void TrimResident();
   // A resumed crawl's seen fingerprint into the seen set's filter.
@@ -102,6 +129,10 @@ class Admitter {
   int PriorityOf(const FoundLink& link, int depth, bool seed) const;
   void ApplySitemapHint(const FoundLink& link);
   void Record(std::string_view url, std::string_view outcome, std::string_view detail);
+  // A URL over its host's budget (verdict kDeferred*) into the host's backlog on disk.
+  void Defer(frontier::UrlItem item, frontier::AdmitVerdict why);
+  // The detail of a trap-backlog-cap outcome.
+  std::string BacklogFullDetail(std::string_view name);
 
   const CrawlOptions& opts_;
   Clock* const clock_;
@@ -122,6 +153,12 @@ class Admitter {
   // admitted by, and notes nothing. One byte per dedup.seen_cache entry (rounded up to a
   // power of two).
   ZeroedArray<uint8_t> admitted_depth_;
+  // Names with a backlog to look at in the next ReleaseDeferred (they fetched, or were
+  // restored), and the UTC day it last ran (a new day looks at every backlog).
+  std::unordered_set<std::string> release_check_;
+  int64_t release_day_ = -1;
+  // The origin of a name's latest deferred URL: whether the host is idle (Releasable).
+  std::unordered_map<std::string, std::string> backlog_origin_;
   Counters counters_;
 };
 

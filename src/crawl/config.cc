@@ -263,8 +263,10 @@ const std::map<std::string, Setter>& Keys() {
       {"traps.max_url_length", Int("traps.max_url_length", 16, 1 << 20, [](auto* o, int64_t v) { o->traps.max_url_length = v; })},
       {"traps.max_query_params", Int("traps.max_query_params", 0, 10000, [](auto* o, int64_t v) { o->traps.max_query_params = v; })},
       {"traps.max_repeated_segment", Int("traps.max_repeated_segment", 2, 1000, [](auto* o, int64_t v) { o->traps.max_repeated_segment = v; })},
-      {"traps.host_daily_quota", Int("traps.host_daily_quota", 1, kBig, [](auto* o, int64_t v) { o->traps.host_daily_quota = v; })},
-      {"traps.max_discovery_ratio", Double("traps.max_discovery_ratio", 1, 1e9, [](auto* o, double v) { o->traps.max_discovery_ratio = v; })},
+      {"traps.host_daily_quota", Int("traps.host_daily_quota", 0, kBig, [](auto* o, int64_t v) { o->traps.host_daily_quota = v; })},
+      {"traps.max_discovery_ratio", Double("traps.max_discovery_ratio", 0, 1e9, [](auto* o, double v) { o->traps.max_discovery_ratio = v; })},
+      {"traps.discovery_ratio_after", Int("traps.discovery_ratio_after", 0, kBig, [](auto* o, int64_t v) { o->traps.discovery_ratio_after = v; })},
+      {"traps.max_backlog", Int("traps.max_backlog", 0, kBig, [](auto* o, int64_t v) { o->traps.max_backlog = v; })},
       // [dedup]
       {"dedup.expected_urls", Int("dedup.expected_urls", 1000, kMaxExpectedUrls, [](auto* o, int64_t v) { o->seen.expected_urls = v; })},
       {"dedup.seen_cache", Int("dedup.seen_cache", 0, int64_t{1} << 32, [](auto* o, int64_t v) { o->seen.recent_cache = v; })},

@@ -271,6 +271,15 @@ struct CrawlStats {
   uint64_t hosts_evicted = 0;        // evictions from RAM in this run
   uint64_t hosts_reloaded = 0;       // evicted hosts met again and reloaded from the state
   uint64_t unparked = 0;             // URLs that waited on disk for room in the host table (parked)
+  // Budgets (docs/admission.md "Budgets"): URLs of hosts over their discovery ratio or
+  // daily fetch quota wait on disk (deferred) and are admitted later (released).
+  uint64_t deferred = 0;          // URLs deferred in this run
+  uint64_t released = 0;          // deferred URLs admitted in this run
+  uint64_t deferred_waiting = 0;  // deferred URLs still waiting on disk at the end
+  uint64_t backlog_refused = 0;   // URLs refused because their host's backlog was full
+  uint64_t hosts_deferred = 0;    // hosts that had URLs deferred in this run
+  uint64_t hosts_over_quota = 0;  // hosts that reached their daily fetch quota (today)
+  uint64_t quota_waits = 0;       // leases put back until the next day (daily quota reached)
   uint64_t depth_lowered = 0;        // pages whose links were followed from a shorter path than
                                      // the one they were admitted by (docs/architecture.md §1.5)
   // http -> https without a request (docs/politeness.md "http and https").

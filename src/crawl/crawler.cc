@@ -143,7 +143,10 @@ Status Crawler::Impl::Run(const std::vector<std::string>& seeds) {
     CheckStopAfter();
     StartDue();
     EvictHosts();
-    if (!stop_.load() && !issuer_->page_limit_reached()) admitter_->ActivateParked();
+    if (!stop_.load() && !issuer_->page_limit_reached()) {
+      admitter_->ReleaseDeferred();
+      admitter_->ActivateParked();
+    }
     (void)db_->Commit();  // errors are sticky in db_->status() and logged
     commands.RunAll();    // e.g. seeds injected while the crawl was about to finish
     if (Finished()) break;
@@ -167,7 +170,8 @@ Status Crawler::Impl::Finish() {
     // Stopped early (page limit, signal): what is still queued stays queued in the crawl
     // state — it is not final, the next run of the same command crawls it — so it is counted
     // for the summary, not drained (a large crawl may hold millions of queued URLs on disk).
-    stats_.still_queued = frontier_->queued() + frontier_->retries_pending() + db_->parked();
+    stats_.still_queued =
+        frontier_->queued() + frontier_->retries_pending() + db_->parked() + db_->deferred();
     if (stats_.still_queued > 0) {
       spdlog::info("{} URLs still queued in {}; run the same command again to resume",
                    stats_.still_queued, opts_.out_dir.string());
@@ -295,7 +299,10 @@ bool Crawler::Impl::Finished() const {
     // A worker of a shared crawl ends with the whole crawl, not when its own queues run dry.
     return frontier_->Idle() && db_->parked() == 0 && opts_.shared->Complete();
   }
-  return frontier_->Idle() && db_->parked() == 0 && !recrawler_->DueNow();
+  // Deferred URLs are admitted as their hosts' budgets allow (a host idle at once; one at
+  // its daily quota the next UTC day): not complete before.
+  return frontier_->Idle() && db_->parked() == 0 && db_->deferred() == 0 &&
+         !recrawler_->DueNow();
 }
 
 std::chrono::microseconds Crawler::Impl::PollTimeout() const {
@@ -358,6 +365,8 @@ CrawlStats Crawler::Impl::CollectStats() const {
   } else {
     s.next_due_in_s = -1;
   }
+  s.deferred_waiting = db_->deferred();
+  s.hosts_over_quota = admitter_->hosts_over_quota();
   s.warc_bytes = sink_->bytes_written();
   s.outcomes = outcomes_.count();
   s.output_paused = sink_->paused();

@@ -79,6 +79,8 @@ Result<admin::SeedResult> OperatorControl::InjectSeeds(const admin::SeedRequest&
     const frontier::AdmitVerdict v = parts_.admitter->AdmitSeed(link, request.priority);
     switch (v) {
       case frontier::AdmitVerdict::kAccept:
+      case frontier::AdmitVerdict::kDeferredRatio:  // queued in its host's backlog
+      case frontier::AdmitVerdict::kDeferredQuota:
         ++result.queued;
         break;
       case frontier::AdmitVerdict::kSeen:

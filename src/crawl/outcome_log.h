@@ -30,7 +30,7 @@
 namespace harvest::crawl {
 
 // Every outcome the crawl records, spelled as in outcomes.jsonl.
-inline constexpr std::array<std::string_view, 16> kOutcomeNames = {"fetched",
+inline constexpr std::array<std::string_view, 15> kOutcomeNames = {"fetched",
                                                                    "revisit",
                                                                    "not-modified",
                                                                    "disallowed",
@@ -43,8 +43,7 @@ inline constexpr std::array<std::string_view, 16> kOutcomeNames = {"fetched",
                                                                    "trap-long-url",
                                                                    "trap-many-params",
                                                                    "trap-repeated-segment",
-                                                                   "trap-quota",
-                                                                   "trap-discovery-ratio",
+                                                                   "trap-backlog-cap",
                                                                    "not-stored"};
 bool IsOutcomeName(std::string_view name);
 

@@ -53,11 +53,13 @@ TEST(OutcomeNames, DocsListExactlyTheCodesOutcomes) {
 TEST(OutcomeNames, TrapVerdictsAreOutcomeNames) {
   using frontier::AdmitVerdict;
   for (AdmitVerdict v : {AdmitVerdict::kTrapLongUrl, AdmitVerdict::kTrapManyParams,
-                         AdmitVerdict::kTrapRepeatedSegment, AdmitVerdict::kTrapQuota,
-                         AdmitVerdict::kTrapDiscoveryRatio}) {
+                         AdmitVerdict::kTrapRepeatedSegment, AdmitVerdict::kTrapBacklogCap}) {
     EXPECT_TRUE(IsOutcomeName(frontier::VerdictName(v))) << frontier::VerdictName(v);
   }
-  EXPECT_FALSE(IsOutcomeName("trap_quota"));
+  // A deferred URL has no outcome yet: it is admitted later.
+  EXPECT_FALSE(IsOutcomeName(frontier::VerdictName(AdmitVerdict::kDeferredRatio)));
+  EXPECT_FALSE(IsOutcomeName(frontier::VerdictName(AdmitVerdict::kDeferredQuota)));
+  EXPECT_FALSE(IsOutcomeName("trap_backlog_cap"));
 }
 
 }  // namespace

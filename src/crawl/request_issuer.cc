@@ -19,6 +19,7 @@ void RequestIssuer::Counters::AddTo(CrawlStats* stats) const {
   stats->recrawls += recrawls;
   stats->conditional += conditional;
   stats->lease_waits += lease_waits;
+  stats->quota_waits += quota_waits;
 }
 
 Status RequestIssuer::Setup() {
@@ -92,6 +93,16 @@ void RequestIssuer::HandleLease(frontier::Lease lease) {
     return;
   }
   if (UpgradeLeased(lease)) return;
+  if (!parts_.admitter->MayFetch(NameOfHostKey(lease.item.host))) {
+    // The name's daily fetch quota is reached (docs/admission.md "Budgets"): no request
+    // before the next UTC day; the URL waits at the front of its queue.
+    const int64_t wait_us =
+        std::max<int64_t>(parts_.admitter->NextDayMicros() - parts_.clock->WallMicros(), 1000);
+    parts_.frontier->Complete(lease, {.kind = frontier::CompletionKind::kRequeue,
+                                      .retry_after = std::chrono::milliseconds(wait_us / 1000 + 1)});
+    ++counters_.quota_waits;
+    return;
+  }
   const HostTable::Host& host = parts_.hosts->Ensure(lease.item.host);
   if (!host.dead_reason.empty()) {
     parts_.recrawler->LeftFrontier(lease.item);

@@ -45,6 +45,7 @@ class RequestIssuer {
     uint64_t recrawls = 0;
     uint64_t conditional = 0;
     uint64_t lease_waits = 0;
+    uint64_t quota_waits = 0;  // leases put back: their host's daily fetch quota was reached
     void AddTo(CrawlStats* stats) const;
   };
   struct Parts {

@@ -114,6 +114,18 @@ bool ParseScopeMode(std::string_view name, ScopeMode* mode) {
   return false;
 }
 
+const char* BudgetName(Budget b) {
+  switch (b) {
+    case Budget::kOpen:
+      return "open";
+    case Budget::kDiscoveryRatio:
+      return "discovery-ratio";
+    case Budget::kDailyQuota:
+      return "daily-quota";
+  }
+  return "unknown";
+}
+
 const char* VerdictName(AdmitVerdict v) {
   switch (v) {
     case AdmitVerdict::kAccept:
@@ -130,10 +142,12 @@ const char* VerdictName(AdmitVerdict v) {
       return "trap-many-params";
     case AdmitVerdict::kTrapRepeatedSegment:
       return "trap-repeated-segment";
-    case AdmitVerdict::kTrapQuota:
-      return "trap-quota";
-    case AdmitVerdict::kTrapDiscoveryRatio:
-      return "trap-discovery-ratio";
+    case AdmitVerdict::kDeferredRatio:
+      return "deferred-discovery-ratio";
+    case AdmitVerdict::kDeferredQuota:
+      return "deferred-quota";
+    case AdmitVerdict::kTrapBacklogCap:
+      return "trap-backlog-cap";
   }
   return "unknown";
 }
@@ -212,25 +226,50 @@ AdmitVerdict Admission::Judge(const AdmitCandidate& c) {
   if (AdmitVerdict v = ShapeTrap(c); v != AdmitVerdict::kAccept) return v;
   if (seen_ != nullptr && seen_->Contains(c.fp)) return AdmitVerdict::kSeen;
 
+  const std::string_view name = NameOfAuthority(c.host);
   uint64_t key = 0;
-  Resident& r = CountersFor(c.host, &key);
+  Resident& r = CountersFor(name, &key);
   HostCounters& h = r.counters;
-  const int64_t day = clock_->WallMicros() / kMicrosPerDay;
-  if (h.day != day) {
-    h.day = day;
-    h.admitted_today = 0;
+  RollDay(&h);
+  const Budget budget = BudgetFor(h);
+  if (budget == Budget::kOpen) {
+    if (seen_ != nullptr && !seen_->InsertIfNew(c.fp)) return AdmitVerdict::kSeen;
+    ++h.admitted;
+    NoteChanged(key, &r);
+    return AdmitVerdict::kAccept;
   }
-  if (h.admitted_today >= traps_.host_daily_quota) return AdmitVerdict::kTrapQuota;
-  if (h.admitted >= kDiscoveryRatioMinimum &&
+  // Over budget: into the backlog, unless it is full.
+  auto it = backlogs_.find(name);
+  if (it != backlogs_.end() && it->second >= traps_.max_backlog) {
+    return AdmitVerdict::kTrapBacklogCap;
+  }
+  if (traps_.max_backlog == 0) return AdmitVerdict::kTrapBacklogCap;
+  if (seen_ != nullptr && !seen_->InsertIfNew(c.fp)) return AdmitVerdict::kSeen;
+  if (it == backlogs_.end()) it = backlogs_.emplace(std::string(name), 0).first;
+  ++it->second;
+  ++backlog_total_;
+  return budget == Budget::kDailyQuota ? AdmitVerdict::kDeferredQuota
+                                       : AdmitVerdict::kDeferredRatio;
+}
+
+void Admission::RollDay(HostCounters* h) const {
+  const int64_t day = clock_->WallMicros() / kMicrosPerDay;
+  if (h->day != day) {
+    h->day = day;
+    h->fetched_today = 0;
+  }
+}
+
+Budget Admission::BudgetFor(const HostCounters& h) const {
+  if (traps_.host_daily_quota > 0 && h.fetched_today >= traps_.host_daily_quota) {
+    return Budget::kDailyQuota;
+  }
+  if (traps_.max_discovery_ratio > 0 && h.admitted >= traps_.discovery_ratio_after &&
       static_cast<double>(h.admitted) >
           traps_.max_discovery_ratio * static_cast<double>(std::max<uint64_t>(h.fetched, 1))) {
-    return AdmitVerdict::kTrapDiscoveryRatio;
+    return Budget::kDiscoveryRatio;
   }
-  if (seen_ != nullptr && !seen_->InsertIfNew(c.fp)) return AdmitVerdict::kSeen;
-  ++h.admitted_today;
-  ++h.admitted;
-  NoteChanged(key, &r);
-  return AdmitVerdict::kAccept;
+  return Budget::kOpen;
 }
 
 AdmitVerdict Admission::Admit(const AdmitCandidate& c) {
@@ -287,11 +326,103 @@ void Admission::TrimResident() {
   }
 }
 
-void Admission::NoteFetched(std::string_view host) {
+void Admission::NoteFetched(std::string_view name) {
   uint64_t key = 0;
-  Resident& r = CountersFor(host, &key);
+  Resident& r = CountersFor(name, &key);
+  RollDay(&r.counters);
   ++r.counters.fetched;
+  ++r.counters.fetched_today;
+  if (traps_.host_daily_quota > 0 && r.counters.fetched_today >= traps_.host_daily_quota) {
+    RollQuotaDay();
+    over_quota_.emplace(name);
+  }
   NoteChanged(key, &r);
+}
+
+bool Admission::MayFetch(std::string_view name) {
+  if (traps_.host_daily_quota == 0) return true;
+  uint64_t key = 0;
+  Resident& r = CountersFor(name, &key);
+  RollDay(&r.counters);
+  return r.counters.fetched_today < traps_.host_daily_quota;
+}
+
+int64_t Admission::NextDayMicros() const {
+  return (clock_->WallMicros() / kMicrosPerDay + 1) * kMicrosPerDay;
+}
+
+void Admission::RollQuotaDay() {
+  const int64_t day = clock_->WallMicros() / kMicrosPerDay;
+  if (day == quota_day_) return;
+  quota_day_ = day;
+  over_quota_.clear();
+}
+
+size_t Admission::hosts_over_quota() const {
+  return clock_->WallMicros() / kMicrosPerDay == quota_day_ ? over_quota_.size() : 0;
+}
+
+uint64_t Admission::Releasable(std::string_view name, bool host_idle) {
+  auto it = backlogs_.find(name);
+  if (it == backlogs_.end()) return 0;
+  uint64_t key = 0;
+  HostCounters& h = CountersFor(name, &key).counters;
+  RollDay(&h);
+  if (traps_.host_daily_quota > 0 && h.fetched_today >= traps_.host_daily_quota) return 0;
+  uint64_t room = it->second;
+  if (traps_.max_discovery_ratio > 0) {
+    const double allowed = std::max(
+        static_cast<double>(traps_.discovery_ratio_after),
+        traps_.max_discovery_ratio * static_cast<double>(std::max<uint64_t>(h.fetched, 1)));
+    room = allowed > static_cast<double>(h.admitted)
+               ? static_cast<uint64_t>(allowed - static_cast<double>(h.admitted))
+               : 0;
+    if (host_idle) room = std::max(room, std::max<uint64_t>(traps_.discovery_ratio_after, 1));
+  }
+  return std::min(room, it->second);
+}
+
+void Admission::NoteReleased(std::string_view name, uint64_t n) {
+  if (n == 0) return;
+  auto it = backlogs_.find(name);
+  const uint64_t taken = it == backlogs_.end() ? 0 : std::min(n, it->second);
+  if (it != backlogs_.end()) {
+    it->second -= taken;
+    if (it->second == 0) backlogs_.erase(it);
+  }
+  backlog_total_ -= std::min(backlog_total_, taken);
+  released_total_ += n;
+  uint64_t key = 0;
+  Resident& r = CountersFor(name, &key);
+  r.counters.admitted += n;
+  NoteChanged(key, &r);
+}
+
+void Admission::ClearBacklog(std::string_view name) {
+  auto it = backlogs_.find(name);
+  if (it == backlogs_.end()) return;
+  backlog_total_ -= std::min(backlog_total_, it->second);
+  backlogs_.erase(it);
+}
+
+void Admission::RestoreBacklog(std::string_view name, uint64_t n) {
+  if (n == 0) return;
+  backlogs_[std::string(name)] += n;
+  backlog_total_ += n;
+}
+
+Budget Admission::BudgetOf(std::string_view name) {
+  uint64_t key = 0;
+  HostCounters& h = CountersFor(name, &key).counters;
+  RollDay(&h);
+  return BudgetFor(h);
+}
+
+HostCounters Admission::CountersOf(std::string_view name) {
+  uint64_t key = 0;
+  HostCounters& h = CountersFor(name, &key).counters;
+  RollDay(&h);
+  return h;
 }
 
 }  // namespace harvest::frontier

@@ -5,9 +5,15 @@
 // file does not include src/url so that the frontier stays below url in the dependency
 // order. See docs/admission.md for the rules and their order.
 //
-// Departures: host_daily_quota counts URLs *admitted* for a host per UTC day (not fetches),
-// because that bounds both the fetch work and the queue growth. A refused URL is not
-// inserted into the seen set, so it may be offered (and refused, and recorded) again.
+// Budgets (docs/admission.md "Budgets") throttle a host, never drop its URLs: a host over its
+// discovery ratio or its daily fetch quota has its new URLs *deferred* (the caller keeps them
+// on disk, deduplicated: a deferred URL is in the seen set) and released as its fetches catch
+// up or the next UTC day comes. Only a host's backlog beyond max_backlog is refused
+// (kTrapBacklogCap), as are the URL-shape traps. A refused URL is not inserted into the seen
+// set, so it may be offered (and refused, and recorded) again.
+//
+// A host here is its name (lower-case, no port): every scheme and port of a name shares its
+// counters, as they share its politeness slot (docs/architecture.md §1.1).
 //
 // Thread-safety: not synchronised; owned by the I/O thread like the frontier and SeenSet.
 #pragma once
@@ -64,12 +70,22 @@ struct TrapOptions {
   size_t max_query_params = 10;
   // A path segment occurring this many times or more (/a/b/a/b/a/) is a loop. Default: 3.
   int max_repeated_segment = 3;
-  // URLs admitted per host per UTC day. Default: 100 000.
+  // Pages fetched (requests made) per host name per UTC day. A host that reached it is not
+  // fetched again before the next day; its new URLs are deferred. 0: no quota.
+  // Default: 100 000.
   uint64_t host_daily_quota = 100000;
-  // After kDiscoveryRatioMinimum admissions for a host, refuse new URLs while
-  // admitted / max(fetched, 1) exceeds this (a host that generates links faster than we
-  // could ever fetch them). Default: 50.
+  // After discovery_ratio_after admissions for a host, its new URLs are deferred while
+  // admitted / max(fetched, 1) exceeds this (a host that generates links faster than they
+  // are fetched: a hub page, a big sitemap, or a trap); they are released as its fetches
+  // catch up. 0: no ratio. Default: 50.
   double max_discovery_ratio = 50;
+  // Admissions of a host before its ratio is judged (small sites legitimately link to far
+  // more pages than were fetched so far); also the batch an idle host's backlog is released
+  // by at least (Admission::Releasable). Default: 1000.
+  uint64_t discovery_ratio_after = 1000;
+  // Deferred URLs a host may have waiting on disk; its new URLs beyond are refused
+  // (trap-backlog-cap): what bounds an endless URL space. Default: 1 000 000.
+  uint64_t max_backlog = 1000000;
 };
 
 struct AdmitCandidate {
@@ -82,14 +98,19 @@ struct AdmitCandidate {
   int depth = 0;
 };
 
-// A host's trap counters (daily quota, discovery ratio). Persisted by the crawl through
-// Admission::CounterStore so a restart or an eviction from RAM keeps them.
+// A host's budget counters (daily fetch quota, discovery ratio). Persisted by the crawl
+// through Admission::CounterStore so a restart or an eviction from RAM keeps them.
 struct HostCounters {
-  int64_t day = -1;  // UTC day of admitted_today
-  uint64_t admitted_today = 0;
-  uint64_t admitted = 0;  // all time, for the discovery ratio
-  uint64_t fetched = 0;
+  int64_t day = -1;  // UTC day of fetched_today
+  uint64_t fetched_today = 0;
+  uint64_t admitted = 0;  // all time (deferred URLs count once released), for the ratio
+  uint64_t fetched = 0;   // all time
 };
+
+// A host's budget: open, or why its new URLs are deferred.
+enum class Budget { kOpen, kDiscoveryRatio, kDailyQuota };
+// "open", "discovery-ratio", "daily-quota".
+const char* BudgetName(Budget b);
 
 enum class AdmitVerdict {
   kAccept,
@@ -99,14 +120,15 @@ enum class AdmitVerdict {
   kTrapLongUrl,
   kTrapManyParams,
   kTrapRepeatedSegment,
-  kTrapQuota,
-  kTrapDiscoveryRatio,
+  kDeferredRatio,  // accepted into the host's backlog: the discovery ratio is exceeded
+  kDeferredQuota,  // accepted into the host's backlog: the daily fetch quota is reached
+  kTrapBacklogCap,
 };
-inline constexpr size_t kAdmitVerdictCount = 9;
+inline constexpr size_t kAdmitVerdictCount = 10;
 
 // "accept", "seen", "out-of-scope", "too-deep", "trap-long-url", "trap-many-params",
-// "trap-repeated-segment", "trap-quota", "trap-discovery-ratio" (the trap names are the
-// crawl's outcome names).
+// "trap-repeated-segment", "deferred-discovery-ratio", "deferred-quota", "trap-backlog-cap"
+// (the trap names are the crawl's outcome names).
 const char* VerdictName(AdmitVerdict v);
 
 // True if `url` matches `pattern` as documented in ScopeOptions.
@@ -114,9 +136,6 @@ bool MatchUrlPattern(std::string_view pattern, std::string_view url);
 
 class Admission {
  public:
-  // The discovery ratio is only judged after this many admissions for the host (small
-  // sites legitimately link to far more pages than were fetched so far).
-  static constexpr uint64_t kDiscoveryRatioMinimum = 1000;
 
   // `seen` and `clock` must outlive this object; clock nullptr = SystemClock.
   Admission(ScopeOptions scope, TrapOptions traps, dedup::SeenSet* seen, Clock* clock);
@@ -127,14 +146,51 @@ class Admission {
   void AddSeed(std::string_view host, std::string_view registrable_domain);
 
   // Checks, in order: depth, scope, URL-shape traps (length, params, repeated segment),
-  // seen (kSeen, no insert), per-host quota and discovery ratio; then inserts the
-  // fingerprint into the seen set and returns kAccept.
+  // seen (kSeen, no insert), then the host's budget: open, the fingerprint goes into the
+  // seen set and kAccept; over it, the URL is deferred (kDeferredRatio, kDeferredQuota: the
+  // fingerprint goes into the seen set and the caller must keep the URL in the host's
+  // backlog), unless the backlog holds max_backlog URLs (kTrapBacklogCap, no insert).
   AdmitVerdict Admit(const AdmitCandidate& c);
   // Starts loading the seen-set memory an Admit of `fp` will read: prefetch a page's links,
   // then admit them, and the cache misses of their lookups overlap.
   void Prefetch(uint64_t fp) const;
-  // A URL of `host` was fetched (any outcome that made a request).
-  void NoteFetched(std::string_view host);
+  // A page of host name `name` was fetched (a request was made): its fetches, today's and
+  // all time.
+  void NoteFetched(std::string_view name);
+  // False when the name's fetches today reached host_daily_quota: no request before the
+  // next UTC day (NextDayMicros).
+  bool MayFetch(std::string_view name);
+  // The wall time (µs) the next UTC day starts.
+  int64_t NextDayMicros() const;
+
+  // ---- Backlogs (deferred URLs, kept by the caller) ----
+  // How many of the name's deferred URLs may be admitted now: none while its daily quota
+  // is reached; else what the discovery ratio allows, and at least discovery_ratio_after when
+  // `host_idle` (nothing of the host queued: its admitted URLs were all dealt with, some
+  // perhaps without a request — disallowed, given up — so its fetches alone would never
+  // catch up). At most its backlog.
+  uint64_t Releasable(std::string_view name, bool host_idle);
+  // `n` of the name's deferred URLs were admitted (they count as admitted from now).
+  void NoteReleased(std::string_view name, uint64_t n);
+  // The caller found the name's backlog empty: its count is corrected to 0.
+  void ClearBacklog(std::string_view name);
+  // A resumed crawl: the name has `n` URLs deferred on disk.
+  void RestoreBacklog(std::string_view name, uint64_t n);
+  // Names with deferred URLs, and how many each (at most the hosts over their budget).
+  // Hashes names for lookups by string_view (no std::string made per lookup).
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  using Backlogs = std::unordered_map<std::string, uint64_t, NameHash, std::equal_to<>>;
+  const Backlogs& backlogs() const { return backlogs_; }
+  uint64_t backlog_total() const { return backlog_total_; }
+  uint64_t released_total() const { return released_total_; }
+  // The name's budget now and its counters (the admin API's host view).
+  Budget BudgetOf(std::string_view name);
+  HostCounters CountersOf(std::string_view name);
+  // Names that reached their daily quota today (cleared when the day changes).
+  size_t hosts_over_quota() const;
 
   uint64_t count(AdmitVerdict v) const { return counts_[static_cast<size_t>(v)]; }
   const ScopeOptions& scope() const { return scope_; }
@@ -173,6 +229,11 @@ class Admission {
   bool InScope(const AdmitCandidate& c) const;
   bool InModeScope(const AdmitCandidate& c) const;
   AdmitVerdict ShapeTrap(const AdmitCandidate& c) const;
+  // Starts a new UTC day on the counters when theirs is over.
+  void RollDay(HostCounters* h) const;
+  Budget BudgetFor(const HostCounters& h) const;
+  // Clears the names over quota when the UTC day changed since the last call.
+  void RollQuotaDay();
 
   ScopeOptions scope_;
   TrapOptions traps_;
@@ -196,7 +257,7 @@ class Admission {
   Resident& CountersFor(std::string_view host, uint64_t* key);
   // After a change to the counters of r (key `key`): listed for SaveChanged().
   void NoteChanged(uint64_t key, Resident* r);
-  // Keyed by a 64-bit hash of the host name, not the name: ~70 bytes less per host (a crawl
+  // Keyed by a 64-bit hash of the host name (no port), not the name: ~70 bytes less per host (a crawl
   // of millions of hosts keeps one entry each). Two hosts sharing a hash (odds ~1e-8 at
   // a million hosts) would share their trap counters, nothing else.
   std::unordered_map<uint64_t, Resident, Identity> hosts_;
@@ -206,6 +267,14 @@ class Admission {
   size_t max_resident_ = 0;
   std::deque<uint64_t> order_;
   std::array<uint64_t, kAdmitVerdictCount> counts_{};
+  // Deferred URLs per name (only names with some: at most one per discovery_ratio_after
+  // admissions, or per host_daily_quota fetches) and in total; released in total.
+  Backlogs backlogs_;
+  uint64_t backlog_total_ = 0;
+  uint64_t released_total_ = 0;
+  // Names whose fetches reached the quota on quota_day_.
+  std::unordered_set<std::string, NameHash, std::equal_to<>> over_quota_;
+  int64_t quota_day_ = -1;
 };
 
 }  // namespace harvest::frontier

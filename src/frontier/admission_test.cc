@@ -234,41 +234,104 @@ TEST_F(AdmissionTest, TrapRepeatedSegment) {
   EXPECT_EQ(b.Admit(Candidate(Make("b.test", "/u"))), AdmitVerdict::kAccept);
 }
 
-TEST_F(AdmissionTest, TrapQuotaResetsDaily) {
+// The daily quota counts fetches: a host that fetched its quota today may not fetch again
+// before the next UTC day, and its new URLs are deferred (accepted into the backlog, seen)
+// — released the next day.
+TEST_F(AdmissionTest, DailyQuotaCountsFetchesAndDefersUntilTheNextDay) {
   TrapOptions t;
   t.host_daily_quota = 3;
   Admission a({}, t, &seen_, &clock_);
-  for (int i = 0; i < 3; ++i) {
-    EXPECT_EQ(a.Admit(Candidate(Make("a.test", "/" + std::to_string(i)))), AdmitVerdict::kAccept);
+  // 23:59:58 UTC on some day: the quota's day ends in 2 s.
+  constexpr int64_t kDay = int64_t{86'400} * 1'000'000;
+  clock_.SetMicros(20'000 * kDay + kDay - 2'000'000);
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(a.Admit(Candidate(Make("a.test", "/" + std::to_string(i)))), AdmitVerdict::kAccept)
+        << "admissions do not count toward the quota";
   }
-  const Url over = Make("a.test", "/3");
-  EXPECT_EQ(a.Admit(Candidate(over)), AdmitVerdict::kTrapQuota);
-  EXPECT_EQ(a.Admit(Candidate(Make("b.test", "/3"))), AdmitVerdict::kAccept) << "per host";
-  EXPECT_EQ(a.Admit(Candidate(Make("a.test", "/0"))), AdmitVerdict::kSeen)
-      << "a duplicate is reported as seen, not as a quota hit";
-  clock_.Advance(std::chrono::hours(24));
-  EXPECT_EQ(a.Admit(Candidate(over)), AdmitVerdict::kAccept)
-      << "new day, and it was not marked seen";
+  EXPECT_TRUE(a.MayFetch("a.test"));
+  for (int i = 0; i < 3; ++i) a.NoteFetched("a.test");
+  EXPECT_FALSE(a.MayFetch("a.test"));
+  EXPECT_TRUE(a.MayFetch("b.test")) << "per host";
+  EXPECT_EQ(a.hosts_over_quota(), 1u);
+  EXPECT_EQ(a.BudgetOf("a.test"), Budget::kDailyQuota);
+  const Url later = Make("a.test", "/later");
+  EXPECT_EQ(a.Admit(Candidate(later)), AdmitVerdict::kDeferredQuota);
+  EXPECT_TRUE(seen_.Contains(later.fp)) << "deferred, not dropped: deduplicated like any";
+  EXPECT_EQ(a.Admit(Candidate(later)), AdmitVerdict::kSeen);
+  EXPECT_EQ(a.backlog_total(), 1u);
+  EXPECT_EQ(a.Releasable("a.test", /*host_idle=*/true), 0u) << "not before the next day";
+  EXPECT_EQ(a.NextDayMicros(), 20'001 * kDay);
+  // A port or another scheme is the same name: the same counters.
+  EXPECT_EQ(a.Admit(Candidate(Make("a.test:8080", "/x"))), AdmitVerdict::kDeferredQuota);
+  clock_.Advance(std::chrono::seconds(2));  // midnight
+  EXPECT_TRUE(a.MayFetch("a.test"));
+  EXPECT_EQ(a.hosts_over_quota(), 0u);
+  EXPECT_EQ(a.BudgetOf("a.test"), Budget::kOpen);
+  EXPECT_EQ(a.Releasable("a.test", /*host_idle=*/false), 2u);
+  a.NoteReleased("a.test", 2);
+  EXPECT_EQ(a.backlog_total(), 0u);
+  EXPECT_TRUE(a.backlogs().empty());
+  EXPECT_EQ(a.released_total(), 2u);
+  EXPECT_EQ(a.CountersOf("a.test").admitted, 7u);
+  EXPECT_EQ(a.CountersOf("a.test").fetched_today, 0u);
+  EXPECT_EQ(a.CountersOf("a.test").fetched, 3u);
 }
 
-TEST_F(AdmissionTest, TrapDiscoveryRatio) {
+// Over the discovery ratio a host is flagged and throttled: its new URLs are deferred (not
+// refused) and released as its fetches catch up — 50 per fetch — or in a batch when the
+// host has nothing queued.
+TEST_F(AdmissionTest, DiscoveryRatioDefersAndReleasesAsFetchesCatchUp) {
   TrapOptions t;
   t.max_discovery_ratio = 50;
   Admission a({}, t, &seen_, &clock_);
-  const uint64_t limit = 50;  // with 1 fetch: 50 admissions allowed, but judged after 1000
-  uint64_t accepted = 0;
-  AdmitVerdict last = AdmitVerdict::kAccept;
-  for (int i = 0; i < 1200 && last == AdmitVerdict::kAccept; ++i) {
-    last = a.Admit(Candidate(Make("gen.test", "/p" + std::to_string(i))));
-    accepted += last == AdmitVerdict::kAccept;
+  uint64_t accepted = 0, deferred = 0;
+  for (int i = 0; i < 1200; ++i) {
+    const AdmitVerdict v = a.Admit(Candidate(Make("gen.test", "/p" + std::to_string(i))));
+    accepted += v == AdmitVerdict::kAccept;
+    deferred += v == AdmitVerdict::kDeferredRatio;
   }
-  EXPECT_EQ(last, AdmitVerdict::kTrapDiscoveryRatio);
-  EXPECT_EQ(accepted, Admission::kDiscoveryRatioMinimum);
-  EXPECT_GT(accepted, limit);
-  // Fetches bring the ratio back: 1000 / 20 = 50, not above 50.
-  for (int i = 0; i < 20; ++i) a.NoteFetched("gen.test");
-  EXPECT_EQ(a.Admit(Candidate(Make("gen.test", "/q"))), AdmitVerdict::kAccept);
-  EXPECT_EQ(a.Admit(Candidate(Make("gen.test", "/r"))), AdmitVerdict::kTrapDiscoveryRatio);
+  EXPECT_EQ(accepted, t.discovery_ratio_after);
+  EXPECT_EQ(deferred, 200u);
+  EXPECT_EQ(a.count(AdmitVerdict::kDeferredRatio), 200u);
+  EXPECT_EQ(a.BudgetOf("gen.test"), Budget::kDiscoveryRatio);
+  EXPECT_EQ(a.backlogs().at("gen.test"), 200u);
+  EXPECT_EQ(a.Releasable("gen.test", false), 0u);
+  // 21 fetches allow 1050 admissions: 50 of the backlog.
+  for (int i = 0; i < 21; ++i) a.NoteFetched("gen.test");
+  EXPECT_EQ(a.Releasable("gen.test", false), 50u);
+  a.NoteReleased("gen.test", 50);
+  EXPECT_EQ(a.Releasable("gen.test", false), 0u);
+  EXPECT_EQ(a.backlogs().at("gen.test"), 150u);
+  // Idle (nothing queued): a batch whatever the ratio, at most the backlog.
+  EXPECT_EQ(a.Releasable("gen.test", /*host_idle=*/true), 150u);
+  a.NoteReleased("gen.test", 150);
+  EXPECT_EQ(a.Releasable("gen.test", true), 0u) << "no backlog";
+  EXPECT_EQ(a.CountersOf("gen.test").admitted, 1200u);
+}
+
+// The backlog cap is what bounds an endless URL space: past it new URLs are refused, not
+// marked seen (a later offer is judged again).
+TEST_F(AdmissionTest, BacklogCapRefusesBeyondIt) {
+  TrapOptions t;
+  t.host_daily_quota = 1;
+  t.max_backlog = 2;
+  Admission a({}, t, &seen_, &clock_);
+  a.NoteFetched("trap.test");
+  EXPECT_EQ(a.Admit(Candidate(Make("trap.test", "/1"))), AdmitVerdict::kDeferredQuota);
+  EXPECT_EQ(a.Admit(Candidate(Make("trap.test", "/2"))), AdmitVerdict::kDeferredQuota);
+  const Url third = Make("trap.test", "/3");
+  EXPECT_EQ(a.Admit(Candidate(third)), AdmitVerdict::kTrapBacklogCap);
+  EXPECT_FALSE(seen_.Contains(third.fp));
+  EXPECT_EQ(a.count(AdmitVerdict::kTrapBacklogCap), 1u);
+  EXPECT_EQ(a.Admit(Candidate(Make("other.test", "/3"))), AdmitVerdict::kAccept) << "per host";
+  // A resumed crawl's backlog counts toward the cap.
+  Admission b({}, t, &seen_, &clock_);
+  b.RestoreBacklog("trap.test", 2);
+  b.NoteFetched("trap.test");
+  EXPECT_EQ(b.Admit(Candidate(Make("trap.test", "/4"))), AdmitVerdict::kTrapBacklogCap);
+  EXPECT_EQ(b.backlog_total(), 2u);
+  b.ClearBacklog("trap.test");
+  EXPECT_EQ(b.backlog_total(), 0u);
 }
 
 // The counter store is written once per host and SaveChanged, with the counters after
@@ -315,7 +378,9 @@ TEST_F(AdmissionTest, CountersAreSavedOncePerHostAndTurn) {
 
 TEST(VerdictName, AllNamed) {
   EXPECT_STREQ(VerdictName(AdmitVerdict::kAccept), "accept");
-  EXPECT_STREQ(VerdictName(AdmitVerdict::kTrapDiscoveryRatio), "trap-discovery-ratio");
+  EXPECT_STREQ(VerdictName(AdmitVerdict::kDeferredRatio), "deferred-discovery-ratio");
+  EXPECT_STREQ(VerdictName(AdmitVerdict::kTrapBacklogCap), "trap-backlog-cap");
+  EXPECT_STREQ(BudgetName(Budget::kDailyQuota), "daily-quota");
   for (size_t i = 0; i < kAdmitVerdictCount; ++i) {
     EXPECT_STRNE(VerdictName(static_cast<AdmitVerdict>(i)), "unknown");
   }

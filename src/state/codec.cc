@@ -358,19 +358,30 @@ bool DecodeRobots(std::string_view value, RobotsRecord* rr) {
   return r.SignedVarint(&rr->outage_since_us) && r.Int(&rr->unreachable);
 }
 
+// Format 2 ends with the varint 2; format 1 (day, URLs admitted that day, admitted, fetched)
+// counted the day's admissions, not its fetches: decoded with no fetches today.
 std::string EncodeCounters(const frontier::HostCounters& c) {
   std::string v;
   PutSignedVarint(&v, c.day);
-  PutVarint(&v, c.admitted_today);
+  PutVarint(&v, c.fetched_today);
   PutVarint(&v, c.admitted);
   PutVarint(&v, c.fetched);
+  PutVarint(&v, 2);
   return v;
 }
 
 bool DecodeCounters(std::string_view value, frontier::HostCounters* c) {
   Reader r(value);
-  return r.SignedVarint(&c->day) && r.Varint(&c->admitted_today) && r.Varint(&c->admitted) &&
-         r.Varint(&c->fetched);
+  if (!r.SignedVarint(&c->day) || !r.Varint(&c->fetched_today) || !r.Varint(&c->admitted) ||
+      !r.Varint(&c->fetched)) {
+    return false;
+  }
+  if (r.done()) {
+    c->fetched_today = 0;  // format 1
+    return true;
+  }
+  uint64_t format = 0;
+  return r.Varint(&format) && format == 2;
 }
 
 std::string EncodeBreaker(const BreakerRecord& b) {

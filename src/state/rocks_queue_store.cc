@@ -57,6 +57,9 @@ Status RocksQueueStore::Load() {
   uint64_t parked_max = 0;
   if (Status s = db_->LoadParked(&parked_max); !s.ok()) return s;
   next_seq_ = std::max(next_seq_, parked_max + 1);
+  uint64_t deferred_max = 0;
+  if (Status s = db_->LoadDeferred(&deferred_max); !s.ok()) return s;
+  next_seq_ = std::max(next_seq_, deferred_max + 1);
   db_->RaiseLastQueueSeq(next_seq_ - 1);
   if (readmitted > 0) {
     spdlog::info("state: {} admitted URLs restored from their queue entries", readmitted);

@@ -14,8 +14,9 @@
 //            Last-Modified, next due).
 //   hosts    per host: id, politeness (next-allowed time, Crawl-delay, dead reason), the
 //            robots.txt as fetched (status, body, expiry), the circuit breaker and the
-//            admission counters (daily quota) — a restart, or a host evicted from RAM and
-//            met again, neither re-fetches robots.txt early nor breaks the host's delay.
+//            admission counters (daily fetch quota, discovery ratio) — a restart, or a
+//            host evicted from RAM and met again, neither re-fetches robots.txt early nor
+//            breaks the host's delay.
 //   digests  payload digest -> first stored location (WARC revisit records).
 //   schedule recrawl schedule: (next due time, URL fingerprint) -> URL item, one entry per
 //            done URL with a next due time (docs/freshness.md). An entry moves back into the
@@ -26,6 +27,9 @@
 //            (URL, status, time, mime, title, digest, WARC location), the newest pages_max.
 //   parked   admitted URLs of hosts not in RAM, waiting for room in the host table (bounded
 //            memory, docs/architecture.md §1.5): (class, host, sequence) -> URL item.
+//   deferred URLs of a host over its budget (discovery ratio, daily fetch quota), waiting
+//            to be admitted as its fetches catch up or the next day comes: (host name,
+//            sequence) -> URL item (docs/admission.md "Budgets").
 //   depths   URL fingerprint -> the least depth (links from a seed) of a path that reached
 //            the URL after it was admitted, when shorter than the path it was admitted by
 //            (merged by minimum). Read when the URL's links are followed.
@@ -55,6 +59,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -312,6 +317,18 @@ class StateDb {
   size_t TakeParked(size_t max_hosts, int classes,
                     const std::function<void(frontier::UrlItem)>& fn);
   uint64_t parked() const;
+  // Deferred URLs: URLs of a host over its budget (discovery ratio, daily fetch quota),
+  // waiting on disk to be admitted (docs/admission.md "Budgets"). Defer writes the item,
+  // under the host's name, to the `deferred` column family in the pending batch (durable
+  // like a queue entry). TakeDeferred hands over up to `max` of the name's URLs, oldest
+  // first, each deleted in the batch that fn's queue push lands in. DeferredHosts: the
+  // count per host name found when the queue store was created (a resumed crawl's
+  // backlogs). REQUIRES: a queue store (NewQueueStore) exists.
+  void Defer(std::string_view name, const frontier::UrlItem& item);
+  size_t TakeDeferred(std::string_view name, size_t max,
+                      const std::function<void(frontier::UrlItem)>& fn);
+  uint64_t deferred() const;
+  const std::map<std::string, uint64_t>& DeferredHosts() const;
   // Shallower paths (docs/architecture.md §1.5): depth is counted along the path a URL was
   // admitted by, and a URL may be reached by a shorter path after that — typically a page
   // of a host still waiting for room in the host table, first linked through a chain of

@@ -167,6 +167,24 @@ void StateDb::Impl::Park(const frontier::UrlItem& item) {
   parked_->Add(item, seq);
 }
 
+void StateDb::Impl::Defer(std::string_view name, const frontier::UrlItem& item) {
+  assert(queue_store_ != nullptr);
+  const uint64_t seq = queue_store_->TakeSeq();
+  // Like a queue entry: the fingerprint is in `recent` until an ingest covers `seq`.
+  last_queue_seq_ = seq;
+  committer_->NoteNeededByReads();
+  deferred_->Add(name, item, seq);
+}
+
+Status StateDb::Impl::LoadDeferred(uint64_t* max_seq) {
+  Status s = deferred_->Load(max_seq, &deferred_hosts_, [this](uint64_t seq, std::string_view v) {
+    (void)ReadmitIfNotIngested(seq, v);
+  });
+  if (!s.ok()) return s;
+  RaiseLastQueueSeq(*max_seq);
+  return Status::Ok();
+}
+
 Status StateDb::Impl::LoadParked(uint64_t* max_seq) {
   Status s = parked_->Load(max_seq, [this](uint64_t seq, std::string_view value) {
     return ReadmitIfNotIngested(seq, value);
@@ -369,6 +387,17 @@ size_t StateDb::TakeParked(size_t max_hosts, int classes,
   return impl_->parked().Take(max_hosts, classes, fn);
 }
 uint64_t StateDb::parked() const { return impl_->parked().count(); }
+void StateDb::Defer(std::string_view name, const frontier::UrlItem& item) {
+  impl_->Defer(name, item);
+}
+size_t StateDb::TakeDeferred(std::string_view name, size_t max,
+                             const std::function<void(frontier::UrlItem)>& fn) {
+  return impl_->deferred().Take(name, max, fn);
+}
+uint64_t StateDb::deferred() const { return impl_->deferred().count(); }
+const std::map<std::string, uint64_t>& StateDb::DeferredHosts() const {
+  return impl_->deferred_hosts();
+}
 void StateDb::NoteDepth(uint64_t fp, int depth) { impl_->depths().Note(fp, depth); }
 std::optional<int> StateDb::NotedDepth(uint64_t fp) const { return impl_->depths().Noted(fp); }
 

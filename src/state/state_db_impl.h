@@ -18,6 +18,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -32,6 +33,7 @@
 #include "state/host_record_table.h"
 #include "state/internal.h"
 #include "state/page_table.h"
+#include "state/deferred_table.h"
 #include "state/parked_table.h"
 #include "state/schedule_table.h"
 #include "state/simhash_table.h"
@@ -75,6 +77,7 @@ class StateDb::Impl {
   HostRecordTable& host_records() { return *host_records_; }
   ScheduleTable& schedule() { return *schedule_; }
   ParkedTable& parked() { return *parked_; }
+  DeferredTable& deferred() { return *deferred_; }
   DepthTable& depths() { return *depths_; }
   SimHashTable& simhashes() { return *simhashes_; }
   DigestTable& digests() { return *digests_; }
@@ -93,6 +96,8 @@ class StateDb::Impl {
   bool Reschedule(uint64_t fp, const SeenRecord& record, int64_t due_us);
   // Parks `item` under a new queue sequence (StateDb::Park).
   void Park(const frontier::UrlItem& item);
+  // Defers `item` of host name `name` under a new queue sequence (StateDb::Defer).
+  void Defer(std::string_view name, const frontier::UrlItem& item);
   // StateDb::Commit: hands the pending batch over; ingests once ingest_every admissions
   // have accumulated.
   Status Commit();
@@ -118,6 +123,10 @@ class StateDb::Impl {
   // Loading: counts the parked entries, raises the queue sequence past theirs and readmits
   // the fingerprints not yet ingested (like queue entries). Returns the highest sequence.
   Status LoadParked(uint64_t* max_seq);
+  // Loading: the same for the deferred entries (and their count per host name, kept for
+  // StateDb::DeferredHosts).
+  Status LoadDeferred(uint64_t* max_seq);
+  const std::map<std::string, uint64_t>& deferred_hosts() const { return deferred_hosts_; }
   // Adds the queue entry of a new item (store_host set, store_seq the newest sequence) to
   // the pending batch.
   void AddQueueEntry(const frontier::UrlItem& item);
@@ -178,6 +187,8 @@ class StateDb::Impl {
   std::unique_ptr<HostRecordTable> host_records_;
   std::unique_ptr<ScheduleTable> schedule_;
   std::unique_ptr<ParkedTable> parked_;
+  std::unique_ptr<DeferredTable> deferred_;
+  std::map<std::string, uint64_t> deferred_hosts_;  // as loaded (LoadDeferred)
   std::unique_ptr<DepthTable> depths_;
   std::unique_ptr<SimHashTable> simhashes_;
   std::unique_ptr<DigestTable> digests_;

@@ -39,11 +39,12 @@ constexpr char kSimHash[] = "simhash";
 constexpr char kParked[] = "parked";
 constexpr char kPages[] = "pages";
 constexpr char kDepths[] = "depths";
+constexpr char kDeferred[] = "deferred";
 constexpr ColumnFamilySpec kColumnFamilies[] = {
     {kQueues, Tuning::kQueues},  {kSeen, Tuning::kPlain},    {kHosts, Tuning::kPlain},
     {kDigests, Tuning::kPlain},  {kMeta, Tuning::kPlain},    {kAdmitted, Tuning::kAdmitted},
     {kSchedule, Tuning::kPlain}, {kSimHash, Tuning::kPlain}, {kParked, Tuning::kPlain},
-    {kPages, Tuning::kPlain},    {kDepths, Tuning::kPlain},
+    {kPages, Tuning::kPlain},    {kDepths, Tuning::kPlain},   {kDeferred, Tuning::kPlain},
 };
 
 rocksdb::CompressionType BestCompression() {
@@ -166,6 +167,9 @@ std::vector<rocksdb::ColumnFamilyDescriptor> Descriptors(const StateOptions& opt
     if (std::string_view(spec.name) == kParked) {
       descriptors.back().options.prefix_extractor = NewParkedGroupPrefix();
     }
+    if (std::string_view(spec.name) == kDeferred) {
+      descriptors.back().options.prefix_extractor = NewDeferredHostPrefix();
+    }
     const std::string_view name = spec.name;
     if (name == kSeen || name == kHosts || name == kDigests || name == kDepths) {
       // Point reads of mostly absent keys (a new payload's digest, a link never reached by a
@@ -279,6 +283,7 @@ void StateDb::Impl::CreateTables() {
       std::make_unique<HostRecordTable>(db, ColumnFamily(kHosts), meta_, c, options_.evicted_hosts);
   schedule_ = std::make_unique<ScheduleTable>(db, ColumnFamily(kSchedule), c);
   parked_ = std::make_unique<ParkedTable>(db, ColumnFamily(kParked), c);
+  deferred_ = std::make_unique<DeferredTable>(db, ColumnFamily(kDeferred), c);
   depths_ = std::make_unique<DepthTable>(db, ColumnFamily(kDepths), c);
   simhashes_ = std::make_unique<SimHashTable>(db, ColumnFamily(kSimHash), c);
   digests_ = std::make_unique<DigestTable>(db, ColumnFamily(kDigests), c);
