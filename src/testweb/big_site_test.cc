@@ -274,7 +274,7 @@ TEST(BigSite, RootLinksTheArchiveRecentArticlesAndTheTrapHost) {
 
 // The manifest's claim that a compliant crawler fetches every page: each is within the
 // crawler's default depth (10) of big.test/ through allowed links.
-TEST(BigSite, EveryPageWithinDepth10OfTheRoot) {
+TEST(BigSite, EveryPageWithinDepth5OfTheRoot) {
   Site site(BigOptions());
   const int h = BigHost(site);
   std::map<std::string, int> depth{{"/", 0}};
