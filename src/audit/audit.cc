@@ -536,6 +536,26 @@ class Auditor {
       report_.hosts.push_back(std::move(out));
     }
     report_.fetches = StatsOf(&all_fetches_);
+    BuildTrapHosts(order);
+  }
+
+  // Requests per trap host, in all and in the busiest UTC day (records are in start order).
+  void BuildTrapHosts(const std::vector<uint32_t>& order) {
+    constexpr int64_t kMicrosPerDay = int64_t{86400} * 1000000;
+    for (uint32_t i : order) {
+      const HostState& h = hosts_[i];
+      if (h.manifest == nullptr || !h.manifest->trap) continue;
+      TrapHostReport out{.host = h.name, .requests = h.requests};
+      int64_t day = INT64_MIN, in_day = 0;
+      for (const Record& r : records_) {
+        if (r.host != i) continue;
+        const int64_t d = r.start_us / kMicrosPerDay;
+        in_day = d == day ? in_day + 1 : 1;
+        day = d;
+        out.max_requests_per_utc_day = std::max(out.max_requests_per_utc_day, in_day);
+      }
+      report_.trap_hosts.push_back(std::move(out));
+    }
   }
 
   void Cover(const ManifestHost& m, HostReport* out) {

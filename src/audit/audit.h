@@ -10,7 +10,8 @@
 //      at; "scheme" "http"|"https" and "proto" "1.1"|"2" default to http and 1.1 when absent;
 //      "upgrade": true marks the plain-HTTP 301 of --http-redirect to the https:// twin);
 //   * the manifest: {"hosts":[{"host","crawl_delay_ms","must_fetch":[...],
-//                              "must_not_fetch_prefixes":[...]}...]} (unknown fields ignored).
+//                              "must_not_fetch_prefixes":[...], "trap"}...]} (unknown fields
+//     ignored; "trap": true marks a host whose URL space is endless, absent = false).
 // and counts, per host and in total (exact rules in docs/audit.md):
 //   concurrency  a request to a host starting before an earlier-started request to that host
 //                ended (strictly: start < max end so far);
@@ -45,7 +46,9 @@
 // reported whenever the log carries "ip"; per-IP violations count in the totals, not per host.
 // Scheme figures (requests by scheme and by proto, upgrade answers, the most http requests to
 // one host) are reported whenever the log carries "scheme" or "proto".
-// The report also counts conditional requests, 304 answers and fetches per must_fetch page.
+// The report also counts conditional requests, 304 answers and fetches per must_fetch page,
+// and the requests each trap host of the manifest received (in all and in its busiest UTC
+// day): what a crawler's per-host budgets must bound. They are figures, not violations.
 // Malformed log lines are counted with their line number; any malformed line fails the audit.
 //
 // Identities: a request's identity is its "page" when non-null, else host + path; an upgrade
@@ -302,6 +305,15 @@ struct SchemeReport {
   bool hsts = false;              // AuditOptions::hsts
 };
 
+// Requests to one host the manifest marks "trap": true (an endless URL space that only the
+// crawler's per-host budgets bound).
+struct TrapHostReport {
+  std::string host;  // normalised
+  int64_t requests = 0;
+  // The most requests that started within one UTC day (the log's clock); 0 without requests.
+  int64_t max_requests_per_utc_day = 0;
+};
+
 struct MalformedLine {
   int64_t line = 0;
   std::string reason;
@@ -324,6 +336,7 @@ struct AuditReport {
   std::vector<HostReport> hosts;    // every host of the log or manifest, sorted by name
   PerIpReport per_ip;
   SchemeReport schemes;
+  std::vector<TrapHostReport> trap_hosts;  // every trap host of the manifest, sorted by name
   int64_t must_fetch = 0;
   int64_t covered = 0;
   std::vector<std::string> missing;  // first max_missing, manifest order
@@ -342,6 +355,7 @@ struct ManifestHost {
   int64_t crawl_delay_ms = 0;
   std::vector<std::string> must_fetch;               // normalised identities, duplicates removed
   std::vector<std::string> must_not_fetch_prefixes;  // as written in the manifest
+  bool trap = false;  // "trap": true — requests to it are counted (AuditReport::trap_hosts)
 };
 
 // True iff `path` matches the manifest pattern `pattern`: the pattern up to " (" is a

@@ -95,6 +95,10 @@ Result<Manifest> ParseManifest(const nlohmann::json& j) {
         return Status::InvalidArgument(where + ".crawl_delay_ms is not a non-negative number");
       parsed.crawl_delay_ms = static_cast<int64_t>(d->get<double>());
     }
+    if (auto t = h.find("trap"); t != h.end() && !t->is_null()) {
+      if (!t->is_boolean()) return Status::InvalidArgument(where + ".trap is not a boolean");
+      parsed.trap = t->get<bool>();
+    }
     std::vector<std::string> must_fetch;
     if (Status s = StringArray(h, "must_fetch", where, &must_fetch); !s.ok()) return s;
     if (Status s =
@@ -111,6 +115,7 @@ Result<Manifest> ParseManifest(const nlohmann::json& j) {
     // A repeated host: merge conservatively (largest delay, union of lists).
     ManifestHost& into = m.hosts[it->second];
     into.crawl_delay_ms = std::max(into.crawl_delay_ms, parsed.crawl_delay_ms);
+    into.trap = into.trap || parsed.trap;
     for (auto& id : parsed.must_fetch) into.must_fetch.push_back(std::move(id));
     for (auto& p : parsed.must_not_fetch_prefixes)
       into.must_not_fetch_prefixes.push_back(std::move(p));

@@ -208,6 +208,19 @@ void AppendSchemes(const SchemeReport& s, std::string* out) {
   *out += "\n";
 }
 
+// Requests to the manifest's trap hosts: one line when it has any.
+void AppendTrapHosts(const AuditReport& report, std::string* out) {
+  if (report.trap_hosts.empty()) return;
+  *out += "Trap hosts:";
+  const char* sep = " ";
+  for (const TrapHostReport& t : report.trap_hosts) {
+    *out += sep + t.host + " " + std::to_string(t.requests) + " request(s) (at most " +
+            std::to_string(t.max_requests_per_utc_day) + " in one UTC day)";
+    sep = "; ";
+  }
+  *out += "\n";
+}
+
 // The per-IP figures: always a line, "not available" for logs without "ip".
 void AppendPerIp(const PerIpReport& p, std::string* out) {
   if (!p.available) {
@@ -455,6 +468,7 @@ std::string FormatText(const AuditReport& report, size_t max_hosts) {
   AppendCounts(report.totals, ShownOf(report), &out);
   AppendPerIp(report.per_ip, &out);
   AppendSchemes(report.schemes, &out);
+  AppendTrapHosts(report, &out);
   AppendRestarts(report, &out);
   AppendRevisits(report, &out);
   AppendWorstHosts(report, max_hosts, &out);
@@ -491,6 +505,12 @@ nlohmann::json ToJson(const AuditReport& report) {
     refetches.push_back({{"request", RefJson(f.request)},
                          {"previous", RefJson(f.previous)},
                          {"restart_us", f.restart_us}});
+  }
+  nlohmann::json trap_hosts = nlohmann::json::array();
+  for (const TrapHostReport& t : report.trap_hosts) {
+    trap_hosts.push_back({{"host", t.host},
+                          {"requests", t.requests},
+                          {"max_requests_per_utc_day", t.max_requests_per_utc_day}});
   }
   nlohmann::json hosts = nlohmann::json::array();
   nlohmann::json unknown = nlohmann::json::array();
@@ -534,6 +554,7 @@ nlohmann::json ToJson(const AuditReport& report) {
           {"fetches_per_page", FetchesJson(report.fetches)},
           {"per_ip", PerIpJson(report.per_ip)},
           {"schemes", SchemesJson(report.schemes)},
+          {"trap_hosts", trap_hosts},
           {"hosts", hosts}};
 }
 

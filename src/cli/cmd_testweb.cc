@@ -78,6 +78,8 @@ int Run(TestWebCliOptions& o) {
                                      " needs --tls");
   }
   if (!o.web.tls_dir.empty() && !o.web.tls) return UsageError("testweb", "--tls-dir needs --tls");
+  // big.test's sitemaps name the scheme the seeds have.
+  o.web.site.big_site_https = o.web.tls;
   if (o.web.tls && o.web.tls_dir.empty()) {
     // Beside the manifest when there is one: a test's files stay together.
     o.web.tls_dir =
@@ -174,6 +176,13 @@ CommandRegistration reg(
                       "percentage of the hosts' non-changing pages /p/N served as near-copies of "
                       "another page, listed in the manifest's near_duplicates (default 0)")
           ->check(IntRange(0, 50));
+      app->add_option("--big-site", o->web.site.big_site,
+                      "add big.test, a news site of N articles with archive pages and a sitemap "
+                      "index of sitemaps of 5,000 URLs, seeded (default 0: none)")
+          ->check(IntRange(0, testweb::kMaxBigSiteArticles));
+      app->add_flag("--trap-host", o->web.site.trap_host,
+                    "add sessions.test, seeded: every page links new session-id URLs forever "
+                    "(marked \"trap\": true in the manifest)");
       app->add_flag("--tls", o->web.tls,
                     "also serve HTTPS (HTTP/2 and HTTP/1.1 by ALPN) on the same port, with a CA "
                     "kept in --tls-dir");

@@ -9,7 +9,9 @@
 #include <string>
 
 #include "base/ascii.h"
+#include "testweb/big_site.h"
 #include "testweb/internal.h"
+#include "testweb/session_trap.h"
 
 namespace harvest::testweb {
 
@@ -125,9 +127,34 @@ Response Control(const Request& req, const std::string& path, EpochControl* cont
   return Plain(200, std::to_string(control->epoch()) + "\n");
 }
 
+// big.test's pages and sitemaps (Route200 sends its robots.txt).
+Response BigSite200(const Site& site, int host, const std::string& path, const std::string& query) {
+  const BigSite big(site, host);
+  const BigPage page = big.Find(path);
+  if (page.type == BigPageType::kSitemapIndex || page.type == BigPageType::kSitemap) {
+    const bool gzip = path.ends_with(".gz");
+    return Plain(200, big.RenderSitemap(page), gzip ? "application/gzip" : "application/xml");
+  }
+  return FromRendered(big.Render(page, query));
+}
+
 Response Route200(const Site& site, const Request& req, const Route& route, const std::string& path,
                   const std::string& query, int64_t epoch) {
   const HostInfo& h = site.hosts()[route.host];
+  switch (route.kind) {
+    case RequestKind::kSitemap:
+    case RequestKind::kPage:
+      if (h.articles > 0) return BigSite200(site, route.host, path, query);
+      break;
+    case RequestKind::kTrap:
+      if (h.trap) {
+        const SessionTrap trap(site, route.host);
+        return FromRendered(trap.Render(trap.Find(path).value_or(0)));
+      }
+      break;
+    default:
+      break;
+  }
   switch (route.kind) {
     case RequestKind::kRobots:
       return Robots(site, route.host, path);

@@ -45,6 +45,14 @@ inline uint64_t Mix(uint64_t x) {
 inline uint64_t Mix(uint64_t a, uint64_t b) { return Mix(Mix(a) ^ (b * 0x2545f4914f6cdd1dull)); }
 inline uint64_t Mix(uint64_t a, uint64_t b, uint64_t c) { return Mix(Mix(a, b), c); }
 
+// `digits` lower-case hex digits of the low bits of `v`.
+inline std::string Hex(uint64_t v, int digits) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out(digits, '0');
+  for (int i = digits - 1; i >= 0; --i, v >>= 4) out[i] = kDigits[v & 15];
+  return out;
+}
+
 class Rng {
  public:
   explicit Rng(uint64_t seed) : state_(seed) {}
@@ -97,6 +105,8 @@ std::string BigRobotsTxt();
 
 // Paragraph text made of generated words, about `bytes` long.
 std::string Words(Rng& rng, size_t count);
+// The generated-text word a draw picks (as AppendWords does): lower case, ASCII letters.
+std::string_view WordAt(uint64_t draw);
 void AppendWords(Rng& rng, size_t count, std::string* out);
 std::string HtmlEscape(std::string_view s);
 

@@ -7,6 +7,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "testweb/big_site.h"
 #include "testweb/internal.h"
 
 namespace harvest::testweb {
@@ -36,6 +37,8 @@ std::vector<std::string> NotFetchPrefixes(const HostInfo& h) {
       break;
   }
   if (h.name == kHostileHost) return {"/edge/disallowed/"};
+  if (h.articles > 0) return {"/search"};
+  if (h.trap) return {};
   switch (h.variant) {
     case 0:
       return {"/private/ (but /private/open/)", "/search", "/tmp/", "*.pdf"};
@@ -69,6 +72,14 @@ std::string Site::ManifestJson() const {
     discover(static_cast<int>(i));
     must[i].insert(hosts_[i].name + "/");
     queue.push_back({static_cast<int>(i), "/", 0});
+  }
+  // big.test: every page by construction (its links put each within depth 10 of its root,
+  // checked by big_site_test); nothing of sessions.test.
+  for (size_t i = 0; i < hosts_.size(); ++i) {
+    if (hosts_[i].articles == 0) continue;
+    for (std::string& id : BigSite(*this, static_cast<int>(i)).MustFetch()) {
+      must[i].insert(std::move(id));
+    }
   }
   const std::vector<EdgeInfo> edges = Edges();
   auto edge_must_fetch = [&](const std::string& path) {
@@ -120,6 +131,13 @@ std::string Site::ManifestJson() const {
       if (must[i].count(id)) changing.push_back(std::move(id));
     }
     j["changing"] = std::move(changing);
+    if (h.articles > 0) {
+      const BigSite big(*this, static_cast<int>(i));
+      j["big_site"] = {{"articles", big.articles()},
+                       {"archive_pages", big.archive_pages()},
+                       {"sitemaps", big.sitemaps()}};
+    }
+    if (h.trap) j["trap"] = true;
     doc["hosts"].push_back(std::move(j));
   }
   doc["edge"] = nlohmann::ordered_json::array();

@@ -152,7 +152,7 @@ void AppendWords(Rng& rng, size_t count, std::string* out) {
     // One draw per word: the low half picks the word (multiply-shift, no division), the high
     // byte ends the sentence about one time in nine.
     const uint64_t v = rng.Next();
-    const std::string_view w = kWordViews[((v & 0xffffffffu) * kWordCount) >> 32];
+    const std::string_view w = WordAt(v);
     if (i) out->push_back(' ');
     size_t at = out->size();
     out->append(w);
@@ -160,6 +160,10 @@ void AppendWords(Rng& rng, size_t count, std::string* out) {
     sentence_start = (v >> 56) < 28 || i + 1 == count;
     if (sentence_start) out->push_back('.');
   }
+}
+
+std::string_view WordAt(uint64_t draw) {
+  return kWordViews[((draw & 0xffffffffu) * kWordCount) >> 32];
 }
 
 std::string Words(Rng& rng, size_t count) {

@@ -4,13 +4,16 @@
 #include <cctype>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <string>
 #include <utility>
 
 #include "base/ascii.h"
+#include "testweb/big_site.h"
 #include "testweb/internal.h"
+#include "testweb/session_trap.h"
 
 namespace harvest::testweb {
 
@@ -36,15 +39,10 @@ constexpr int kVariantWildcards = 2;     // /private/*, /p/*?print=
 constexpr int kVariantAllowAll = 3;      // empty Disallow
 constexpr int kHostileVariant = 10;
 constexpr int kSpecialVariant = 11;
+constexpr int kBigSiteVariant = 12;      // big.test: Disallow: /search
+constexpr int kSessionTrapVariant = 13;  // sessions.test: allow all
 
 std::string TreePath(int index) { return index == 0 ? "/" : "/p/" + std::to_string(index); }
-
-std::string Hex(uint64_t v, int digits) {
-  static const char* kDigits = "0123456789abcdef";
-  std::string out(digits, '0');
-  for (int i = digits - 1; i >= 0; --i, v >>= 4) out[i] = kDigits[v & 15];
-  return out;
-}
 
 // Parses a non-negative decimal without sign or leading '+'; -1 when not a number.
 long ParseIndex(std::string_view s) {
@@ -113,6 +111,7 @@ Site::Site(SiteOptions options) : options_(options) {
   options_.change_percent = std::clamp(options_.change_percent, 0, 100);
   // At most half the candidates are copies, so that originals to copy from stay plentiful.
   options_.near_dup_percent = std::clamp(options_.near_dup_percent, 0, 50);
+  options_.big_site = std::clamp(options_.big_site, 0, kMaxBigSiteArticles);
   // Smallest fanout whose depth-5 tree holds every page (so each page is <= 5 hops deep).
   for (tree_fanout_ = 2;; ++tree_fanout_) {
     long total = 0, level = 1;
@@ -149,6 +148,22 @@ Site::Site(SiteOptions options) : options_(options) {
       h.calendar = h.name == kHostileHost;
       hosts_.push_back(std::move(h));
     }
+  }
+  if (options_.big_site > 0) {
+    HostInfo h;
+    h.name = std::string(kBigSiteHost);
+    h.normal = false;
+    h.variant = kBigSiteVariant;
+    h.articles = options_.big_site;
+    hosts_.push_back(std::move(h));
+  }
+  if (options_.trap_host) {
+    HostInfo h;
+    h.name = std::string(kSessionTrapHost);
+    h.normal = false;
+    h.variant = kSessionTrapVariant;
+    h.trap = true;
+    hosts_.push_back(std::move(h));
   }
   HostInfo control;
   control.name = std::string(kControlHost);
@@ -330,6 +345,8 @@ bool Site::DisallowedForHarvest(int host, std::string_view target) const {
              target.starts_with("/search");
     case kHostileVariant:
       return target.starts_with("/edge/disallowed/");
+    case kBigSiteVariant:
+      return target.starts_with("/search");
     default:
       return false;
   }
@@ -337,6 +354,8 @@ bool Site::DisallowedForHarvest(int host, std::string_view target) const {
 
 std::string Site::RobotsTxt(int host) const {
   const HostInfo& h = hosts_[host];
+  if (h.articles > 0) return BigSite(*this, host).RobotsTxt();
+  if (h.trap) return SessionTrap(*this, host).RobotsTxt();
   std::string delay =
       h.crawl_delay_ms ? "Crawl-delay: " + CrawlDelayText(h.crawl_delay_ms) + "\n" : "";
   std::string sitemap = "Sitemap: http://" + h.name + "/sitemap.xml\n";
@@ -461,6 +480,15 @@ std::vector<Link> Site::LinksOf(int host, std::string_view path) const {
   const HostInfo& h = hosts_[host];
   std::string query_unused, canon;
   SplitTarget(path, &canon, &query_unused);
+  if (h.articles > 0) {
+    const BigSite big(*this, host);
+    return big.LinksOf(big.Find(canon));
+  }
+  if (h.trap) {
+    const SessionTrap trap(*this, host);
+    const std::optional<uint64_t> id = trap.Find(canon);
+    return id ? trap.LinksOf(*id) : links;
+  }
   PageRef page = FindPage(*this, host, canon, "");
   if (h.name == kHostileHost && page.type != PageType::kCalendar) return EdgeLinks(*this, path);
   if (page.type == PageType::kFamily || page.type == PageType::kSearch) {
@@ -507,8 +535,10 @@ std::vector<Link> Site::LinksOf(int host, std::string_view path) const {
       if (h.calendar) links.push_back(PlainLink(h.name, "/calendar/2026/11", false));
     }
     if (host == 0 && options_.hostile) {
-      for (size_t s = options_.hosts; s < hosts_.size(); ++s) {
-        if (hosts_[s].name != kControlHost) links.push_back(PlainLink(hosts_[s].name, "/", true));
+      // The hostile hosts only (they follow the normal ones): big.test and sessions.test are
+      // seeds of their own.
+      for (size_t s = options_.hosts; s < options_.hosts + std::size(kHostileHosts); ++s) {
+        links.push_back(PlainLink(hosts_[s].name, "/", true));
       }
     }
   }
@@ -586,7 +616,7 @@ std::vector<EdgeInfo> Site::Edges() const {
 std::vector<std::string> Site::SeedUrls() const {
   std::vector<std::string> out;
   for (const HostInfo& h : hosts_) {
-    if (h.normal) out.push_back("http://" + h.name + "/");
+    if (h.normal || h.articles > 0 || h.trap) out.push_back("http://" + h.name + "/");
   }
   return out;
 }
@@ -609,6 +639,21 @@ Route Site::Resolve(std::string_view host_header, std::string_view target) const
                                                                   path == "/sitemap-2.xml.gz")))) {
     r.kind = RequestKind::kSitemap;
     r.page = h.name + path;
+    return r;
+  }
+  if (h.articles > 0) {
+    const BigPage page = BigSite(*this, r.host).Find(path);
+    if (page.type == BigPageType::kNone) return r;
+    const bool sitemap =
+        page.type == BigPageType::kSitemapIndex || page.type == BigPageType::kSitemap;
+    r.kind = sitemap ? RequestKind::kSitemap : RequestKind::kPage;
+    r.page = h.name + path + (sitemap ? "" : IdentityQuery(query));
+    return r;
+  }
+  if (h.trap) {
+    if (!SessionTrap(*this, r.host).Find(path)) return r;
+    r.kind = RequestKind::kTrap;
+    r.page = h.name + path + IdentityQuery(query);
     return r;
   }
   if (h.name == kHostileHost && path.starts_with("/edge/")) {

@@ -5,7 +5,9 @@
 // One port serves many virtual hosts chosen by the Host header (port suffix ignored,
 // case-insensitive): the normal hosts h0000.test ... h{N-1}.test and, unless disabled, the
 // hostile/edge hosts documented in docs/testweb.md (hostile.test, robots-5xx.test,
-// robots-404.test, robots-redirect.test, robots-big.test, control.test).
+// robots-404.test, robots-redirect.test, robots-big.test, control.test) and, when asked for,
+// the big news site big.test (SiteOptions::big_site) and the session-id trap sessions.test
+// (SiteOptions::trap_host).
 //
 // Everything is a pure function of (seed, host, path, epoch): page HTML, link graph,
 // robots.txt, sitemaps. The site therefore knows *by construction* which pages exist, which
@@ -60,7 +62,23 @@ struct SiteOptions {
   // Percentage (0-50) of the normal hosts' non-changing tree pages /p/N that render as
   // labelled near-copies of another page (Site::NearCopySource). Default 0: none.
   int near_dup_percent = 0;
+  // Articles of the big news site big.test (docs/testweb.md "big.test"): /, N articles,
+  // ceil(N/500) archive pages, a sitemap index of ceil(N/5000) sitemaps. Default 0: no such
+  // host (the site is then exactly what it is without the option). 0 ... kMaxBigSiteArticles.
+  int big_site = 0;
+  // Add sessions.test, a host whose every page links new session-id URLs forever, bounded
+  // only by a crawler's per-host budgets (docs/testweb.md "sessions.test"). Seeded, and linked
+  // from big.test/ when there is one. Default false.
+  bool trap_host = false;
+  // The scheme big.test and sessions.test write in their absolute URLs (the robots.txt
+  // Sitemap line, sitemap <loc>s, big.test/'s link to sessions.test): https when true
+  // (`harvest testweb --tls` sets it, its seeds being https://), else http. The other hosts
+  // always write http://, as old pages do. Default false.
+  bool big_site_https = false;
 };
+
+// Most articles SiteOptions::big_site allows (the manifest lists every one).
+inline constexpr int kMaxBigSiteArticles = 1000000;
 
 // A tree page: "/" (index 0) or "/p/<index>" of host `host` (index into Site::hosts()).
 struct TreePage {
@@ -84,6 +102,8 @@ struct HostInfo {
   int pages = 0;               // tree pages "/" and "/p/1" ... "/p/{pages-1}"
   bool calendar = false;       // root links to the infinite calendar trap
   bool sitemap_index = false;  // /sitemap.xml is an index of /sitemap-1.xml + .xml.gz
+  int articles = 0;            // big.test: its articles (SiteOptions::big_site); else 0
+  bool trap = false;           // sessions.test: endless session-id URLs, nothing must_fetch
 };
 
 // An <a href> of a generated page, with what the site knows about its target.
@@ -148,7 +168,8 @@ class Site {
   // Identities of the pages of `host` that change with the epoch, in page order (tree pages
   // per PageChanges; on hostile.test, /edge/changing).
   std::vector<std::string> ChangingPages(int host) const;
-  // "http://h0000.test/" ... one per normal host.
+  // "http://h0000.test/" ... one per normal host, then "http://big.test/" and
+  // "http://sessions.test/" when those hosts exist.
   std::vector<std::string> SeedUrls() const;
   // The manifest JSON document (see docs/testweb.md), computed by BFS over the link graph.
   std::string ManifestJson() const;

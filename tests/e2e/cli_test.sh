@@ -71,6 +71,11 @@ expect 2 "--change-percent: must be between 0 and 100, got 101" -- \
 expect 2 "--near-dup-percent: must be between 0 and 50, got 51" -- \
   "$bin" testweb "${tw_args[@]}" --near-dup-percent 51
 expect 0 "" -- "$bin" testweb "${tw_args[@]}" --change-every 10s --change-percent 30 --near-dup-percent 5
+expect 2 "--big-site: must be between 0 and 1000000, got 1000001" -- \
+  "$bin" testweb "${tw_args[@]}" --big-site 1000001
+expect 0 "" -- "$bin" testweb "${tw_args[@]}" --big-site 20 --trap-host
+grep -qx 'http://big.test/' "$tmp/tw-seeds.txt" && grep -qx 'http://sessions.test/' "$tmp/tw-seeds.txt" ||
+  { echo "FAIL: --big-site / --trap-host roots missing from the seeds"; fail=1; }
 expect 2 "--refresh-window: must be between 0s and 366d, got 400d" -- \
   "$bin" audit --log "$tmp/none.jsonl" --manifest "$tmp/none.json" --refresh-window 400d
 expect 2 "--max-examples: must be between 0 and [0-9]+, got -1" -- \
