@@ -56,6 +56,7 @@ struct CrawlFlags {
   bool recrawl = false;
   bool no_progress = false;
   bool fresh = false;
+  bool sitemap_probe = false;
 };
 
 // --scope: refused at parse time unless frontier::ParseScopeMode knows it.
@@ -192,6 +193,7 @@ int RunCrawl(const CrawlFlags& f) {
   if (f.stop_after) options.freshness.stop_after = *ParseDuration(*f.stop_after);
   if (f.no_progress) options.progress = false;
   if (f.fresh) options.fresh = true;
+  if (f.sitemap_probe) options.sitemap_probe = true;
 
   std::unique_ptr<cluster::RedisCrawl> worker;
   if (!f.cluster.redis.empty()) {
@@ -357,6 +359,9 @@ CommandRegistration reg(
           ->check(IntRange(0, kMaxPerIpLimit));
       app->add_option("--workers", f->workers, "Process threads (default 0: cores)")
           ->check(IntRange(0, kMaxWorkers));
+      app->add_flag("--sitemap-probe", f->sitemap_probe,
+                    "Fetch /sitemap.xml of a host whose robots.txt names no sitemap "
+                    "(crawl.sitemap_probe; default off)");
       app->add_flag("--recrawl", f->recrawl,
                     "Keep running when the frontier runs dry: recrawl URLs as they come due, "
                     "until stopped (docs/freshness.md)");

@@ -157,6 +157,7 @@ const std::map<std::string, Setter>& Keys() {
          return Status::Ok();
        })},
       {"crawl.follow_rel_nofollow", Bool("crawl.follow_rel_nofollow", [](auto* o, bool v) { o->follow_rel_nofollow = v; })},
+      {"crawl.sitemap_probe", Bool("crawl.sitemap_probe", [](auto* o, bool v) { o->sitemap_probe = v; })},
       {"crawl.max_redirect_hops", Int("crawl.max_redirect_hops", 0, 20, [](auto* o, int64_t v) { o->max_redirect_hops = v; })},
       {"crawl.robots_ttl_s", Dur("crawl.robots_ttl_s", kS, 1000, kYearS * 1000, [](auto* o, milliseconds v) { o->robots_ttl = std::chrono::duration_cast<seconds>(v); })},
       {"crawl.robots_patience", Dur("crawl.robots_patience", 0, 0, kYearS * 1000, [](auto* o, milliseconds v) { o->robots_patience = std::chrono::duration_cast<seconds>(v); })},

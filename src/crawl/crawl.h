@@ -144,6 +144,12 @@ struct CrawlOptions {
   int workers = 0;
   // Follow rel=nofollow links? Default false: rel=nofollow links are not followed.
   bool follow_rel_nofollow = false;
+  // When a host's robots.txt comes into force and names no Sitemap, admit
+  // <origin>/sitemap.xml as a sitemap (once per origin). Default false: on a broad crawl of
+  // small hosts it is one more request per host, mostly answered 404, for a convention the
+  // sitemaps.org protocol does not define; a focused crawl gains the URLs links do not reach
+  // (docs/configuration.md "sitemap_probe").
+  bool sitemap_probe = false;
   // Redirect targets are admitted like links, at most this many hops from the first URL.
   int max_redirect_hops = 5;
   // How long a host's robots.txt stays valid. Default 24 h (RFC 9309 §2.4).

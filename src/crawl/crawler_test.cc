@@ -17,6 +17,8 @@
 
 #include "base/host_key.h"
 #include "crawl/crawler_test_fixture.h"
+#include "extract/extract.h"
+#include "extract/test_util.h"
 
 namespace harvest::crawl {
 namespace {
@@ -447,6 +449,51 @@ TEST_F(CrawlerTest, SitemapEntriesAreAdmitted) {
   Crawl(Options(), {"http://a.test/"});
   EXPECT_EQ(fetcher_->RequestsFor("http://a.test/sm.xml"), 1u);
   EXPECT_EQ(OutcomesOf("http://a.test/from-sitemap"), std::vector<std::string>{"fetched"});
+}
+
+// A sitemap index (robots.txt) lists a .xml.gz served with Content-Encoding: gzip (gzip
+// twice: the reader streams both layers) and a text sitemap cut by the fetch: every URL before
+// the cut is admitted, the cut is in the outcome's detail. Sitemap fetches get a 50 MiB body
+// cap, pages the configured one.
+TEST_F(CrawlerTest, SitemapIndexGzipAndACutSitemapAreStreamed) {
+  fetcher_->Script("http://a.test/robots.txt",
+                   FakeResponse::Text("User-agent: *\nSitemap: http://a.test/index.xml\n"));
+  FakeResponse index;
+  index.headers = {{"Content-Type", "application/xml"}};
+  index.body =
+      "<sitemapindex xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">"
+      "<sitemap><loc>http://a.test/s1.xml.gz</loc></sitemap>"
+      "<sitemap><loc>http://a.test/s2.txt</loc></sitemap></sitemapindex>";
+  fetcher_->Script("http://a.test/index.xml", index);
+  FakeResponse gz;
+  gz.headers = {{"Content-Type", "application/gzip"}, {"Content-Encoding", "gzip"}};
+  gz.body = extract::testing::Gzip(extract::testing::Gzip(
+      "<urlset><url><loc>http://a.test/g1</loc><priority>0.9</priority></url>"
+      "<url><loc>http://a.test/g2</loc></url></urlset>"));
+  fetcher_->Script("http://a.test/s1.xml.gz", gz);
+  FakeResponse cut = FakeResponse::Text("http://a.test/t1\nhttp://a.test/t2\nhttp://a.test/t3-cu");
+  cut.outcome = FetchOutcome::kTruncated;
+  cut.truncated = "length";
+  fetcher_->Script("http://a.test/s2.txt", cut);
+  fetcher_->Script("http://a.test/", FakeResponse::Html("no links"));
+  Crawl(Options(), {"http://a.test/"});
+  for (const char* url :
+       {"http://a.test/g1", "http://a.test/g2", "http://a.test/t1", "http://a.test/t2"}) {
+    EXPECT_EQ(OutcomesOf(url), std::vector<std::string>{"fetched"}) << url;
+  }
+  EXPECT_EQ(fetcher_->RequestsFor("http://a.test/t3-cu"), 0u) << "a cut line is no URL";
+  bool cut_noted = false;
+  for (const OutcomeLine& line : Outcomes()) {
+    if (line.url == "http://a.test/s2.txt")
+      cut_noted = line.detail.find("truncated") != std::string::npos;
+  }
+  EXPECT_TRUE(cut_noted);
+  for (const auto& r : fetcher_->log()) {
+    const bool sitemap = r.url.find("index.xml") != std::string::npos ||
+                         r.url.find("/s1.") != std::string::npos ||
+                         r.url.find("/s2.") != std::string::npos;
+    EXPECT_EQ(r.max_body_bytes, sitemap ? extract::kMaxSitemapBytes : 0u) << r.url;
+  }
 }
 
 // ---- per-IP cap ----

@@ -167,7 +167,8 @@ void FetchCompletions::OnRobotsDone(InFlight flight, fetch::FetchResult&& r) {
 }
 
 // Rules in force: the Crawl-delay (a host asking for more than the maximum is given up)
-// and the Sitemap lines (admitted like links of the robots.txt).
+// and the Sitemap lines (admitted like links of the robots.txt), or without one, with
+// crawl.sitemap_probe, <origin>/sitemap.xml.
 void FetchCompletions::ApplyRobots(const frontier::Lease& lease, const RobotsGate::FetchStep& step,
                                    frontier::Completion* done) {
   const std::string& host = lease.item.host;
@@ -185,13 +186,18 @@ void FetchCompletions::ApplyRobots(const frontier::Lease& lease, const RobotsGat
       return;
     }
   }
-  for (const std::string& sitemap : step.sitemaps) {
-    std::optional<url::Url> su = url::ParseCanonical(sitemap, nullptr, opts_.canon);
-    if (!su || (su->scheme() != "http" && su->scheme() != "https")) continue;
-    FoundLink link = MakeFoundLink(*su);
-    link.sitemap = true;
-    parts_.admitter->Admit(link, lease.item);
-  }
+  for (const std::string& sitemap : step.sitemaps) AdmitSitemap(sitemap, lease.item);
+  // No Sitemap line: the conventional place, when the operator asks for it. Admission's seen
+  // set makes it once per origin (a robots.txt refetched later admits nothing new).
+  if (step.sitemaps.empty() && opts_.sitemap_probe) AdmitSitemap(host + "/sitemap.xml", lease.item);
+}
+
+void FetchCompletions::AdmitSitemap(std::string_view sitemap, const frontier::UrlItem& via) {
+  std::optional<url::Url> su = url::ParseCanonical(sitemap, nullptr, opts_.canon);
+  if (!su || (su->scheme() != "http" && su->scheme() != "https")) return;
+  FoundLink link = MakeFoundLink(*su);
+  link.sitemap = true;
+  parts_.admitter->Admit(link, via);
 }
 
 void FetchCompletions::OnPageDone(InFlight flight, fetch::FetchResult&& r) {

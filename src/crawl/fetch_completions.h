@@ -96,9 +96,11 @@ class FetchCompletions {
   const Counters& counters() const;
 
  private:
-  // Rules in force: the Crawl-delay and the Sitemap lines.
+  // Rules in force: the Crawl-delay and the Sitemap lines (or the sitemap probe).
   void ApplyRobots(const frontier::Lease& lease, const RobotsGate::FetchStep& step,
                    frontier::Completion* done);
+  // Admits a sitemap URL found for the robots.txt of `via`'s host.
+  void AdmitSitemap(std::string_view sitemap, const frontier::UrlItem& via);
   void GiveUpHost(const std::string& host, const frontier::UrlItem& leased, std::string_view reason,
                   std::string_view detail, int status);
   // A robots.txt record for the shared crawl, by host key (sent with its capture).

@@ -121,5 +121,34 @@ TEST_F(FetchCompletionsTest, RobotsTxtSitemapLinesAreAdmitted) {
   EXPECT_EQ(frontier_->queued(), 2u);             // the page went back for its request
 }
 
+// crawl.sitemap_probe: a robots.txt without a Sitemap line admits <origin>/sitemap.xml as a
+// sitemap; with one, or with the probe off (the default), nothing more.
+TEST_F(FetchCompletionsTest, SitemapProbeWhenRobotsTxtNamesNone) {
+  opts_.sitemap_probe = true;
+  OpenState();
+  OpenOutput();
+  ASSERT_EQ(Seed("http://a.test/"), frontier::AdmitVerdict::kAccept);
+  completions_->OnRobotsDone(Lease(/*robots=*/true),
+                             Response("http://a.test/robots.txt", 200,
+                                      "User-agent: *\nDisallow: /private\n", "text/plain"));
+  EXPECT_EQ(admitter_->counters().admitted, 2u);  // the seed and the probed sitemap
+  EXPECT_EQ(frontier_->queued(), 2u);
+  // Refetched robots.txt: the seen set keeps it to once per origin.
+  clock_.Advance(std::chrono::seconds(2));
+  completions_->OnRobotsDone(Lease(/*robots=*/true),
+                             Response("http://a.test/robots.txt", 200, "", "text/plain"));
+  EXPECT_EQ(admitter_->counters().admitted, 2u);
+}
+
+TEST_F(FetchCompletionsTest, SitemapProbeOffByDefaultAndNotWhenNamed) {
+  OpenState();
+  OpenOutput();
+  ASSERT_EQ(Seed("http://a.test/"), frontier::AdmitVerdict::kAccept);
+  completions_->OnRobotsDone(
+      Lease(/*robots=*/true),
+      Response("http://a.test/robots.txt", 200, "User-agent: *\nAllow: /\n", "text/plain"));
+  EXPECT_EQ(admitter_->counters().admitted, 1u) << "the probe is off by default";
+}
+
 }  // namespace
 }  // namespace harvest::crawl

@@ -29,12 +29,27 @@ bool IsIdentityCoding(std::string_view coding) {
   return coding.empty() || EqualsIgnoreAsciiCase(coding, "identity");
 }
 
+// The decoded bytes looked at to tell a sitemap from HTML or another XML document.
+constexpr size_t kSniffBytes = 2048;
+
+bool NamedLikeSitemap(std::string_view path) {
+  return path.ends_with(".xml") || path.ends_with(".xml.gz");
+}
+
 bool LooksLikeSitemap(std::string_view mime, std::string_view path, std::string_view body) {
-  if (path.ends_with(".xml") || path.ends_with(".xml.gz")) return true;
+  if (NamedLikeSitemap(path)) return true;
   if (mime.find("xml") == std::string_view::npos) return false;
-  std::string_view head = body.substr(0, 2048);
+  std::string_view head = body.substr(0, kSniffBytes);
   return head.find("<urlset") != std::string_view::npos ||
          head.find("<sitemapindex") != std::string_view::npos;
+}
+
+// A Content-Encoding the sitemap reader undoes itself as it streams: none, or one gzip layer
+// (it inflates a body that starts with the gzip magic, up to two layers deep).
+bool SitemapStreamable(std::string_view coding) {
+  coding = TrimHttpOws(coding);
+  return IsIdentityCoding(coding) || EqualsIgnoreAsciiCase(coding, "gzip") ||
+         EqualsIgnoreAsciiCase(coding, "x-gzip");
 }
 
 }  // namespace
@@ -149,6 +164,21 @@ void PageProcessor::ExtractLinks(const PageTask& task, const url::Url& page_url,
                                  PageLinks* links, StoreTask* store) const {
   const fetch::FetchResult& r = task.result;
   const std::string_view encoding = r.Header("content-encoding").value_or("");
+  // A sitemap (named one, or XML that might be one) is streamed from the body as received:
+  // the reader inflates gzip block by block, so the inflated document is never held. Only
+  // its first bytes are decoded here, to tell it from HTML.
+  if (SitemapStreamable(encoding) &&
+      (task.sitemap_hint || mime.find("xml") != std::string_view::npos ||
+       NamedLikeSitemap(page_url.path()))) {
+    std::string head = IsIdentityCoding(encoding)
+                           ? r.body.substr(0, kSniffBytes)
+                           : extract::DecodeContent(encoding, r.body, kSniffBytes).body;
+    if (!extract::IsHtml(content_type, head) &&
+        (task.sitemap_hint || LooksLikeSitemap(mime, page_url.path(), head))) {
+      ExtractFromSitemap(task, page_url, r.body, links, store);
+      return;
+    }
+  }
   // An uncoded body within the cap is parsed where it is (no copy of the page).
   std::string_view body = r.body;
   extract::DecodeResult decoded;
@@ -165,17 +195,40 @@ void PageProcessor::ExtractLinks(const PageTask& task, const url::Url& page_url,
   if (extract::IsHtml(content_type, body)) {
     ExtractFromHtml(task, page_url, body, links, store);
   } else if (task.sitemap_hint || LooksLikeSitemap(mime, page_url.path(), body)) {
-    extract::SitemapResult sitemap = extract::ParseSitemap(body, /*maybe_gzip=*/true);
-    for (size_t i = 0; i < sitemap.urls.size(); ++i) {
-      if (!AddLink(sitemap.urls[i], page_url, false, /*sitemap=*/sitemap.is_index, links)) {
-        continue;
-      }
-      if (i < sitemap.hints.size()) {
-        links->links.back().lastmod_us = sitemap.hints[i].lastmod_us;
-        links->links.back().changefreq_s = sitemap.hints[i].changefreq_s;
-        links->links.back().sitemap_priority = sitemap.hints[i].priority;
-      }
-    }
+    // A sitemap in a Content-Encoding the reader does not stream (br, zstd, deflate), decoded
+    // above within max_decoded_bytes.
+    ExtractFromSitemap(task, page_url, body, links, store);
+  }
+}
+
+// Each URL of the sitemap becomes a link as the reader finds it (an index's entries are
+// sitemaps); only the links are held. A sitemap cut (by the fetch's body cap, the 50,000-URL
+// or 50 MiB limit, or a fault) keeps the URLs before the cut, and the outcome says so.
+void PageProcessor::ExtractFromSitemap(const PageTask& task, const url::Url& page_url,
+                                       std::string_view body, PageLinks* links,
+                                       StoreTask* store) const {
+  const extract::SitemapReader* reader = nullptr;
+  extract::SitemapReader sitemap(
+      [&](std::string_view url, const extract::SitemapHint& hint) {
+        if (!AddLink(url, page_url, false, /*sitemap=*/reader->is_index(), links)) return;
+        FoundLink& link = links->links.back();
+        link.lastmod_us = hint.lastmod_us;
+        link.changefreq_s = hint.changefreq_s;
+        link.sitemap_priority = hint.priority;
+      },
+      /*maybe_gzip=*/true);
+  reader = &sitemap;
+  sitemap.Feed(body);
+  sitemap.Finish(/*input_cut=*/!task.result.truncated.empty());
+  const std::string& error = sitemap.error();
+  if (sitemap.truncated()) {
+    AppendDetail(store, "sitemap truncated: " + (error.empty() ? "more than 50,000 URLs" : error));
+  } else if (!error.empty() && (task.sitemap_hint || !error.starts_with("not a sitemap"))) {
+    AppendDetail(store, "sitemap: " + error);
+  }
+  if (sitemap.skipped() > 0) {
+    AppendDetail(store, "sitemap: " + std::to_string(sitemap.skipped()) +
+                            " URLs longer than 2048 bytes skipped");
   }
 }
 

@@ -27,7 +27,7 @@ struct PageTask {
   frontier::UrlItem item;
   fetch::FetchResult result;
   bool is_robots = false;     // robots.txt: stored, never parsed for links here
-  bool sitemap_hint = false;  // named by a robots.txt Sitemap line or a sitemap index
+  bool sitemap_hint = false;  // named by a robots.txt Sitemap line, a sitemap index or the probe
   std::string outcome;        // the final outcome to record once stored ("fetched", "gave-up")
   std::string detail;         // its detail (why a response was given up on)
   // Recrawl (docs/freshness.md): the URL's seen record before this fetch (a recrawl), the
@@ -136,6 +136,8 @@ class PageProcessor {
                     const std::string& content_type, PageLinks* links, StoreTask* store) const;
   void ExtractFromHtml(const PageTask& task, const url::Url& page_url, std::string_view body,
                        PageLinks* links, StoreTask* store) const;
+  void ExtractFromSitemap(const PageTask& task, const url::Url& page_url, std::string_view body,
+                          PageLinks* links, StoreTask* store) const;
   // False when the link was dropped (unparsable, not http(s)).
   bool AddLink(std::string_view href, const url::Url& base, bool redirect, bool sitemap,
                PageLinks* links) const;

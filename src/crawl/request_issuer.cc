@@ -7,6 +7,7 @@
 #include "base/host_key.h"
 #include "crawl/admitter.h"
 #include "crawl/recrawler.h"
+#include "extract/extract.h"
 
 namespace harvest::crawl {
 
@@ -167,6 +168,11 @@ void RequestIssuer::StartFetch(frontier::Lease lease, bool robots, std::string u
   // The fetcher bounds what stays open (fetch.max_idle_connections hosts, 30 s each) and
   // keeps one connection cache per host, so idle connections cost no lookups.
   req.reuse_connection = true;
+  // A sitemap may be 50 MiB uncompressed (sitemaps.org): its request alone gets that cap
+  // when the fetcher's is lower, so the memory of every other fetch stays as configured.
+  if (!robots && lease.item.sitemap) {
+    req.max_body_bytes = std::max(opts_.fetch.max_body_bytes, extract::kMaxSitemapBytes);
+  }
   InFlight flight{.lease = std::move(lease), .robots = robots};
   if (!robots && flight.lease.item.recrawl) {
     // A recrawl: the last stored version decides change and interval; its validators make

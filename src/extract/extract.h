@@ -10,7 +10,7 @@
 //   - Encoding: WHATWG Encoding labels; HTML §13.2.3 encoding sniffing (BOM, transport
 //     charset, the 1024-byte <meta> prescan), uchardet as the last resort.
 //   - Sitemaps: sitemaps.org protocol 0.9 (urlset, sitemapindex, text; 50,000 URLs and
-//     50 MiB uncompressed per file).
+//     50 MiB uncompressed per file, an index of 50,000 sitemaps), parsed as a stream.
 //   - Content-Encoding: RFC 9110 §8.4 (gzip, x-gzip, deflate, br, zstd, identity; lists are
 //     decoded in reverse order of application).
 //
@@ -26,15 +26,18 @@
 //   - <![CDATA[ outside foreign content is a bogus comment (as the spec says); inside
 //     foreign content it is text up to "]]>".
 //
-// Entry points: ExtractHtml, ParseXRobotsTag, IsHtml, ParseSitemap, DecodeContent, plus the
-// charset helpers DetectCharset / ConvertToUtf8.
+// Entry points: ExtractHtml, ParseXRobotsTag, IsHtml, SitemapReader (and ParseSitemap on top
+// of it), DecodeContent, plus the charset helpers DetectCharset / ConvertToUtf8.
 //
-// Thread-safety: every function is pure and reentrant; no shared mutable state.
+// Thread-safety: every function is pure and reentrant; no shared mutable state. A
+// SitemapReader object is used by one thread at a time.
 // Nothing here throws (std::bad_alloc aside) or crashes on hostile input.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -134,16 +137,79 @@ struct SitemapHint {
 // zone ("Z" or "+hh:mm"); µs since the epoch, nullopt when it is not one.
 std::optional<int64_t> ParseW3cDatetime(std::string_view text);
 
+// sitemaps.org protocol 0.9 limits, per sitemap file: "no more than 50,000 URLs and must be
+// no larger than 50MB (52,428,800 bytes)" uncompressed; a sitemap index lists at most
+// 50,000 sitemaps. A <loc> (or text line) longer than kMaxSitemapUrlBytes after decoding
+// is skipped: the protocol says URLs "must be less than 2,048 characters", and admission
+// refuses longer ones anyway (frontier::AdmissionOptions::max_url_length).
+inline constexpr size_t kMaxSitemapUrls = 50000;
+inline constexpr size_t kMaxSitemapBytes = 50u << 20;
+inline constexpr size_t kMaxSitemapUrlBytes = 2048;
+
+// A streaming sitemap parser (sitemaps.org 0.9): XML <urlset> and <sitemapindex> (namespace
+// prefixes, CDATA, comments, processing instructions and DOCTYPE tolerated; entities
+// decoded) or a text sitemap (one URL per line), optionally gzip-compressed — up to two
+// gzip layers, detected by their magic bytes, so a .xml.gz served with Content-Encoding:
+// gzip needs no decoding first. The body is fed in chunks of any size, split anywhere; a
+// gzip body is inflated chunk by chunk. Each URL is handed to the callback, with its hints,
+// as soon as its <url>/<sitemap> element ends (a text sitemap's line as soon as its newline
+// is read) — nothing of the document is kept.
+//
+// Memory is bounded whatever the document: a gzip layer's inflate state and 64 KiB output
+// block, one element's text (8 KiB of raw <loc> text, 256 bytes per hint; longer ones are
+// skipped), element names cut at 128 bytes, and at most 64 nested elements (deeper is an
+// error). Limits (sitemaps.org): after kMaxSitemapUrls URLs, or kMaxSitemapBytes of
+// uncompressed input, the reader stops and truncated() is true. It never fails on hostile
+// input: faults (corrupt or cut gzip, a root element that is not a sitemap's, nesting) stop
+// it with error() set, and the URLs emitted before stay valid.
+//
+// Thread-safety: one reader per document, on one thread; the callback runs inside Feed()
+// and Finish() and must not throw.
+class SitemapReader {
+ public:
+  // url: the <loc> text (entities decoded, trimmed) or the text line (trimmed); never empty,
+  // at most kMaxSitemapUrlBytes. The view is valid during the call only. hint: empty for a
+  // text sitemap and for a sitemap index's entries.
+  using Callback = std::function<void(std::string_view url, const SitemapHint& hint)>;
+
+  // maybe_gzip: a body (or its inflated content) starting with the gzip magic is inflated.
+  explicit SitemapReader(Callback on_url, bool maybe_gzip = true);
+  ~SitemapReader();
+  SitemapReader(const SitemapReader&) = delete;
+  SitemapReader& operator=(const SitemapReader&) = delete;
+
+  // Parses the next bytes of the body. Returns false once the reader has stopped (a limit
+  // or a fault); later input is ignored.
+  bool Feed(std::string_view chunk);
+  // The body has ended. Emits a last text line without its newline (unless input_cut: the
+  // body was cut short, so that line may be a cut URL), reports a gzip stream without its
+  // end and an XML document without a root element. Call once, after the last Feed().
+  void Finish(bool input_cut = false);
+
+  bool is_index() const;             // the root element is <sitemapindex>: the URLs are sitemaps
+  bool truncated() const;            // stopped at kMaxSitemapUrls URLs or kMaxSitemapBytes
+  const std::string& error() const;  // "" or the first fault ("corrupt gzip sitemap", ...)
+  size_t urls() const;               // URLs emitted so far
+  size_t skipped() const;            // <loc>s / lines longer than kMaxSitemapUrlBytes, not emitted
+  uint64_t bytes() const;            // uncompressed bytes parsed so far
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 struct SitemapResult {
   std::vector<std::string> urls;   // <loc> values (entities decoded, trimmed) or text lines
   std::vector<SitemapHint> hints;  // one per url (all empty for a text sitemap or an index)
   bool is_index = false;           // a <sitemapindex>: urls are sitemaps
   bool truncated = false;          // more than 50,000 URLs, or more than 50 MiB uncompressed
+  size_t skipped = 0;              // URLs longer than kMaxSitemapUrlBytes
   std::string error;               // "" when the document was a sitemap
 };
 
-// Parses an XML sitemap, sitemap index or text sitemap. With maybe_gzip, a body starting
-// with the gzip magic is inflated first (capped at 50 MiB).
+// Parses a whole XML sitemap, sitemap index or text sitemap with a SitemapReader and
+// collects its URLs (tests and small documents; the crawl streams). With maybe_gzip, gzip
+// is inflated as the reader does.
 SitemapResult ParseSitemap(std::string_view body, bool maybe_gzip = true);
 
 // Decodes a body by Content-Encoding (gzip, x-gzip, deflate — zlib or raw —, br, zstd,

@@ -54,7 +54,8 @@ struct FetchOptions {
   long low_speed_limit_bytes = 100;
   std::chrono::seconds low_speed_time{15};
   // Body bytes kept; beyond this the transfer is aborted and reported kTruncated with
-  // truncated = "length". Default 10 MiB.
+  // truncated = "length". A request may set its own (FetchRequest::max_body_bytes).
+  // Default 10 MiB.
   size_t max_body_bytes = 10u << 20;
   // Cap on the bytes of all response heads of one transfer (status lines + header fields,
   // 1xx and followed redirects included); beyond it the transfer fails with kProtocolError.
@@ -124,6 +125,10 @@ struct FetchRequest {
   // poll(2) each time it looks for one to reuse, so thousands of idle connections to hosts
   // behind one address made that scan the crawl's largest cost. Default true.
   bool reuse_connection = true;
+  // Body bytes kept for this request in place of FetchOptions::max_body_bytes; 0 = that
+  // option. The crawl raises it for sitemaps (sitemaps.org allows 50 MiB uncompressed) and
+  // leaves every other request at the fetcher's cap. Default 0.
+  size_t max_body_bytes = 0;
 };
 
 enum class FetchOutcome {

@@ -186,6 +186,24 @@ TEST_F(FetcherTest, BodyOverCapIsTruncatedAtTheCap) {
   EXPECT_EQ(r.body, big.substr(0, 1000));
 }
 
+// A request's own cap (the crawl's sitemaps) replaces the fetcher's for that request only.
+TEST_F(FetcherTest, RequestBodyCapOverridesTheFetchers) {
+  const std::string big(100000, 'x');
+  Serve([&](const RawRequest&) { return RawReply{.bytes = MakeResponse(200, "OK", {}, big)}; });
+  FetchOptions o = TestOptions();
+  o.max_body_bytes = 1000;
+  FetcherUnderTest f(o);
+  const FetchResult raised = FetchOne(f, {.id = 1, .url = Url("/a"), .max_body_bytes = 200000});
+  EXPECT_EQ(raised.outcome, FetchOutcome::kOk) << raised.error;
+  EXPECT_EQ(raised.body.size(), big.size());
+  const FetchResult lowered = FetchOne(f, {.id = 2, .url = Url("/b"), .max_body_bytes = 10});
+  EXPECT_EQ(lowered.outcome, FetchOutcome::kTruncated);
+  EXPECT_EQ(lowered.body, big.substr(0, 10));
+  const FetchResult plain = FetchOne(f, {.id = 3, .url = Url("/c")});
+  EXPECT_EQ(plain.outcome, FetchOutcome::kTruncated);
+  EXPECT_EQ(plain.body.size(), 1000u);
+}
+
 // curl reads into a 24 KiB buffer (transfer.cc): bodies of several fills, with a length, chunked
 // with chunks across the fills' edges, and a cap inside the second fill, arrive byte for byte.
 TEST_F(FetcherTest, BodiesOfSeveralReceiveBuffersArriveWhole) {

@@ -61,6 +61,11 @@ bool ParsePort(std::string_view s, int* port) {
   return true;
 }
 
+// The body cap of a request: its own, or the fetcher's.
+size_t BodyCap(const FetchRequest& request, const FetchOptions& options) {
+  return request.max_body_bytes != 0 ? request.max_body_bytes : options.max_body_bytes;
+}
+
 }  // namespace
 
 std::vector<ConnectToRule> ParseConnectTo(const std::vector<std::string>& entries) {
@@ -245,7 +250,7 @@ void Http1Client::Start(FetchRequest request, Http1Target target, FetchCallback 
     out.append(name).append(value.empty() ? ":" : ": ").append(value).append("\r\n");
   }
   out.append("\r\n");
-  x->response.emplace(options_.max_header_bytes, options_.max_body_bytes);
+  x->response.emplace(options_.max_header_bytes, BodyCap(x->request, options_));
 
   if (std::unique_ptr<Conn> conn = TakeIdle(x->pool_key)) {
     x->conn = std::move(conn);
@@ -355,7 +360,7 @@ bool Http1Client::RetryOnNewConnection(Xfer* x) {
   x->retried = true;
   CloseConn(std::move(x->conn));
   x->out_sent = 0;
-  x->response.emplace(options_.max_header_bytes, options_.max_body_bytes);
+  x->response.emplace(options_.max_header_bytes, BodyCap(x->request, options_));
   Connect(x);
   return true;
 }

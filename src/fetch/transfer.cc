@@ -199,7 +199,7 @@ Status Transfer::Configure(const ResolvedOptions& r, int64_t start_wall_us, CURL
   easy_ = reuse;  // owned from here on, even if configuring fails (cleaned up with us)
   const FetchOptions& o = r.options;
   result_.start_wall_us = start_wall_us;
-  max_body_bytes_ = o.max_body_bytes;
+  max_body_bytes_ = request_.max_body_bytes != 0 ? request_.max_body_bytes : o.max_body_bytes;
   max_header_bytes_ = o.max_header_bytes;
   for (const auto& [name, value] : request_.headers) {
     if (name.empty() || name.find(':') != std::string::npos || HasForbiddenHeaderChar(name) ||

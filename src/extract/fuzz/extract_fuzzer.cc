@@ -1,6 +1,8 @@
 // Fuzz target for the untrusted-input parsers of extract: ExtractHtml (with charset sniffing
-// and conversion), ParseXRobotsTag, IsHtml, ParseSitemap and DecodeContent.
-// The first input byte picks the entry point; the rest is the document.
+// and conversion), ParseXRobotsTag, IsHtml, ParseSitemap, SitemapReader and DecodeContent.
+// The first input byte picks the entry point; the rest is the document. A sitemap is also fed
+// to a SitemapReader in chunks (their sizes taken from the first byte's high bits), which
+// must give what the one-shot parse gave.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -35,6 +37,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       SitemapResult r = ParseSitemap(in, /*maybe_gzip=*/true);
       if (r.urls.size() > 50000) __builtin_trap();
       if (r.hints.size() != r.urls.size()) __builtin_trap();  // one hint per URL
+      const size_t chunk = 1 + (selector >> 2) % 17;
+      size_t n = 0;
+      bool same = true;
+      SitemapReader reader([&](std::string_view url, const SitemapHint&) {
+        if (url.empty() || url.size() > kMaxSitemapUrlBytes) __builtin_trap();
+        same = same && n < r.urls.size() && r.urls[n] == url;
+        ++n;
+      });
+      for (size_t at = 0; at < in.size(); at += chunk) reader.Feed(in.substr(at, chunk));
+      reader.Finish();
+      if (!same || n != r.urls.size() || reader.error() != r.error) __builtin_trap();
       (void)ParseW3cDatetime(in.substr(0, 64));
       break;
     }

@@ -119,6 +119,7 @@ void FakeFetcher::Start(FetchRequest request, FetchCallback done) {
   entry.headers = request.headers;
   entry.connect_address = request.connect_address;
   entry.connect_port = request.connect_port;
+  entry.max_body_bytes = request.max_body_bytes;
   entry.reuse_connection = request.reuse_connection;
   entry.start = clock_->Now();
   entry.end = entry.start + std::chrono::duration_cast<Clock::Duration>(answer.latency);

@@ -61,6 +61,7 @@ struct FakeRequestLog {
   std::string connect_address;   // FetchRequest::connect_address ("" = none)
   int connect_port = 0;          // FetchRequest::connect_port
   bool reuse_connection = true;  // FetchRequest::reuse_connection
+  size_t max_body_bytes = 0;     // FetchRequest::max_body_bytes
   Clock::TimePoint start{};
   Clock::TimePoint end{};
   int status = 0;
