@@ -70,10 +70,22 @@ struct MetadataStatus {
   std::string last_error;     // the last database error ("" while none)
 };
 
+// Budgets (docs/admission.md "Budgets"): hosts over their discovery ratio or daily fetch
+// quota, whose new URLs wait on disk (deferred) to be admitted.
+struct BudgetStatus {
+  uint64_t deferred = 0;          // URLs deferred on disk now
+  uint64_t hosts_throttled = 0;   // hosts with deferred URLs now
+  uint64_t hosts_over_quota = 0;  // hosts that reached their daily fetch quota today
+  uint64_t deferred_total = 0;    // URLs deferred in this run
+  uint64_t released_total = 0;    // deferred URLs admitted in this run
+  uint64_t backlog_refused = 0;   // URLs refused in this run: their host's backlog was full
+};
+
 struct StatusSnapshot {
   double pages_per_sec = 0;  // over the last minute
   uint64_t queue_depth = 0;  // URLs queued
   HostCounts hosts;
+  BudgetStatus budgets;
   double error_rate_percent = 0;  // failed fetches / fetches, over the last minute
   uint64_t bytes_stored = 0;      // WARC bytes written
   uint64_t pages_stored = 0;      // WARC response + revisit records

@@ -50,6 +50,10 @@ Admitter::Admitter(const CrawlOptions& opts, Clock* clock, state::StateDb* db,
       host_weights_(opts.priority.hosts),
       admitted_depth_(std::bit_ceil(std::max<size_t>(opts.seen.recent_cache, 1))) {
   admission_.SetCounterStore(&counter_store_, opts.host_cache);
+  // A shared crawl's worker admits links to hosts other workers fetch: its counters do not
+  // see their fetches, so it defers nothing (the daily quota holds where the host is
+  // fetched, MayFetch). docs/distributed.md.
+  if (opts.shared != nullptr) admission_.SetDeferOverBudget(false);
   // A resumed crawl's backlogs: looked at in the first loop turn.
   for (const auto& [name, n] : db->DeferredHosts()) {
     admission_.RestoreBacklog(name, n);

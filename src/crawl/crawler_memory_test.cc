@@ -27,7 +27,7 @@ TEST_F(CrawlerMemoryTest, DailyQuotaSurvivesAKill) {
   fetcher_->Script("http://a.test/p1", FakeResponse::Html(Links({"http://c.test/"})));
   fetcher_->SetDefault(FakeResponse::Html("page"));
   CrawlOptions o = Options();
-  o.traps.host_daily_quota = 3;  // a.test: the root, p0 and p1; p2 after midnight
+  o.traps.host_daily_quota = 4;  // a.test: robots.txt, the root, p0 and p1; p2 after midnight
   {
     Crawler crawler(o, &clock_);
     fetcher_->OnComplete([&](const FakeRequestLog& r) {

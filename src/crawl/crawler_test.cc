@@ -385,7 +385,7 @@ TEST_F(CrawlerTest, DailyQuotaWaitsForTheNextDay) {
   const int64_t midnight = 20'000 * kDay;
   clock_.SetMicros(midnight - 30'000'000);  // 23:59:30 UTC
   CrawlOptions o = Options();
-  o.traps.host_daily_quota = 4;
+  o.traps.host_daily_quota = 5;  // robots.txt and 4 pages
   fetcher_->Script("http://a.test/", FakeResponse::Html(Links({"/1", "/2", "/3", "/4"})));
   fetcher_->Script("http://a.test/3", FakeResponse::Html(Links({"/5", "/6"})));
   fetcher_->SetDefault(FakeResponse::Html("page"));
@@ -401,7 +401,8 @@ TEST_F(CrawlerTest, DailyQuotaWaitsForTheNextDay) {
       ++before_midnight;
     }
   }
-  EXPECT_EQ(before_midnight, 4) << "the quota, then nothing before the next day";
+  EXPECT_EQ(before_midnight, 4) << "the quota (robots.txt and 4 pages), then nothing before "
+                                   "the next day";
   EXPECT_GT(s.quota_waits, 0u);
   EXPECT_EQ(s.deferred, 2u) << "/5 and /6 were found over the quota";
   EXPECT_EQ(s.released, s.deferred);

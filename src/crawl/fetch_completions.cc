@@ -91,12 +91,14 @@ void FetchCompletions::Record(std::string_view url, std::string_view outcome, in
 
 void FetchCompletions::OnRobotsDone(InFlight flight, fetch::FetchResult&& r) {
   HARVEST_ASSERT_ON_THREAD(thread_);
+  const frontier::Lease& lease = flight.lease;
   if (!flight.no_request) {
     ++counters_.fetches;
     ++counters_.robots_fetches;
+    // A request to the host like any: the daily quota counts requests (docs/admission.md).
+    parts_.admitter->NoteFetched(NameOfHostKey(lease.item.host));
   }
   counters_.bytes_downloaded += r.body.size();
-  const frontier::Lease& lease = flight.lease;
   const std::string& host = lease.item.host;
   parts_.hosts->NoteIp(host, r.ip);
   if (!flight.no_request) parts_.hosts->upgrades().OnResponse(r);

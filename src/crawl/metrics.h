@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "admin/backend.h"
+
 namespace harvest::crawl {
 
 struct MetricsSnapshot {
@@ -43,6 +45,7 @@ struct MetricsSnapshot {
   uint64_t dns_lookups = 0;
   uint64_t dns_failures = 0;
   uint64_t admitted = 0;
+  admin::BudgetStatus budgets;
   double uptime_s = 0;
   bool paused = false;
 };

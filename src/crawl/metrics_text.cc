@@ -36,6 +36,19 @@ std::string RenderMetrics(const MetricsSnapshot& m) {
                 m.latency_counts, m.latency_sum_s);
   }
   w.Gauge("harvest_queue_depth", "URLs queued in the frontier.", D(m.queue_depth));
+  w.Gauge("harvest_deferred_urls", "URLs of hosts over their budget waiting on disk.",
+          D(m.budgets.deferred));
+  w.Gauge("harvest_hosts_throttled", "Hosts over their budget with URLs deferred.",
+          D(m.budgets.hosts_throttled));
+  w.Gauge("harvest_hosts_over_quota", "Hosts that reached their daily fetch quota today.",
+          D(m.budgets.hosts_over_quota));
+  w.Counter("harvest_deferred_total", "URLs deferred: their host was over its budget.",
+            D(m.budgets.deferred_total));
+  w.Counter("harvest_released_total", "Deferred URLs admitted as their host's budget allowed.",
+            D(m.budgets.released_total));
+  w.Counter("harvest_backlog_refused_total",
+            "URLs refused because their host's backlog of deferred URLs was full.",
+            D(m.budgets.backlog_refused));
   for (const auto& [state, n] : m.hosts_by_state) {
     w.Gauge("harvest_hosts", "Hosts with work, by state.", D(n), {{"state", state}});
   }

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "base/ascii.h"
+#include "base/host_key.h"
 #include "crawl/admitter.h"
 #include "crawl/fetch_completions.h"
 #include "crawl/host_table.h"
@@ -121,6 +122,13 @@ admin::StatusSnapshot OperatorControl::GetStatus() const {
   s.hosts.ready = hs.ready;
   s.hosts.waiting = hs.waiting + (hs.held - blocked_with_work);  // held for a DNS answer
   s.hosts.blocked = hs.paused + blocked_with_work;
+  const Admitter::Counters& ac = parts_.admitter->counters();
+  s.budgets = {.deferred = parts_.admitter->deferred(),
+               .hosts_throttled = parts_.admitter->hosts_throttled(),
+               .hosts_over_quota = parts_.admitter->hosts_over_quota(),
+               .deferred_total = ac.deferred,
+               .released_total = ac.released,
+               .backlog_refused = ac.backlog_refused};
   s.bytes_stored = parts_.sink->bytes_written();
   s.pages_stored = parts_.sink->responses() + parts_.sink->revisits();
   s.uptime_s = uptime;
@@ -274,6 +282,15 @@ Result<nlohmann::json> OperatorControl::GetHost(const std::string& host) {
   j["blocked"] = o.blocked;
   j["breaker_open"] = parts_.frontier->Breaker(origin).open;
   j["given_up"] = h.dead_reason.empty() ? nlohmann::json() : nlohmann::json(h.dead_reason);
+  // The name's budget (docs/admission.md "Budgets"): flagged when not "open".
+  const Admitter::HostBudget b = parts_.admitter->BudgetOf(NameOfHostKey(origin));
+  j["budget"] = {{"state", frontier::BudgetName(b.budget)},
+                 {"deferred", b.backlog},
+                 {"fetched_today", b.counters.fetched_today},
+                 {"daily_quota", opts_.traps.host_daily_quota},
+                 {"admitted", b.counters.admitted},
+                 {"fetched", b.counters.fetched},
+                 {"max_discovery_ratio", opts_.traps.max_discovery_ratio}};
   nlohmann::json counters = {{"pages", 0}, {"errors", 0}};
   nlohmann::json recent = nlohmann::json::array();
   if (h.activity) {
@@ -320,6 +337,7 @@ MetricsSnapshot OperatorControl::Metrics() const {
   m.dns_lookups = stats.dns_lookups;
   m.dns_failures = stats.dns_failures;
   m.admitted = stats.admitted;
+  m.budgets = s.budgets;
   m.uptime_s = s.uptime_s;
   m.paused = paused_;
   return m;

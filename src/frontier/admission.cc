@@ -231,7 +231,7 @@ AdmitVerdict Admission::Judge(const AdmitCandidate& c) {
   Resident& r = CountersFor(name, &key);
   HostCounters& h = r.counters;
   RollDay(&h);
-  const Budget budget = BudgetFor(h);
+  const Budget budget = defer_over_budget_ ? BudgetFor(h) : Budget::kOpen;
   if (budget == Budget::kOpen) {
     if (seen_ != nullptr && !seen_->InsertIfNew(c.fp)) return AdmitVerdict::kSeen;
     ++h.admitted;

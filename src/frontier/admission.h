@@ -70,8 +70,8 @@ struct TrapOptions {
   size_t max_query_params = 10;
   // A path segment occurring this many times or more (/a/b/a/b/a/) is a loop. Default: 3.
   int max_repeated_segment = 3;
-  // Pages fetched (requests made) per host name per UTC day. A host that reached it is not
-  // fetched again before the next day; its new URLs are deferred. 0: no quota.
+  // Requests made (pages and robots.txt) per host name per UTC day. A host that reached it
+  // is not fetched again before the next day; its new URLs are deferred. 0: no quota.
   // Default: 100 000.
   uint64_t host_daily_quota = 100000;
   // After discovery_ratio_after admissions for a host, its new URLs are deferred while
@@ -209,6 +209,11 @@ class Admission {
     // The host's counters left RAM (they were saved before).
     virtual void Evicted(uint64_t host_hash) = 0;
   };
+  // Off: Admit judges no budget (never defers); the daily quota still holds through MayFetch.
+  // A worker of a shared crawl admits links to hosts other workers fetch, whose fetches its
+  // counters do not see (docs/distributed.md). Default: on.
+  void SetDeferOverBudget(bool on) { defer_over_budget_ = on; }
+
   // Persists the counters through `store` (not owned; nullptr: RAM only); TrimResident keeps
   // at most `max_resident` hosts' counters in RAM (0: unbounded).
   void SetCounterStore(CounterStore* store, size_t max_resident);
@@ -275,6 +280,7 @@ class Admission {
   // Names whose fetches reached the quota on quota_day_.
   std::unordered_set<std::string, NameHash, std::equal_to<>> over_quota_;
   int64_t quota_day_ = -1;
+  bool defer_over_budget_ = true;
 };
 
 }  // namespace harvest::frontier

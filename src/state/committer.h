@@ -54,7 +54,8 @@ class Committer {
   // Notes an entry in the pending batch that a disk read may need before the batch is
   // handed over (a new queue entry: RocksQueueStore reads host queues back from disk).
   void NoteNeededByReads() { ++needed_by_reads_; }
-  // Hands the pending batch over and waits for it when it holds such entries (during a
+  // Hands the pending batch over and waits for it when it holds such entries, or waits
+  // for the handed-over batches when one of them did and may not be written yet (during a
   // drain there are none, and a write per refill would double its cost). Returns the
   // write error.
   Status WriteNeededByReads();
@@ -86,6 +87,9 @@ class Committer {
   // ---- I/O thread ----
   rocksdb::WriteBatch batch_;     // the pending batch
   uint64_t needed_by_reads_ = 0;  // NoteNeededByReads calls since the last hand-over
+  // A batch holding such entries was handed over and not waited for since: a read must
+  // wait for it (the committer thread writes it without the I/O thread waiting).
+  bool needed_in_flight_ = false;
   std::thread thread_;            // started by Start, joined by Stop
 
   // ---- The hand-over, guarded by mu_ ----

@@ -32,6 +32,7 @@ Status Committer::HandOver() {
           batch_ = std::move(spare_.back());
           spare_.pop_back();
         }
+        if (needed_by_reads_ > 0) needed_in_flight_ = true;
         needed_by_reads_ = 0;
         work_cv_.Signal();
       }
@@ -45,14 +46,18 @@ void Committer::MaybeHandOver() {
 }
 
 Status Committer::WriteNeededByReads() {
-  if (needed_by_reads_ == 0) return Status::Ok();
-  (void)HandOver();
-  return WaitWritten();
+  if (needed_by_reads_ == 0 && !needed_in_flight_) return Status::Ok();
+  if (needed_by_reads_ > 0) (void)HandOver();
+  Status s = WaitWritten();
+  if (s.ok()) needed_in_flight_ = false;
+  return s;
 }
 
 Status Committer::WritePending() {
   if (Status s = HandOver(); !s.ok()) return s;
-  return WaitWritten();
+  Status s = WaitWritten();
+  if (s.ok()) needed_in_flight_ = false;
+  return s;
 }
 
 // ---- The committer thread ----

@@ -60,7 +60,8 @@ std::set<std::string> FamiliesOfClosedDb(const std::filesystem::path& dir) {
 TEST(StateDb, CreatesEveryFamilyAndCompletesADatabaseLeftWithoutThem) {
   const std::set<std::string> all = {"default", "queues", "seen",     "hosts",
                                      "digests", "meta",   "admitted", "schedule",
-                                     "simhash", "parked", "pages",    "depths"};
+                                     "simhash", "parked", "pages",    "depths",
+                                     "deferred"};
   TempDir fresh;
   { ASSERT_TRUE(OpenDb(fresh.path())); }
   EXPECT_EQ(FamiliesOfClosedDb(fresh.path()), all);

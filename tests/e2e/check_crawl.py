@@ -59,6 +59,8 @@ def main():
     ap.add_argument("--samples", type=int, default=25)
     ap.add_argument("--hosts", type=int, required=True, help="the test web's --hosts")
     ap.add_argument("--pages", type=int, required=True, help="the test web's --pages")
+    ap.add_argument("--testweb-flag", action="append", default=[],
+                    help="another flag the crawled test web had (e.g. --trap-host); repeatable")
     args = ap.parse_args()
     crawl = os.path.join(args.out, "crawl")
     web = os.path.join(args.out, "testweb")
@@ -71,8 +73,15 @@ def main():
     for o in outcomes:
         by_url.setdefault(host_path(o["url"]), []).append(o)
     requested = set()
+    calendar = 0
     for r in load_jsonl(os.path.join(web, "requests.jsonl")):
         requested.add((r["host"].lower().split(":")[0], r["path"]))
+        calendar += r["path"].startswith("/calendar/")
+    # The infinite calendars (a URL-shape trap: depth and repeated segments bound it) cost a
+    # bounded number of requests, budgets or not.
+    if calendar > 200:
+        fail(f"{calendar} requests into the calendar traps (at most 200 expected)")
+    print(f"calendar traps: {calendar} requests (at most 200)")
 
     # 1. Edge paths: every one requested by the crawler has an outcome.
     edges = manifest.get("edge", [])
@@ -196,7 +205,7 @@ def main():
     pages_per_host = args.pages
     proc = subprocess.Popen([args.bin, "testweb", "--listen", "127.0.0.1:0", "--hosts",
                              str(hosts), "--pages", str(pages_per_host),
-                             "--seed", str(manifest.get("seed", 1))],
+                             "--seed", str(manifest.get("seed", 1)), *args.testweb_flag],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         line = proc.stdout.readline()
