@@ -98,11 +98,10 @@ void WriteSummaryJson(const std::string& path, const crawl::CrawlStats& stats,
       << ",\"backlog_refused\":" << stats.backlog_refused
       << ",\"hosts_deferred\":" << stats.hosts_deferred
       << ",\"hosts_over_quota\":" << stats.hosts_over_quota
-      << ",\"quota_waits\":" << stats.quota_waits
-      << ",\"depth_lowered\":" << stats.depth_lowered << ",\"lease_waits\":" << stats.lease_waits
-      << ",\"upgraded\":" << stats.upgraded << ",\"hsts_hosts\":" << stats.hsts_hosts
-      << ",\"learnt_hosts\":" << stats.learnt_hosts << ",\"still_queued\":" << stats.still_queued
-      << extra << "}\n";
+      << ",\"quota_waits\":" << stats.quota_waits << ",\"depth_lowered\":" << stats.depth_lowered
+      << ",\"lease_waits\":" << stats.lease_waits << ",\"upgraded\":" << stats.upgraded
+      << ",\"hsts_hosts\":" << stats.hsts_hosts << ",\"learnt_hosts\":" << stats.learnt_hosts
+      << ",\"still_queued\":" << stats.still_queued << extra << "}\n";
 }
 
 // A crawl holds a socket per transfer in flight and per idle host connection kept (in two
@@ -174,7 +173,8 @@ int RunCrawl(const CrawlFlags& f) {
   options.out_dir = out;
   if (f.delay_ms) options.frontier.default_delay = std::chrono::milliseconds(*f.delay_ms);
   if (f.max_depth) options.scope.max_depth = static_cast<int>(*f.max_depth);
-  if (f.host_daily_quota) options.traps.host_daily_quota = static_cast<uint64_t>(*f.host_daily_quota);
+  if (f.host_daily_quota)
+    options.traps.host_daily_quota = static_cast<uint64_t>(*f.host_daily_quota);
   if (f.max_backlog) options.traps.max_backlog = static_cast<uint64_t>(*f.max_backlog);
   if (f.max_pages) options.max_pages = static_cast<uint64_t>(*f.max_pages);
   if (f.workers) options.workers = static_cast<int>(*f.workers);

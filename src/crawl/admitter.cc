@@ -124,12 +124,12 @@ void Admitter::Defer(frontier::UrlItem item, frontier::AdmitVerdict why) {
   auto [it, first] = backlog_origin_.try_emplace(name, item.host);
   if (first) {
     ++counters_.hosts_deferred;
-    spdlog::info("host {} is over its {} budget: its new URLs are deferred on disk and "
-                 "admitted as its fetches catch up{}",
-                 name,
-                 why == frontier::AdmitVerdict::kDeferredQuota ? "daily fetch quota"
-                                                                : "discovery ratio",
-                 why == frontier::AdmitVerdict::kDeferredQuota ? " (the next UTC day)" : "");
+    spdlog::info(
+        "host {} is over its {} budget: its new URLs are deferred on disk and "
+        "admitted as its fetches catch up{}",
+        name,
+        why == frontier::AdmitVerdict::kDeferredQuota ? "daily fetch quota" : "discovery ratio",
+        why == frontier::AdmitVerdict::kDeferredQuota ? " (the next UTC day)" : "");
   } else if (it->second != item.host) {
     it->second = item.host;
   }
@@ -141,9 +141,8 @@ std::string Admitter::BacklogFullDetail(std::string_view name) {
   const HostBudget b = BudgetOf(name);
   return "the backlog of " + std::string(name) + " is full (" + std::to_string(b.backlog) +
          " URLs deferred, limit traps.max_backlog " + std::to_string(opts_.traps.max_backlog) +
-         "; budget " + frontier::BudgetName(b.budget) + ": " +
-         std::to_string(b.counters.admitted) + " admitted, " +
-         std::to_string(b.counters.fetched) + " fetched, " +
+         "; budget " + frontier::BudgetName(b.budget) + ": " + std::to_string(b.counters.admitted) +
+         " admitted, " + std::to_string(b.counters.fetched) + " fetched, " +
          std::to_string(b.counters.fetched_today) + " today)";
 }
 
@@ -371,8 +370,8 @@ frontier::AdmitVerdict Admitter::AdmitFrom(const FoundLink& found, const frontie
       (resumed_ || depth < admitted_depth || admitted_depth == 255)) {
     db_->NoteDepth(link.fp, depth);
   }
-  const bool deferred = v == frontier::AdmitVerdict::kDeferredRatio ||
-                        v == frontier::AdmitVerdict::kDeferredQuota;
+  const bool deferred =
+      v == frontier::AdmitVerdict::kDeferredRatio || v == frontier::AdmitVerdict::kDeferredQuota;
   if (v == frontier::AdmitVerdict::kAccept || deferred) {
     admitted_depth = static_cast<uint8_t>(std::max<int>(admitted_depth, std::min(depth, 255)));
   }

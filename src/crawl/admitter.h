@@ -45,10 +45,10 @@ class Admitter {
     uint64_t depth_lowered = 0;
     uint64_t sitemap_hints = 0;
     uint64_t unparked = 0;
-    uint64_t deferred = 0;        // URLs deferred (over their host's budget)
-    uint64_t released = 0;        // deferred URLs admitted since
+    uint64_t deferred = 0;         // URLs deferred (over their host's budget)
+    uint64_t released = 0;         // deferred URLs admitted since
     uint64_t backlog_refused = 0;  // refused: their host's backlog was full
-    uint64_t hosts_deferred = 0;  // hosts that had URLs deferred in this run
+    uint64_t hosts_deferred = 0;   // hosts that had URLs deferred in this run
     void AddTo(CrawlStats* stats) const;
   };
 

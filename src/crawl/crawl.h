@@ -286,8 +286,8 @@ struct CrawlStats {
   uint64_t hosts_deferred = 0;    // hosts that had URLs deferred in this run
   uint64_t hosts_over_quota = 0;  // hosts that reached their daily fetch quota (today)
   uint64_t quota_waits = 0;       // leases put back until the next day (daily quota reached)
-  uint64_t depth_lowered = 0;        // pages whose links were followed from a shorter path than
-                                     // the one they were admitted by (docs/architecture.md §1.5)
+  uint64_t depth_lowered = 0;     // pages whose links were followed from a shorter path than
+                                  // the one they were admitted by (docs/architecture.md §1.5)
   // http -> https without a request (docs/politeness.md "http and https").
   uint64_t upgraded = 0;      // http URLs rewritten to their https twin (admission, leases)
   uint64_t hsts_hosts = 0;    // host names that sent HSTS

@@ -301,8 +301,7 @@ bool Crawler::Impl::Finished() const {
   }
   // Deferred URLs are admitted as their hosts' budgets allow (a host idle at once; one at
   // its daily quota the next UTC day): not complete before.
-  return frontier_->Idle() && db_->parked() == 0 && db_->deferred() == 0 &&
-         !recrawler_->DueNow();
+  return frontier_->Idle() && db_->parked() == 0 && db_->deferred() == 0 && !recrawler_->DueNow();
 }
 
 std::chrono::microseconds Crawler::Impl::PollTimeout() const {

@@ -99,8 +99,9 @@ void RequestIssuer::HandleLease(frontier::Lease lease) {
     // before the next UTC day; the URL waits at the front of its queue.
     const int64_t wait_us =
         std::max<int64_t>(parts_.admitter->NextDayMicros() - parts_.clock->WallMicros(), 1000);
-    parts_.frontier->Complete(lease, {.kind = frontier::CompletionKind::kRequeue,
-                                      .retry_after = std::chrono::milliseconds(wait_us / 1000 + 1)});
+    parts_.frontier->Complete(lease,
+                              {.kind = frontier::CompletionKind::kRequeue,
+                               .retry_after = std::chrono::milliseconds(wait_us / 1000 + 1)});
     ++counters_.quota_waits;
     return;
   }

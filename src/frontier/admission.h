@@ -136,7 +136,6 @@ bool MatchUrlPattern(std::string_view pattern, std::string_view url);
 
 class Admission {
  public:
-
   // `seen` and `clock` must outlive this object; clock nullptr = SystemClock.
   Admission(ScopeOptions scope, TrapOptions traps, dedup::SeenSet* seen, Clock* clock);
 
@@ -262,9 +261,9 @@ class Admission {
   Resident& CountersFor(std::string_view host, uint64_t* key);
   // After a change to the counters of r (key `key`): listed for SaveChanged().
   void NoteChanged(uint64_t key, Resident* r);
-  // Keyed by a 64-bit hash of the host name (no port), not the name: ~70 bytes less per host (a crawl
-  // of millions of hosts keeps one entry each). Two hosts sharing a hash (odds ~1e-8 at
-  // a million hosts) would share their trap counters, nothing else.
+  // Keyed by a 64-bit hash of the host name (no port), not the name: ~70 bytes less per host (a
+  // crawl of millions of hosts keeps one entry each). Two hosts sharing a hash (odds ~1e-8 at a
+  // million hosts) would share their trap counters, nothing else.
   std::unordered_map<uint64_t, Resident, Identity> hosts_;
   std::vector<uint64_t> changed_;  // with a counter store: keys of hosts_ to save
   // With a counter store: insertion order of hosts_, for the bounded resident set.

@@ -90,7 +90,7 @@ class Committer {
   // A batch holding such entries was handed over and not waited for since: a read must
   // wait for it (the committer thread writes it without the I/O thread waiting).
   bool needed_in_flight_ = false;
-  std::thread thread_;            // started by Start, joined by Stop
+  std::thread thread_;  // started by Start, joined by Stop
 
   // ---- The hand-over, guarded by mu_ ----
   // The committer thread writes the batches HandOver() queues, in order.

@@ -97,7 +97,8 @@ size_t DeferredTable::Take(std::string_view name, size_t max,
     t.item.host.assign(OriginOf(t.item.url));
     taken.push_back(std::move(t));
   }
-  if (!it->status().ok()) committer_->SetError(FromRocks(it->status(), "state: read deferred URLs"));
+  if (!it->status().ok())
+    committer_->SetError(FromRocks(it->status(), "state: read deferred URLs"));
   it.reset();
   for (Taken& t : taken) {
     // Delete first: fn's queue push lands in the same batch (a hand-over happens only
@@ -109,8 +110,9 @@ size_t DeferredTable::Take(std::string_view name, size_t max,
   return taken.size();
 }
 
-Status DeferredTable::Load(uint64_t* max_seq, std::map<std::string, uint64_t>* per_host,
-                           const std::function<void(uint64_t seq, std::string_view value)>& readmit) {
+Status DeferredTable::Load(
+    uint64_t* max_seq, std::map<std::string, uint64_t>* per_host,
+    const std::function<void(uint64_t seq, std::string_view value)>& readmit) {
   *max_seq = 0;
   count_ = 0;
   per_host->clear();

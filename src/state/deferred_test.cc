@@ -15,9 +15,9 @@ namespace {
 class DeferredDir {
  public:
   DeferredDir() {
-    path_ = std::filesystem::temp_directory_path() /
-            ("harvest_deferred_test_" + std::to_string(::getpid()) + "_" +
-             std::to_string(counter_++));
+    path_ =
+        std::filesystem::temp_directory_path() /
+        ("harvest_deferred_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter_++));
     std::filesystem::remove_all(path_);
   }
   ~DeferredDir() { std::filesystem::remove_all(path_); }

@@ -44,7 +44,7 @@ constexpr ColumnFamilySpec kColumnFamilies[] = {
     {kQueues, Tuning::kQueues},  {kSeen, Tuning::kPlain},    {kHosts, Tuning::kPlain},
     {kDigests, Tuning::kPlain},  {kMeta, Tuning::kPlain},    {kAdmitted, Tuning::kAdmitted},
     {kSchedule, Tuning::kPlain}, {kSimHash, Tuning::kPlain}, {kParked, Tuning::kPlain},
-    {kPages, Tuning::kPlain},    {kDepths, Tuning::kPlain},   {kDeferred, Tuning::kPlain},
+    {kPages, Tuning::kPlain},    {kDepths, Tuning::kPlain},  {kDeferred, Tuning::kPlain},
 };
 
 rocksdb::CompressionType BestCompression() {

@@ -58,10 +58,9 @@ std::set<std::string> FamiliesOfClosedDb(const std::filesystem::path& dir) {
 // crash in between leaves a database with the default family only, which the next open
 // completes and starts as a new crawl state.
 TEST(StateDb, CreatesEveryFamilyAndCompletesADatabaseLeftWithoutThem) {
-  const std::set<std::string> all = {"default", "queues", "seen",     "hosts",
-                                     "digests", "meta",   "admitted", "schedule",
-                                     "simhash", "parked", "pages",    "depths",
-                                     "deferred"};
+  const std::set<std::string> all = {"default", "queues",   "seen",     "hosts",   "digests",
+                                     "meta",    "admitted", "schedule", "simhash", "parked",
+                                     "pages",   "depths",   "deferred"};
   TempDir fresh;
   { ASSERT_TRUE(OpenDb(fresh.path())); }
   EXPECT_EQ(FamiliesOfClosedDb(fresh.path()), all);
