@@ -156,6 +156,9 @@ std::vector<crawl::SharedCrawl::HostHandover> PartitionLeases::HandOverHosts(
     } else if (field[0] == 'u') {
       state::UpgradeRecord r;
       if ((ok = state::DecodeUpgrade(value, &r))) h.records.upgrade = r;
+    } else if (field[0] == 'c') {
+      frontier::HostCounters c;
+      if ((ok = state::DecodeCounters(value, &c))) h.records.counters = c;
     }
     if (!ok) {
       spdlog::warn("shared crawl: a malformed host record '{}' in partition {} skipped", field,

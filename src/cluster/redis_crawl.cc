@@ -134,6 +134,9 @@ void RedisCrawl::Impl::PutHost(const std::string& host,
   if (parts.breaker) host_buf_.push_back({p, "b:" + host, state::EncodeBreaker(*parts.breaker)});
   if (parts.robots) host_buf_.push_back({p, "r:" + host, state::EncodeRobots(*parts.robots)});
   if (parts.upgrade) host_buf_.push_back({p, "u:" + host, state::EncodeUpgrade(*parts.upgrade)});
+  if (parts.counters) {
+    host_buf_.push_back({p, "c:" + host, state::EncodeCounters(*parts.counters)});
+  }
 }
 
 void RedisCrawl::Impl::Done(const frontier::UrlItem& item, std::chrono::milliseconds delay,

@@ -77,9 +77,19 @@ void Admitter::Counters::AddTo(CrawlStats* stats) const {
 void Admitter::NoteFetched(std::string_view host_name) {
   HARVEST_ASSERT_ON_THREAD(thread_);
   admission_.NoteFetched(host_name);
+  if (opts_.shared != nullptr && opts_.traps.host_daily_quota > 0) {
+    // The quota is counted per host across workers: the counters go with the host's
+    // partition to whichever worker fetches it next (HandOverCounters), once per loop turn.
+    shared_counters_.emplace(host_name);
+  }
   if (!admission_.backlogs().empty() && admission_.backlogs().contains(host_name)) {
     release_check_.emplace(host_name);
   }
+}
+
+void Admitter::HandOverCounters(std::string_view host_name, const frontier::HostCounters& c) {
+  HARVEST_ASSERT_ON_THREAD(thread_);
+  admission_.HandOverCounters(host_name, c);
 }
 
 bool Admitter::MayFetch(std::string_view host_name) {
@@ -186,13 +196,22 @@ void Admitter::ReleaseDeferred() {
   }
 }
 
+void Admitter::PutSharedCounters() {
+  for (const std::string& name : shared_counters_) {
+    opts_.shared->PutHost(name, {.counters = admission_.CountersOf(name)});
+  }
+  shared_counters_.clear();
+}
+
 void Admitter::SaveChanged() {
   HARVEST_ASSERT_ON_THREAD(thread_);
+  PutSharedCounters();
   admission_.SaveChanged();
 }
 
 void Admitter::TrimResident() {
   HARVEST_ASSERT_ON_THREAD(thread_);
+  PutSharedCounters();
   admission_.TrimResident();
 }
 

@@ -81,6 +81,8 @@ class Admitter {
   // NextDayMicros()).
   bool MayFetch(std::string_view host_name);
   int64_t NextDayMicros() const;
+  // A shared crawl's host name taken over: its budget counters as its last owner saved them.
+  void HandOverCounters(std::string_view host_name, const frontier::HostCounters& c);
   // Deferred URLs enter the frontier as their hosts' budgets allow (a loop turn): hosts
   // with a backlog that fetched since the last call, or all of them when a new day began.
   void ReleaseDeferred();
@@ -131,6 +133,9 @@ class Admitter {
   void Record(std::string_view url, std::string_view outcome, std::string_view detail);
   // A URL over its host's budget (verdict kDeferred*) into the host's backlog on disk.
   void Defer(frontier::UrlItem item, frontier::AdmitVerdict why);
+  // A shared crawl: the counters of the names fetched since the last call to the shared
+  // crawl (SaveChanged, TrimResident).
+  void PutSharedCounters();
   // The detail of a trap-backlog-cap outcome.
   std::string BacklogFullDetail(std::string_view name);
 
@@ -159,6 +164,7 @@ class Admitter {
   int64_t release_day_ = -1;
   // The origin of a name's latest deferred URL: whether the host is idle (Releasable).
   std::unordered_map<std::string, std::string> backlog_origin_;
+  std::unordered_set<std::string> shared_counters_;  // names whose counters to PutHost
   Counters counters_;
 };
 

@@ -258,7 +258,14 @@ void Crawler::Impl::ConsumeShared() {
   SharedCrawl::Taken in;
   opts_.shared->TakeReady(&in);
   // A host's saved state first: its URLs must not find it without it.
-  for (SharedCrawl::HostHandover& h : in.hosts) hosts_->HandOver(std::move(h));
+  for (SharedCrawl::HostHandover& h : in.hosts) {
+    if (h.records.counters) {
+      // By host name, nothing else with it: the budget counters its last owner kept.
+      admitter_->HandOverCounters(h.host, *h.records.counters);
+      continue;
+    }
+    hosts_->HandOver(std::move(h));
+  }
   for (auto& [fp, record] : in.previous) recrawler_->KeepPrevious(fp, std::move(record));
   for (frontier::UrlItem& item : in.urls) admitter_->AddOrPark(std::move(item));
 }

@@ -71,6 +71,7 @@ class MemoryShared : public SharedCrawl {
     if (parts.politeness) r.politeness = parts.politeness;
     if (parts.breaker) r.breaker = parts.breaker;
     if (parts.robots) r.robots = parts.robots;
+    if (parts.counters) r.counters = parts.counters;
     ++put_host_calls;
   }
   void Done(const frontier::UrlItem& item, std::chrono::milliseconds delay,
@@ -233,6 +234,34 @@ TEST_F(SharedCrawlTest, AHostTakenOverStartsFromItsSavedState) {
   ASSERT_FALSE(fetcher_->log().empty());
   EXPECT_GE(fetcher_->log().front().start - start, 7s);
   ExpectPolite(3s);
+}
+
+// The daily quota is counted per host across workers: a host taken over whose last owner
+// fetched its quota today gets no request before the next UTC day, and this worker saves its
+// own requests to the shared crawl for the next owner.
+TEST_F(SharedCrawlTest, AHostTakenOverKeepsItsDailyQuotaCount) {
+  constexpr int64_t kDay = int64_t{86'400} * 1'000'000;
+  const int64_t midnight = 20'000 * kDay;
+  clock_.SetMicros(midnight - 20'000'000);  // 23:59:40 UTC
+  fetcher_->Script("http://a.test/", FakeResponse::Html(Links({"/p0", "/p1"})));
+  fetcher_->SetDefault(FakeResponse::Html("page"));
+  MemoryShared shared;
+  SharedCrawl::HostHandover h{.host = "a.test"};
+  h.records.counters =
+      frontier::HostCounters{.day = 19'999, .fetched_today = 5, .admitted = 5, .fetched = 5};
+  shared.handover.push_back(h);
+  CrawlOptions o = Options();
+  o.shared = &shared;
+  o.traps.host_daily_quota = 5;
+  CrawlStats stats = Crawl(o, {"http://a.test/"});
+  EXPECT_TRUE(stats.complete);
+  ASSERT_FALSE(fetcher_->log().empty());
+  EXPECT_GE(fetcher_->log().front().start, Clock::TimePoint(std::chrono::microseconds(midnight)))
+      << "the last owner's requests today count";
+  EXPECT_GT(stats.quota_waits, 0u);
+  ASSERT_TRUE(shared.saved_hosts.contains("a.test"));
+  ASSERT_TRUE(shared.saved_hosts["a.test"].counters.has_value());
+  EXPECT_EQ(shared.saved_hosts["a.test"].counters->fetched, 5u + fetcher_->log().size());
 }
 
 TEST_F(SharedCrawlTest, AHostKnownHereTakesTheSavedStateWhenTakenOverAgain) {

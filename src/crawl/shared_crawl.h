@@ -56,8 +56,11 @@ class SharedCrawl {
     std::optional<state::HostPoliteness> politeness;
     std::optional<state::BreakerRecord> breaker;
     std::optional<state::RobotsRecord> robots;
-    // By host name (PutHost's `host` is then a name, not an origin): http->https upgrades.
+    // By host name (PutHost's `host` is then a name, not an origin): http->https upgrades,
+    // and the budget counters (the daily quota's requests: docs/admission.md "Budgets"),
+    // so the worker that takes the host over goes on counting.
     std::optional<state::UpgradeRecord> upgrade;
+    std::optional<frontier::HostCounters> counters;
   };
   // What a worker starts from when it takes a host over with its partition.
   struct HostHandover {

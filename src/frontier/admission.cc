@@ -411,6 +411,13 @@ void Admission::RestoreBacklog(std::string_view name, uint64_t n) {
   backlog_total_ += n;
 }
 
+void Admission::HandOverCounters(std::string_view name, const HostCounters& c) {
+  uint64_t key = 0;
+  Resident& r = CountersFor(name, &key);
+  r.counters = c;
+  NoteChanged(key, &r);
+}
+
 Budget Admission::BudgetOf(std::string_view name) {
   uint64_t key = 0;
   HostCounters& h = CountersFor(name, &key).counters;

@@ -185,6 +185,9 @@ class Admission {
   const Backlogs& backlogs() const { return backlogs_; }
   uint64_t backlog_total() const { return backlog_total_; }
   uint64_t released_total() const { return released_total_; }
+  // A shared crawl: the name's counters as the worker that fetched it before saved them
+  // (they replace what this worker had: it did not fetch the host meanwhile).
+  void HandOverCounters(std::string_view name, const HostCounters& c);
   // The name's budget now and its counters (the admin API's host view).
   Budget BudgetOf(std::string_view name);
   HostCounters CountersOf(std::string_view name);

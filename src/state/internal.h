@@ -93,8 +93,6 @@ std::string EncodeScheduled(const frontier::UrlItem& item);
 bool DecodeScheduled(std::string_view value, frontier::UrlItem* item);
 std::string EncodeSimHash(const SimHashRecord& r);
 bool DecodeSimHash(std::string_view value, SimHashRecord* r);
-std::string EncodeCounters(const frontier::HostCounters& c);
-bool DecodeCounters(std::string_view value, frontier::HostCounters* c);
 std::string EncodeDigest(const DigestRecord& r);
 bool DecodeDigest(std::string_view value, DigestRecord* r);
 std::string EncodeOverride(const HostOverride& o);

@@ -221,6 +221,8 @@ std::string EncodeBreaker(const BreakerRecord& b);
 bool DecodeBreaker(std::string_view value, BreakerRecord* b);
 std::string EncodeUpgrade(const UpgradeRecord& u);
 bool DecodeUpgrade(std::string_view value, UpgradeRecord* u);
+std::string EncodeCounters(const frontier::HostCounters& c);
+bool DecodeCounters(std::string_view value, frontier::HostCounters* c);
 
 struct DigestRecord {
   std::string uri;  // where the payload was first stored
