@@ -84,6 +84,25 @@ class ExtractHandler : public internal::TokenHandler {
     token_ = ToLowerAscii(options.product_token);
   }
 
+  // Only the elements OnTag reads attributes of (links, <base>, <meta>); every other tag's
+  // attributes are skipped by the tokenizer, which real pages' class/style/id-laden markup
+  // makes most of its work otherwise.
+  bool WantsAttributes(internal::TagInfo info) const override {
+    using internal::TagId;
+    switch (info.id) {
+      case TagId::kA:
+      case TagId::kArea:
+      case TagId::kLink:
+      case TagId::kFrame:
+      case TagId::kIframe:
+      case TagId::kBase:
+      case TagId::kMeta:
+        return true;
+      default:
+        return false;
+    }
+  }
+
   void OnTag(const Tag& tag) override {
     using internal::TagId;
     const TagId id = tag.info.id;

@@ -4,9 +4,12 @@
 // Run: extract_benchmark --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include "extract/decode.h"
 #include "extract/extract.h"
@@ -108,6 +111,52 @@ void BM_ExtractHtml_PythonDoc(benchmark::State& state) {
   BM_ExtractHtml(state, page);
 }
 BENCHMARK(BM_ExtractHtml_PythonDoc);
+
+// Real sites' pages: up to 2,000 HTML files of 1 KB to 1 MiB from the Debian documentation
+// packages scripts/bench-peers --corpus real installs (cppreference, PostgreSQL, Python,
+// Django, Sphinx), every 3rd file in path order so each package is represented; items = pages.
+// Skipped when none is installed.
+void BM_ExtractHtml_DebianDocs(benchmark::State& state) {
+  static const std::vector<std::string> pages = [] {
+    std::vector<std::string> paths;
+    for (const char* dir :
+         {"/usr/share/cppreference/doc/html", "/usr/share/doc/postgresql-doc-15/html",
+          "/usr/share/doc/python3.11/html", "/usr/share/doc/python-django-doc/html",
+          "/usr/share/doc/sphinx-doc/html"}) {
+      std::error_code ec;
+      for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+           !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+        const std::string path = it->path().string();
+        if (path.ends_with(".html")) paths.push_back(path);
+      }
+    }
+    std::sort(paths.begin(), paths.end());
+    std::vector<std::string> out;
+    for (size_t i = 0; i < paths.size() && out.size() < 2000; i += 3) {
+      std::ifstream in(paths[i], std::ios::binary);
+      std::string page((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (page.size() >= 1024 && page.size() <= (1u << 20)) out.push_back(std::move(page));
+    }
+    return out;
+  }();
+  if (pages.empty()) {
+    state.SkipWithError("no Debian documentation package installed");
+    return;
+  }
+  size_t bytes = 0, links = 0, i = 0;
+  for (auto _ : state) {
+    const std::string& page = pages[i++ % pages.size()];
+    PageInfo info = ExtractHtml(page, "text/html; charset=utf-8");
+    bytes += page.size();
+    links += info.links.size();
+    benchmark::DoNotOptimize(info);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(bytes));
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
+  state.counters["pages"] = static_cast<double>(pages.size());
+  state.counters["links"] = static_cast<double>(links) / std::max<double>(state.iterations(), 1);
+}
+BENCHMARK(BM_ExtractHtml_DebianDocs);
 
 // Items = pages. Arg 0: the libdeflate path DecodeContent takes; 1: zlib alone.
 void BM_DecodeGzip(benchmark::State& state) {

@@ -332,9 +332,14 @@ class Tokenizer {
     tag_.self_closing = false;
     tag_.attribute_count = 0;
     size_t i = name_start;
-    while (i < n && !IsHtmlSpace(in_[i]) && in_[i] != '/' && in_[i] != '>') {
-      AppendNameChar(in_[i], &tag_.name);
-      ++i;
+    size_t run = i;
+    while (run < n && !IsHtmlSpace(in_[run]) && in_[run] != '/' && in_[run] != '>') ++run;
+    AppendName(in_.substr(i, run - i), &tag_.name);
+    i = run;
+    tag_.info = ClassifyTag(tag_.name);
+    if (is_end || !h_->WantsAttributes(tag_.info)) {
+      SkipAttributes(i);
+      return;
     }
     // Attributes (before attribute name / attribute name / after attribute name states).
     while (true) {
@@ -391,8 +396,83 @@ class Tokenizer {
     pos_ = n;  // EOF inside a tag: the tag is not emitted
   }
 
+  // The attribute states of TagOpen without keeping names or values, for a tag whose
+  // attributes the handler does not want (and every end tag: HTML drops their attributes):
+  // the same positions, the same end of the tag and the same self-closing flag. Character
+  // references in values never span a quote, a space or '>', so they need no decoding here.
+  void SkipAttributes(size_t i) {
+    const size_t n = in_.size();
+    while (true) {
+      while (i < n && IsHtmlSpace(in_[i])) ++i;
+      if (i >= n) break;
+      char c = in_[i];
+      if (c == '>') {
+        pos_ = i + 1;
+        EmitTag();
+        return;
+      }
+      if (c == '/') {
+        ++i;
+        if (i < n && in_[i] == '>') {
+          tag_.self_closing = true;
+          pos_ = i + 1;
+          EmitTag();
+          return;
+        }
+        continue;
+      }
+      ++i;  // the name's first character, even '='
+      while (i < n && !IsHtmlSpace(in_[i]) && in_[i] != '/' && in_[i] != '>' && in_[i] != '=') ++i;
+      size_t j = i;
+      while (j < n && IsHtmlSpace(in_[j])) ++j;
+      if (j >= n) break;
+      if (in_[j] != '=') {
+        i = j;
+        continue;
+      }
+      ++j;
+      while (j < n && IsHtmlSpace(in_[j])) ++j;
+      if (j < n && in_[j] == '>') {
+        pos_ = j + 1;
+        EmitTag();
+        return;
+      }
+      if (j >= n) break;
+      const char q = in_[j];
+      if (q == '"' || q == '\'') {
+        const void* p = std::memchr(in_.data() + j + 1, q, n - j - 1);
+        if (p == nullptr) break;
+        i = static_cast<const char*>(p) - in_.data() + 1;
+      } else {
+        i = j;
+        while (i < n && !IsHtmlSpace(in_[i]) && in_[i] != '>') ++i;
+        if (i >= n) break;
+      }
+    }
+    pos_ = n;  // EOF inside a tag: the tag is not emitted
+  }
+
+  // Appends a tag name lowercased, NUL as U+FFFD.
+  static void AppendName(std::string_view name, std::string* s) {
+    const size_t at = s->size();
+    s->append(name);
+    // Through a local pointer: a store through (*s)[k] may alias the string's own members,
+    // which made the compiler reload them for every byte.
+    char* d = s->data() + at;
+    const size_t len = name.size();
+    bool nul = false;
+    for (size_t k = 0; k < len; ++k) {
+      const char c = d[k];
+      d[k] = c >= 'A' && c <= 'Z' ? static_cast<char>(c + ('a' - 'A')) : c;
+      nul |= c == '\0';
+    }
+    if (!nul) return;
+    std::string fixed = s->substr(0, at);
+    for (char c : name) AppendNameChar(c, &fixed);
+    *s = std::move(fixed);
+  }
+
   void EmitTag() {
-    tag_.info = ClassifyTag(tag_.name);
     const TagId id = tag_.info.id;
     if (tag_.is_end) {
       if (IsForeignRoot(id) && foreign_depth_ > 0) --foreign_depth_;

@@ -50,6 +50,10 @@ class TokenHandler {
   virtual void OnText(std::string_view text, TextKind kind) = 0;
   virtual void OnComment(std::string_view /*comment*/) {}
   virtual void OnDoctype(std::string_view /*doctype*/) {}
+  // Whether OnTag needs the attributes of start tags classified as `info`. When it does not,
+  // the tokenizer skips them without copying or decoding (the tag then has none); the tag's
+  // extent and self-closing flag are the same either way. End tags never carry attributes.
+  virtual bool WantsAttributes(TagInfo /*info*/) const { return true; }
 };
 
 // Tokenizes the whole input, calling handler for each token. EOF inside a tag drops the

@@ -12,6 +12,8 @@ namespace {
 // Records tokens as compact strings; adjacent text pieces are merged.
 class Recorder : public TokenHandler {
  public:
+  explicit Recorder(bool attributes = true) : attributes_(attributes) {}
+  bool WantsAttributes(TagInfo) const override { return attributes_; }
   void OnTag(const Tag& tag) override {
     std::string s = tag.is_end ? "</" : "<";
     s += tag.name;
@@ -42,6 +44,7 @@ class Recorder : public TokenHandler {
     last_was_text_ = false;
   }
   bool last_was_text_ = false;
+  bool attributes_;
 };
 
 std::vector<std::string> Tok(std::string_view html) {
@@ -51,6 +54,25 @@ std::vector<std::string> Tok(std::string_view html) {
 }
 
 using V = std::vector<std::string>;
+
+// The token stream without attributes: what a handler that wants none of them sees.
+std::vector<std::string> TokNoAttributes(std::string_view html) {
+  Recorder r(/*attributes=*/false);
+  Tokenize(html, &r);
+  return r.events;
+}
+
+// Attributes (and the end tags' ones) removed from Tok's strings.
+std::vector<std::string> StripAttributes(std::vector<std::string> events) {
+  for (std::string& e : events) {
+    if (e.empty() || e[0] != '<') continue;
+    const size_t space = e.find(' ');
+    if (space == std::string::npos) continue;
+    const bool self_closing = e.size() >= 3 && e.compare(e.size() - 3, 3, " />") == 0;
+    e = e.substr(0, space) + (self_closing ? " />" : ">");
+  }
+  return events;
+}
 
 TEST(Tokenizer, Html5_DataState_TextAndTags) {
   EXPECT_EQ(Tok("a<b>c</b>d"), (V{"T:a", "<b>", "T:c", "</b>", "T:d"}));
@@ -236,6 +258,30 @@ TEST(Tokenizer, Html5_CharRefInAttribute_LegacyNoSemicolon) {
 TEST(Tokenizer, Html5_NullInTagNameAndAttribute) {
   EXPECT_EQ(Tok(std::string_view("<a\0b x='\0'>", 11)), (V{"<a\xEF\xBF\xBD"
                                                            "b x=\xEF\xBF\xBD>"}));
+}
+
+// A handler that wants no attributes gets the same tokens, tag extents and self-closing
+// flags; only the attributes are missing.
+TEST(Tokenizer, SkippedAttributesLeaveTheSameTokens) {
+  const std::vector<std::string> inputs = {
+      "<div class=\"a>b\" id='c>d'>text</div>",
+      "<p a=b c = d e=\"f\" g>x</p><br/><img src=x />y",
+      "<span title=a&gt;b data-x=&amp;>z</span>",
+      "<b =x ==y/a/ /><i/ x>w</i>",
+      "<div a=\"unterminated>rest",
+      "<div a='x' b",
+      "<div a=",
+      "<td x=1>1</td><td y=\"2\">2",
+      "<script type=\"text/javascript\">if (a < b) { x = '</scr' + 'ipt>'; }</script>after",
+      "<style media=all>p{}</style><title lang=en>t</title>",
+      "<svg viewBox=\"0 0 1 1\"><path d=\"M0 0\"/></svg>",
+      "</div class=x>after</p foo='>'>z",
+      "<DIV CLASS=X>upper</DIV>",
+      "<a\tb\nc\fd\re=f>g",
+  };
+  for (const std::string& in : inputs) {
+    EXPECT_EQ(TokNoAttributes(in), StripAttributes(Tok(in))) << in;
+  }
 }
 
 }  // namespace
