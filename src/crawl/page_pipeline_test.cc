@@ -67,6 +67,29 @@ TEST_F(PagePipelineTest, WorkersHandBackEachPagesLinksAndStoreItsRecords) {
   EXPECT_EQ(sink_->responses(), 2u);  // the records reached the WARC file
 }
 
+TEST_F(PagePipelineTest, AHrefRepeatedOnAPageIsHandedOnOnce) {
+  OpenState();
+  OpenOutput(/*start_sink=*/true, /*workers=*/1);
+  // 40 links naming 3 targets, two of them also spelled differently (same URL once resolved).
+  std::vector<std::string> hrefs;
+  for (int i = 0; i < 40; ++i) hrefs.push_back(i % 3 == 0 ? "/one" : (i % 3 == 1 ? "/two" : "/three"));
+  hrefs.push_back("http://a.test/one");
+  hrefs.push_back("./two");
+  pipeline_->Dispatch(Page("http://a.test/", hrefs));
+  std::vector<PageLinks> links = TakeLinks(1);
+  ASSERT_EQ(links.size(), 1u);
+  EXPECT_EQ(links[0].links_seen, 42u);  // every link counts as seen
+  std::vector<std::string> urls;
+  for (const FoundLink& l : links[0].links) urls.push_back(l.url);
+  // Each distinct href once, in page order; different spellings of one URL are each handed
+  // on (admission's seen set drops the repeats, as before).
+  EXPECT_EQ(urls, (std::vector<std::string>{"http://a.test/one", "http://a.test/two",
+                                            "http://a.test/three", "http://a.test/one",
+                                            "http://a.test/two"}));
+  pipeline_->Stop();
+  ASSERT_TRUE(sink_->Finish().ok());
+}
+
 TEST_F(PagePipelineTest, StopFinishesTheQueueFirst) {
   OpenState();
   OpenOutput(/*start_sink=*/true, /*workers=*/1);

@@ -1,8 +1,10 @@
 #include "crawl/page_processor.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "base/ascii.h"
+#include "base/hash.h"
 #include "dedup/dedup.h"
 #include "extract/extract.h"
 #include "robots/robots.h"
@@ -262,11 +264,31 @@ void PageProcessor::ExtractFromHtml(const PageTask& task, const url::Url& page_u
     if (auto b = url::Parse(info.base_href, &page_url)) base = std::move(*b);
   }
   links->links.reserve(info.links.size());
-  for (const extract::Link& link : info.links) {
+  // A page names many targets more than once (navigation, a thumbnail and its caption): each
+  // distinct href is resolved, canonicalised and handed to admission once; a repeat only
+  // counts as seen. Open addressing over the page's hrefs, at most half full.
+  size_t slots = 16;
+  while (slots < 2 * info.links.size()) slots *= 2;
+  std::vector<uint32_t> seen(slots, 0);  // index + 1 into info.links; 0 = empty
+  for (size_t k = 0; k < info.links.size(); ++k) {
+    const extract::Link& link = info.links[k];
     if (link.nofollow && !options_.follow_rel_nofollow) {
       ++links->links_seen;
       continue;
     }
+    size_t i = Fnv1a64(link.href) & (slots - 1);
+    bool repeat = false;
+    for (; seen[i] != 0; i = (i + 1) & (slots - 1)) {
+      if (info.links[seen[i] - 1].href == link.href) {
+        repeat = true;
+        break;
+      }
+    }
+    if (repeat) {
+      ++links->links_seen;
+      continue;
+    }
+    seen[i] = static_cast<uint32_t>(k + 1);
     AddLink(link.href, base, false, false, links);
   }
 }
