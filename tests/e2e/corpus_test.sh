@@ -5,7 +5,7 @@
 # links rewired to the test web; `harvest crawl` fetches it (delay 100 ms, hostile hosts off)
 # and the test checks that
 #  - the audit finds 0 violations and 100% coverage (scripts/crawl-testweb fails otherwise);
-#  - the crawler asked for nothing but the web's pages and robots.txt, each answered 200: the
+#  - the crawler asked for nothing but the web's pages, robots.txt and sitemaps, each answered 200: the
 #    links it followed are the rewired ones, the pages' other URLs (stylesheets, scripts,
 #    images, <link rel=next>, <base>) are inert or gone;
 #  - every page was stored as a full response (every body is unique: no revisit), one CDXJ
@@ -42,10 +42,12 @@ if bad:
 kinds = {}
 for r in requests:
     kinds[r["kind"]] = kinds.get(r["kind"], 0) + 1
-if kinds != {"page": hosts * pages, "robots": hosts}:
-    fail(f"requests by kind {kinds}, expected {hosts * pages} pages and {hosts} robots.txt")
+# Sitemaps (named by robots.txt) list the same pages; the crawler may read them.
+if kinds.get("page") != hosts * pages or kinds.get("robots") != hosts or set(kinds) - {"page", "robots", "sitemap"}:
+    fail(f"requests by kind {kinds}, expected {hosts * pages} pages, {hosts} robots.txt and sitemaps")
 page_bytes = [r["bytes"] for r in requests if r["kind"] == "page"]
-print(f"requests: {len(requests)}, all 200 ({kinds['page']} pages, {kinds['robots']} robots.txt); "
+print(f"requests: {len(requests)}, all 200 ({kinds['page']} pages, {kinds['robots']} robots.txt, "
+      f"{kinds.get('sitemap', 0)} sitemaps); "
       f"{sum(page_bytes) / len(page_bytes) / 1024:.1f} KB per page on the wire")
 crawl = os.path.join(out, "crawl")
 rows = []
@@ -55,7 +57,7 @@ for name in sorted(os.listdir(crawl)):
             parts = line.rstrip("\n").split(" ", 2)
             if len(parts) == 3:
                 rows.append(json.loads(parts[2]))
-pages_stored = [r for r in rows if not r["url"].endswith("/robots.txt")]
+pages_stored = [r for r in rows if not r["url"].endswith("/robots.txt") and "/sitemap" not in r["url"]]
 revisits = [r for r in pages_stored if r.get("mime") == "warc/revisit"]
 if revisits:
     fail(f"{len(revisits)} pages stored as revisits (every real page's body is unique), e.g. "
