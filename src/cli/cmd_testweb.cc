@@ -101,16 +101,16 @@ bool LoadCorpusDirs(TestWebCliOptions& o) {
 
 // --export: the real-pages web as files for a static server, then exit.
 int RunExport(TestWebCliOptions& o) {
-  const char* conflict = o.seeds_only                  ? "--seeds-only"
-                         : !o.seeds_path.empty()       ? "--seeds"
-                         : !o.manifest_path.empty()    ? "--manifest"
-                         : !o.resolve_path.empty()     ? "--resolve-out"
-                         : !o.web.log_path.empty()     ? "--log"
-                         : o.web.site.big_site > 0     ? "--big-site"
-                         : o.web.site.trap_host        ? "--trap-host"
-                         : o.web.http_redirect         ? "--http-redirect"
-                         : o.web.hsts                  ? "--hsts"
-                                                       : nullptr;
+  const char* conflict = o.seeds_only               ? "--seeds-only"
+                         : !o.seeds_path.empty()    ? "--seeds"
+                         : !o.manifest_path.empty() ? "--manifest"
+                         : !o.resolve_path.empty()  ? "--resolve-out"
+                         : !o.web.log_path.empty()  ? "--log"
+                         : o.web.site.big_site > 0  ? "--big-site"
+                         : o.web.site.trap_host     ? "--trap-host"
+                         : o.web.http_redirect      ? "--http-redirect"
+                         : o.web.hsts               ? "--hsts"
+                                                    : nullptr;
   if (conflict != nullptr) {
     return UsageError("testweb", std::string(conflict) +
                                      " is about serving: not with --export (which writes "
@@ -134,14 +134,14 @@ int RunExport(TestWebCliOptions& o) {
   std::printf(
       "export: %d hosts x %d pages = %zu pages in %s/www from %zu distinct corpus files; %.1f KB "
       "and %.1f links per page on average\n",
-      o.web.site.hosts, o.web.site.pages, stats->pages, o.export_dir.c_str(),
-      stats->distinct_files, static_cast<double>(stats->bytes) / 1024.0 / pages,
+      o.web.site.hosts, o.web.site.pages, stats->pages, o.export_dir.c_str(), stats->distinct_files,
+      static_cast<double>(stats->bytes) / 1024.0 / pages,
       static_cast<double>(stats->links) / pages);
   if (o.web.tls) {
     const std::string dir = o.web.tls_dir.empty() ? o.export_dir + "/tls" : o.web.tls_dir;
     const std::string cert = dir + "/server.pem", key = dir + "/server.key";
-    const Status s = testweb::WriteServerCertificate(
-        dir, {"*." + o.export_domain, o.export_domain}, cert, key);
+    const Status s =
+        testweb::WriteServerCertificate(dir, {"*." + o.export_domain, o.export_domain}, cert, key);
     if (!s.ok()) {
       std::fprintf(stderr, "harvest testweb: %s\n", s.ToString().c_str());
       return kExitFailure;
@@ -160,8 +160,9 @@ int Run(TestWebCliOptions& o) {
     return UsageError("testweb", "--domain and --port need --export");
   }
   if (!o.corpus_dirs.empty() && o.web.site.near_dup_percent > 0) {
-    return UsageError("testweb", "--near-dup-percent: real pages are not labelled near-copies "
-                                 "(not with --corpus)");
+    return UsageError("testweb",
+                      "--near-dup-percent: real pages are not labelled near-copies "
+                      "(not with --corpus)");
   }
   if (!o.export_dir.empty()) {
     if (!o.web.tls_dir.empty() && !o.web.tls) return UsageError("testweb", "--tls-dir needs --tls");

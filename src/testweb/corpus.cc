@@ -214,8 +214,8 @@ bool LooksLikeHtml(std::string_view data) {
 std::string TreePathOf(int index) { return index == 0 ? "/" : "/p/" + std::to_string(index); }
 
 std::string Origin(const Site& site, int host, const CorpusUrlStyle& style) {
-  std::string origin = (style.https ? "https://" : "http://") +
-                       CorpusHostName(site, host, style.domain);
+  std::string origin =
+      (style.https ? "https://" : "http://") + CorpusHostName(site, host, style.domain);
   if (style.port > 0) origin += ":" + std::to_string(style.port);
   return origin;
 }
@@ -329,7 +329,8 @@ CorpusDocument SplitDocument(std::string name, std::string_view s) {
 
 size_t Corpus::FileOf(int host, int index, int hosts) const {
   const uint64_t n = documents_.size();
-  const uint64_t start = static_cast<uint64_t>(host) * n / static_cast<uint64_t>(std::max(hosts, 1));
+  const uint64_t start =
+      static_cast<uint64_t>(host) * n / static_cast<uint64_t>(std::max(hosts, 1));
   return static_cast<size_t>((start + static_cast<uint64_t>(index)) % n);
 }
 
@@ -346,9 +347,10 @@ Result<std::shared_ptr<const Corpus>> LoadCorpus(const std::vector<std::string>&
     // Paths first, sorted, so that the corpus does not depend on the directory order.
     std::vector<fs::path> files;
     std::set<fs::path> visited{fs::canonical(dir, ec)};
-    fs::recursive_directory_iterator it(
-        dir, fs::directory_options::follow_directory_symlink |
-                 fs::directory_options::skip_permission_denied, ec);
+    fs::recursive_directory_iterator it(dir,
+                                        fs::directory_options::follow_directory_symlink |
+                                            fs::directory_options::skip_permission_denied,
+                                        ec);
     if (ec) return Status::IOError("corpus: cannot read " + dir + ": " + ec.message());
     for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
       if (ec) return Status::IOError("corpus: cannot read below " + dir + ": " + ec.message());
@@ -396,9 +398,10 @@ Result<std::shared_ptr<const Corpus>> LoadCorpus(const std::vector<std::string>&
   if (documents.empty()) {
     std::string names;
     for (const std::string& d : dirs) names += (names.empty() ? "" : ", ") + d;
-    return Status::InvalidArgument("corpus: no usable HTML file (*.html, *.htm of 1 KiB to 1 MiB) "
-                                   "under " + names + " (" + std::to_string(stats.found) +
-                                   " found)");
+    return Status::InvalidArgument(
+        "corpus: no usable HTML file (*.html, *.htm of 1 KiB to 1 MiB) "
+        "under " +
+        names + " (" + std::to_string(stats.found) + " found)");
   }
   return std::shared_ptr<const Corpus>(std::make_shared<Corpus>(std::move(documents)));
 }
@@ -475,8 +478,7 @@ Rendered RenderCorpusPage(const Site& site, int host, int index, int64_t epoch,
   r.content_type = "text/html";  // the file's own <meta charset> decides
   r.changes_with_epoch = site.PageChanges(host, index);
   std::string marker = "\n<!-- harvest testweb page " + CorpusHostName(site, host, style.domain) +
-                       TreePathOf(index) + ": corpus file " + std::to_string(file) + " " +
-                       doc.name;
+                       TreePathOf(index) + ": corpus file " + std::to_string(file) + " " + doc.name;
   if (r.changes_with_epoch) marker += ", edition " + std::to_string(epoch);
   marker += " -->\n";
   std::string appendix;
@@ -538,8 +540,9 @@ Result<StaticExportStats> ExportStaticWeb(const Site& site, const StaticExportOp
     const fs::path root = www / name;
     std::error_code ec;
     fs::create_directories(root / "p", ec);
-    if (ec) return Status::IOError("export: cannot create " + (root / "p").string() + ": " +
-                                   ec.message());
+    if (ec)
+      return Status::IOError("export: cannot create " + (root / "p").string() + ": " +
+                             ec.message());
     Status s = WriteWholeFile(root / "robots.txt", "User-agent: *\nDisallow:\n");
     if (!s.ok()) return s;
     for (int i = 0; i < info.pages; ++i) {

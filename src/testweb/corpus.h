@@ -36,13 +36,13 @@ enum class SlotKind : uint8_t { kLink, kLinkNofollow, kSelf };
 // One corpus file, split at its slots: text[0, cuts[0]) + value 0 + text[cuts[0], cuts[1]) + ...
 // Each value is written with its double quotes.
 struct CorpusDocument {
-  std::string name;              // path below its corpus directory ("library/os.html")
-  std::string text;              // the file without its slots' values and cut tags
-  std::vector<uint32_t> cuts;    // where each slot's value goes, ascending
-  std::vector<SlotKind> kinds;   // per slot
-  uint32_t marker_at = 0;        // where the page's identity comment goes
-  uint32_t appendix_at = 0;      // before the last </body> (else the end): extra links
-  uint32_t link_slots = 0;       // kLink + kLinkNofollow slots
+  std::string name;             // path below its corpus directory ("library/os.html")
+  std::string text;             // the file without its slots' values and cut tags
+  std::vector<uint32_t> cuts;   // where each slot's value goes, ascending
+  std::vector<SlotKind> kinds;  // per slot
+  uint32_t marker_at = 0;       // where the page's identity comment goes
+  uint32_t appendix_at = 0;     // before the last </body> (else the end): extra links
+  uint32_t link_slots = 0;      // kLink + kLinkNofollow slots
 };
 
 // Splits one HTML file (exposed for tests).

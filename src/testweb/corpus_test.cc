@@ -241,7 +241,7 @@ TEST_F(CorpusTest, LinkCountsArePreservedAndTheShareOfOtherHostsHolds) {
       const size_t children = (2 * i + 1 < 40) + (2 * i + 2 < 40);
       // A file with room for the tree links keeps its link count; others get the missing
       // tree links appended.
-      const size_t expected = doc.name == "a.html" ? original_a
+      const size_t expected = doc.name == "a.html"  ? original_a
                               : doc.name == "b.htm" ? children
                                                     : std::max<size_t>(children, 1);
       EXPECT_EQ(links.size(), expected) << doc.name;
@@ -318,7 +318,8 @@ TEST_F(CorpusTest, ExportWritesTheSamePagesForAStaticServer) {
     const std::string root = e.dir + "/www/h000" + std::to_string(h) + ".peers.test";
     EXPECT_EQ(read(root + "/robots.txt"), "User-agent: *\nDisallow:\n");
     for (int i = 0; i < 6; ++i) {
-      const std::string body = read(i == 0 ? root + "/index.html" : root + "/p/" + std::to_string(i));
+      const std::string body =
+          read(i == 0 ? root + "/index.html" : root + "/p/" + std::to_string(i));
       EXPECT_EQ(body, RenderCorpusPage(site, h, i, 0, style).body);
       cross_link = cross_link || body.find("\"http://h000") != std::string::npos;
       for (int k = 0; k < 4; ++k) {
@@ -358,7 +359,7 @@ TEST_F(CorpusTest, AssemblingPagesIsCheap) {
   for (int n = 0; n < 20000; ++n) bytes += RenderTreePage(site, n % 100, n / 100, 0).body.size();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  EXPECT_GT(bytes, 20000u * 36000u);  // the rewired hrefs are shorter
+  EXPECT_GT(bytes, 20000u * 36000u);           // the rewired hrefs are shorter
   EXPECT_LT(seconds, 10.0) << "20,000 pages";  // typically ~0.5 s; generous for loaded machines
   std::printf("assembled 20,000 pages of %zu KB in %.2f s\n", bytes / 20000 / 1024, seconds);
 }

@@ -9,6 +9,10 @@
 // the big news site big.test (SiteOptions::big_site) and the session-id trap sessions.test
 // (SiteOptions::trap_host).
 //
+// With SiteOptions::corpus the normal hosts' tree pages are real HTML files instead of
+// generated ones, their links rewired to this web (LoadCorpus; docs/testweb.md "Real pages"),
+// and ExportStaticWeb writes such a web for a static server.
+//
 // Everything is a pure function of (seed, host, path, epoch): page HTML, link graph,
 // robots.txt, sitemaps. The site therefore knows *by construction* which pages exist, which
 // page identity a request path names and which path families it disallowed for the product
@@ -90,9 +94,10 @@ struct SiteOptions {
 
 // What LoadCorpus found.
 struct CorpusStats {
-  size_t found = 0;      // files named *.html / *.htm (any case) under the directories
-  size_t used = 0;       // of them, the pages of the corpus
-  size_t not_html = 0;   // skipped: no <html>, <head>, <body> or doctype in the first 4 KiB, or NUL bytes
+  size_t found = 0;  // files named *.html / *.htm (any case) under the directories
+  size_t used = 0;   // of them, the pages of the corpus
+  size_t not_html =
+      0;  // skipped: no <html>, <head>, <body> or doctype in the first 4 KiB, or NUL bytes
   size_t too_small = 0;  // skipped: under kMinCorpusFileBytes
   size_t too_large = 0;  // skipped: over kMaxCorpusFileBytes
   uint64_t bytes = 0;    // total size of the used files

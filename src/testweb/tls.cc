@@ -259,7 +259,8 @@ Status TlsContext::MakeContext() {
 Status TlsContext::WriteLeaf(const std::string& common_name, const std::string& san,
                              const std::string& cert_path, const std::string& key_path) const {
   OpenSslPtr<X509> leaf = MakeLeaf(common_name, san);
-  if (!leaf) return Status::Internal("tls: cannot make a certificate for " + san + ": " + OpenSslError());
+  if (!leaf)
+    return Status::Internal("tls: cannot make a certificate for " + san + ": " + OpenSslError());
   Status s = WritePem(key_path, 0600, [this](FILE* f) {
     return PEM_write_PrivateKey(f, leaf_key_.get(), nullptr, nullptr, 0, nullptr, nullptr) == 1;
   });
