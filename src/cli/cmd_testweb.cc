@@ -1,6 +1,7 @@
 // `harvest testweb`: serve the deterministic synthetic web (src/testweb, docs/testweb.md).
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -32,6 +33,10 @@ struct TestWebCliOptions {
   std::string manifest_path;
   std::string resolve_path;
   bool seeds_only = false;
+  std::vector<std::string> corpus_dirs;
+  std::string export_dir;
+  std::string export_domain = "test";
+  int export_port = 0;
 };
 
 // Writes `data` to a temporary file beside `path` and renames it into place, so that a
@@ -72,7 +77,97 @@ bool WriteOutputs(const TestWebCliOptions& o, const testweb::Site& site,
   return true;
 }
 
+// Loads --corpus into o.web.site.corpus and says what was used; false (after the message) on
+// an error.
+bool LoadCorpusDirs(TestWebCliOptions& o) {
+  testweb::CorpusStats stats;
+  auto corpus = testweb::LoadCorpus(o.corpus_dirs, &stats);
+  if (!corpus.ok()) {
+    std::fprintf(stderr, "harvest testweb: %s\n", corpus.status().ToString().c_str());
+    return false;
+  }
+  o.web.site.corpus = *corpus;
+  std::string dirs;
+  for (const std::string& d : o.corpus_dirs) dirs += (dirs.empty() ? "" : " ") + d;
+  std::printf(
+      "corpus: %zu of %zu HTML files under %s (skipped: %zu not HTML, %zu under 1 KiB, %zu over "
+      "1 MiB); %.1f KB and %.1f links per file on average\n",
+      stats.used, stats.found, dirs.c_str(), stats.not_html, stats.too_small, stats.too_large,
+      static_cast<double>(stats.bytes) / 1024.0 / static_cast<double>(stats.used),
+      static_cast<double>(stats.links) / static_cast<double>(stats.used));
+  std::fflush(stdout);
+  return true;
+}
+
+// --export: the real-pages web as files for a static server, then exit.
+int RunExport(TestWebCliOptions& o) {
+  const char* conflict = o.seeds_only               ? "--seeds-only"
+                         : !o.seeds_path.empty()    ? "--seeds"
+                         : !o.manifest_path.empty() ? "--manifest"
+                         : !o.resolve_path.empty()  ? "--resolve-out"
+                         : !o.web.log_path.empty()  ? "--log"
+                         : o.web.site.big_site > 0  ? "--big-site"
+                         : o.web.site.trap_host     ? "--trap-host"
+                         : o.web.http_redirect      ? "--http-redirect"
+                         : o.web.hsts               ? "--hsts"
+                                                    : nullptr;
+  if (conflict != nullptr) {
+    return UsageError("testweb", std::string(conflict) +
+                                     " is about serving: not with --export (which writes "
+                                     "DIR/seeds.txt itself)");
+  }
+  // The export has the normal hosts only: nothing may link the hostile ones.
+  o.web.site.hostile = false;
+  if (!LoadCorpusDirs(o)) return kExitFailure;
+  const testweb::Site site(o.web.site);
+  testweb::StaticExportOptions e;
+  e.dir = o.export_dir;
+  e.domain = o.export_domain;
+  e.port = o.export_port;
+  e.https = o.web.tls;
+  auto stats = testweb::ExportStaticWeb(site, e);
+  if (!stats.ok()) {
+    std::fprintf(stderr, "harvest testweb: %s\n", stats.status().ToString().c_str());
+    return kExitFailure;
+  }
+  const double pages = static_cast<double>(std::max<size_t>(stats->pages, 1));
+  std::printf(
+      "export: %d hosts x %d pages = %zu pages in %s/www from %zu distinct corpus files; %.1f KB "
+      "and %.1f links per page on average\n",
+      o.web.site.hosts, o.web.site.pages, stats->pages, o.export_dir.c_str(), stats->distinct_files,
+      static_cast<double>(stats->bytes) / 1024.0 / pages,
+      static_cast<double>(stats->links) / pages);
+  if (o.web.tls) {
+    const std::string dir = o.web.tls_dir.empty() ? o.export_dir + "/tls" : o.web.tls_dir;
+    const std::string cert = dir + "/server.pem", key = dir + "/server.key";
+    const Status s =
+        testweb::WriteServerCertificate(dir, {"*." + o.export_domain, o.export_domain}, cert, key);
+    if (!s.ok()) {
+      std::fprintf(stderr, "harvest testweb: %s\n", s.ToString().c_str());
+      return kExitFailure;
+    }
+    std::printf("tls: ca %s/ca.pem, certificate %s and key %s for *.%s\n", dir.c_str(),
+                cert.c_str(), key.c_str(), o.export_domain.c_str());
+  }
+  return kExitOk;
+}
+
 int Run(TestWebCliOptions& o) {
+  if (!o.export_dir.empty() && o.corpus_dirs.empty()) {
+    return UsageError("testweb", "--export needs --corpus (only a real-pages web is exported)");
+  }
+  if (o.export_dir.empty() && (o.export_domain != "test" || o.export_port != 0)) {
+    return UsageError("testweb", "--domain and --port need --export");
+  }
+  if (!o.corpus_dirs.empty() && o.web.site.near_dup_percent > 0) {
+    return UsageError("testweb",
+                      "--near-dup-percent: real pages are not labelled near-copies "
+                      "(not with --corpus)");
+  }
+  if (!o.export_dir.empty()) {
+    if (!o.web.tls_dir.empty() && !o.web.tls) return UsageError("testweb", "--tls-dir needs --tls");
+    return RunExport(o);
+  }
   if ((o.web.http_redirect || o.web.hsts) && !o.web.tls) {
     return UsageError("testweb", std::string(o.web.http_redirect ? "--http-redirect" : "--hsts") +
                                      " needs --tls");
@@ -87,6 +182,7 @@ int Run(TestWebCliOptions& o) {
             ? std::string("testweb-tls")
             : (std::filesystem::path(o.manifest_path).parent_path() / "testweb-tls").string();
   }
+  if (!o.corpus_dirs.empty() && !LoadCorpusDirs(o)) return kExitFailure;
   if (o.seeds_only) {
     if (o.seeds_path.empty() && o.manifest_path.empty()) {
       return UsageError("testweb", "--seeds-only needs --seeds and/or --manifest");
@@ -196,6 +292,20 @@ CommandRegistration reg(
       app->add_flag("--hsts", o->web.hsts,
                     "HTTPS responses carry Strict-Transport-Security: max-age=31536000 (needs "
                     "--tls)");
+      app->add_option("--corpus", o->corpus_dirs,
+                      "serve real HTML files (*.html, *.htm of 1 KiB to 1 MiB found under DIR, "
+                      "sorted by path; repeatable) as the hosts' pages, their links rewired to "
+                      "this web (docs/testweb.md \"Real pages\")")
+          ->type_name("DIR");
+      app->add_option("--export", o->export_dir,
+                      "with --corpus: write the normal hosts' pages, permissive robots.txt, "
+                      "seeds.txt and hosts.txt under DIR for a static web server, then exit")
+          ->type_name("DIR");
+      app->add_option("--domain", o->export_domain,
+                      "with --export: host names hNNNN.DOMAIN (default test)");
+      app->add_option("--port", o->export_port,
+                      "with --export: the port written in the URLs (default none)")
+          ->check(IntRange(0, 65535));
       return [o]() -> int { return Run(*o); };
     });
 

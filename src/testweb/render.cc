@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "testweb/corpus.h"
 #include "testweb/internal.h"
 
 namespace harvest::testweb {
@@ -255,6 +256,9 @@ Rendered RenderTree(const Site& site, int host, int index, int64_t epoch, const 
 }  // namespace
 
 Rendered RenderTreePage(const Site& site, int host, int index, int64_t epoch) {
+  if (site.options().corpus && site.hosts()[host].normal) {
+    return RenderCorpusPage(site, host, index, epoch, CorpusUrlStyle{});
+  }
   TextSource text{.host = host, .index = index};
   if (std::optional<TreePage> source = site.NearCopySource(host, index)) {
     // Render the original first for its link and paragraph counts (originals are never

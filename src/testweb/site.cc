@@ -12,6 +12,7 @@
 
 #include "base/ascii.h"
 #include "testweb/big_site.h"
+#include "testweb/corpus.h"
 #include "testweb/internal.h"
 #include "testweb/session_trap.h"
 
@@ -112,6 +113,9 @@ Site::Site(SiteOptions options) : options_(options) {
   // At most half the candidates are copies, so that originals to copy from stay plentiful.
   options_.near_dup_percent = std::clamp(options_.near_dup_percent, 0, 50);
   options_.big_site = std::clamp(options_.big_site, 0, kMaxBigSiteArticles);
+  if (options_.corpus && options_.corpus->size() == 0) options_.corpus.reset();
+  // Real pages are not labelled near-copies of each other (docs/testweb.md "Real pages").
+  if (options_.corpus) options_.near_dup_percent = 0;
   // Smallest fanout whose depth-5 tree holds every page (so each page is <= 5 hops deep).
   for (tree_fanout_ = 2;; ++tree_fanout_) {
     long total = 0, level = 1;
@@ -510,6 +514,7 @@ std::vector<Link> Site::LinksOf(int host, std::string_view path) const {
     return links;
   }
   if (page.type != PageType::kTree) return links;
+  if (options_.corpus && h.normal) return CorpusLinks(*this, host, page.index, CorpusUrlStyle{});
   const int i = page.index;
   const std::string from = TreePath(i);
   Rng rng(Mix(options_.seed, host, static_cast<uint64_t>(i) * 131 + 7));
@@ -599,6 +604,7 @@ bool Site::PageNofollow(int host, std::string_view path) const {
   SplitTarget(path, &canon, &query);
   PageRef page = FindPage(*this, host, canon, query);
   if (page.type != PageType::kTree || !h.normal) return false;
+  if (options_.corpus) return false;  // real pages carry no robots directives (corpus.h)
   // Only leaves: nofollow on an inner node would cut its subtree off the allowed graph.
   if (static_cast<long>(page.index) * tree_fanout_ + 1 < h.pages) return false;
   uint64_t r = Mix(options_.seed, host, static_cast<uint64_t>(page.index) * 131 + 9) % 14;

@@ -9,6 +9,10 @@
 // the big news site big.test (SiteOptions::big_site) and the session-id trap sessions.test
 // (SiteOptions::trap_host).
 //
+// With SiteOptions::corpus the normal hosts' tree pages are real HTML files instead of
+// generated ones, their links rewired to this web (LoadCorpus; docs/testweb.md "Real pages"),
+// and ExportStaticWeb writes such a web for a static server.
+//
 // Everything is a pure function of (seed, host, path, epoch): page HTML, link graph,
 // robots.txt, sitemaps. The site therefore knows *by construction* which pages exist, which
 // page identity a request path names and which path families it disallowed for the product
@@ -37,6 +41,11 @@
 #include "base/status.h"
 
 namespace harvest::testweb {
+
+// Real HTML pages served as the normal hosts' tree pages instead of generated ones
+// (docs/testweb.md "Real pages"); made by LoadCorpus, immutable, safe to share.
+class Corpus;
+class Site;
 
 // The shape of the synthetic web.
 struct SiteOptions {
@@ -75,7 +84,64 @@ struct SiteOptions {
   // (`harvest testweb --tls` sets it, its seeds being https://), else http. The other hosts
   // always write http://, as old pages do. Default false.
   bool big_site_https = false;
+  // Real pages (LoadCorpus): when set, tree page i of normal host h ("/" and "/p/N") is a
+  // corpus file with its links rewired to this web, its other URLs made inert and a comment
+  // naming the page inserted (docs/testweb.md "Real pages"); the hosts' other paths, robots.txt,
+  // sitemaps and the special hosts stay as they are. near_dup_percent is then ignored (0).
+  // Default null: generated pages.
+  std::shared_ptr<const Corpus> corpus;
 };
+
+// What LoadCorpus found.
+struct CorpusStats {
+  size_t found = 0;  // files named *.html / *.htm (any case) under the directories
+  size_t used = 0;   // of them, the pages of the corpus
+  size_t not_html =
+      0;  // skipped: no <html>, <head>, <body> or doctype in the first 4 KiB, or NUL bytes
+  size_t too_small = 0;  // skipped: under kMinCorpusFileBytes
+  size_t too_large = 0;  // skipped: over kMaxCorpusFileBytes
+  uint64_t bytes = 0;    // total size of the used files
+  size_t links = 0;      // total rewired link slots of the used files
+};
+inline constexpr uint64_t kMinCorpusFileBytes = 1024;
+inline constexpr uint64_t kMaxCorpusFileBytes = 1024 * 1024;
+
+// Loads every *.html / *.htm file under `dirs` (recursively, directory symlinks followed),
+// sorted by path (the directories in the order given), skipping files that are not HTML or are
+// under 1 KiB or over 1 MiB, and splits each once at its URL attributes so that a page is
+// assembled on demand. Errors: a directory that does not exist or cannot be read, or no usable
+// file at all (InvalidArgument naming the directories).
+Result<std::shared_ptr<const Corpus>> LoadCorpus(const std::vector<std::string>& dirs,
+                                                 CorpusStats* stats = nullptr);
+
+// A real-pages web written to files for a static web server (scripts/bench-peers --corpus
+// real): DIR/www/<host>/index.html ("/"), DIR/www/<host>/p/<N> ("/p/N", no extension: serve
+// it as text/html), DIR/www/<host>/robots.txt ("User-agent: *", empty Disallow),
+// DIR/seeds.txt (every host's root URL) and DIR/hosts.txt (the names), for the normal hosts
+// only. The pages are the server's (one renderer), with host names hNNNN.<domain> and
+// cross-host links to <scheme>://hNNNN.<domain>[:port]/...
+struct StaticExportOptions {
+  std::string dir;
+  std::string domain = "test";
+  int port = 0;        // 0: no port in the URLs
+  bool https = false;  // https:// seeds and cross-host links
+};
+struct StaticExportStats {
+  size_t pages = 0;
+  size_t distinct_files = 0;  // corpus files used by at least one page
+  uint64_t bytes = 0;         // total bytes of the pages written
+  size_t links = 0;           // total <a>/<area> links of the pages written
+};
+// Needs SiteOptions::corpus. Errors name the file that could not be written.
+Result<StaticExportStats> ExportStaticWeb(const Site& site, const StaticExportOptions& options);
+
+// Writes a server certificate for `dns_names` (SAN DNS entries, e.g. "*.peers.test"; the first
+// is also the common name) to `cert_path` and its EC key to `key_path` (mode 0600), signed by
+// the test web's CA in `tls_dir` (made when absent, reused when present, as with
+// TestWebOptions::tls_dir), so that a client trusting tls_dir/ca.pem trusts another server
+// using them (scripts/bench-peers --tls with nginx). Errors name the file.
+Status WriteServerCertificate(const std::string& tls_dir, const std::vector<std::string>& dns_names,
+                              const std::string& cert_path, const std::string& key_path);
 
 // Most articles SiteOptions::big_site allows (the manifest lists every one).
 inline constexpr int kMaxBigSiteArticles = 1000000;

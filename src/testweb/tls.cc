@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "base/ascii.h"
+#include "testweb/testweb.h"
 
 namespace harvest::testweb {
 
@@ -253,6 +254,33 @@ Status TlsContext::MakeContext() {
   SSL_CTX_set_tlsext_servername_arg(ctx, this);
   SSL_CTX_set_alpn_select_cb(ctx, SelectAlpn, nullptr);
   return Status::Ok();
+}
+
+Status TlsContext::WriteLeaf(const std::string& common_name, const std::string& san,
+                             const std::string& cert_path, const std::string& key_path) const {
+  OpenSslPtr<X509> leaf = MakeLeaf(common_name, san);
+  if (!leaf)
+    return Status::Internal("tls: cannot make a certificate for " + san + ": " + OpenSslError());
+  Status s = WritePem(key_path, 0600, [this](FILE* f) {
+    return PEM_write_PrivateKey(f, leaf_key_.get(), nullptr, nullptr, 0, nullptr, nullptr) == 1;
+  });
+  if (!s.ok()) return s;
+  return WritePem(cert_path, 0644, [&leaf](FILE* f) { return PEM_write_X509(f, leaf.get()) == 1; });
+}
+
+Status WriteServerCertificate(const std::string& tls_dir, const std::vector<std::string>& dns_names,
+                              const std::string& cert_path, const std::string& key_path) {
+  if (dns_names.empty()) return Status::InvalidArgument("tls: a certificate needs a name");
+  std::string san;
+  for (const std::string& name : dns_names) {
+    if (name.empty() || name.find_first_of(", ") != std::string::npos) {
+      return Status::InvalidArgument("tls: bad certificate name '" + name + "'");
+    }
+    san += (san.empty() ? "DNS:" : ",DNS:") + name;
+  }
+  Result<std::unique_ptr<TlsContext>> tls = TlsContext::Create(tls_dir);
+  if (!tls.ok()) return tls.status();
+  return (*tls)->WriteLeaf(dns_names.front(), san, cert_path, key_path);
 }
 
 OpenSslPtr<SSL> TlsContext::NewSsl() const { return OpenSslPtr<SSL>(SSL_new(ctx_.get())); }

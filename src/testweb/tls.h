@@ -46,6 +46,11 @@ class TlsContext {
   OpenSslPtr<SSL> NewSsl() const;
   // The CA certificate file clients should trust.
   const std::string& ca_path() const { return ca_path_; }
+  // Writes a leaf for `san` ("DNS:*.peers.test,DNS:peers.test"), signed by the CA, to
+  // `cert_path` and the leaves' key to `key_path` (mode 0600): a certificate for another
+  // server (WriteServerCertificate). Errors name the file.
+  Status WriteLeaf(const std::string& common_name, const std::string& san,
+                   const std::string& cert_path, const std::string& key_path) const;
 
  private:
   TlsContext() = default;
