@@ -72,7 +72,8 @@ TEST_F(PagePipelineTest, AHrefRepeatedOnAPageIsHandedOnOnce) {
   OpenOutput(/*start_sink=*/true, /*workers=*/1);
   // 40 links naming 3 targets, two of them also spelled differently (same URL once resolved).
   std::vector<std::string> hrefs;
-  for (int i = 0; i < 40; ++i) hrefs.push_back(i % 3 == 0 ? "/one" : (i % 3 == 1 ? "/two" : "/three"));
+  for (int i = 0; i < 40; ++i)
+    hrefs.push_back(i % 3 == 0 ? "/one" : (i % 3 == 1 ? "/two" : "/three"));
   hrefs.push_back("http://a.test/one");
   hrefs.push_back("./two");
   pipeline_->Dispatch(Page("http://a.test/", hrefs));

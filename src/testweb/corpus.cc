@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 #include <system_error>
+#include <unordered_map>
 #include <utility>
 
 #include "base/ascii.h"
@@ -153,6 +154,7 @@ struct Edit {
   std::string_view replacement;
   int slot = -1;  // a SlotKind
   enum Mark { kNone, kMarker, kAppendix } mark = kNone;
+  std::string_view original = {};  // a slot's value in the file
 };
 
 void EditTag(const StartTag& tag, std::vector<Edit>* edits, bool* marker_placed) {
@@ -191,7 +193,8 @@ void EditTag(const StartTag& tag, std::vector<Edit>* edits, bool* marker_placed)
   for (const Attribute& a : tag.attributes) {
     if (!a.has_value) continue;
     if (&a == slot) {
-      edits->push_back({a.value_begin, a.value_end, "", static_cast<int>(kind), Edit::kNone});
+      edits->push_back(
+          {a.value_begin, a.value_end, "", static_cast<int>(kind), Edit::kNone, a.value});
     } else if (IsUrlAttribute(a.name)) {
       edits->push_back({a.value_begin, a.value_end, kInertUrl, -1, Edit::kNone});
     }
@@ -304,6 +307,7 @@ CorpusDocument SplitDocument(std::string name, std::string_view s) {
   doc.text.reserve(s.size());
   bool appendix_placed = false;
   size_t pos = 0;
+  std::unordered_map<std::string_view, uint32_t> first_link;  // original value -> slot
   for (const Edit& e : edits) {
     if (e.begin < pos) continue;  // cannot happen: edits do not overlap
     doc.text.append(s.substr(pos, e.begin - pos));
@@ -311,7 +315,13 @@ CorpusDocument SplitDocument(std::string name, std::string_view s) {
     if (e.slot >= 0) {
       doc.cuts.push_back(static_cast<uint32_t>(doc.text.size()));
       doc.kinds.push_back(static_cast<SlotKind>(e.slot));
-      if (e.slot != static_cast<int>(SlotKind::kSelf)) ++doc.link_slots;
+      const auto k = static_cast<uint32_t>(doc.same_as.size());
+      if (e.slot != static_cast<int>(SlotKind::kSelf)) {
+        ++doc.link_slots;
+        doc.same_as.push_back(first_link.try_emplace(e.original, k).first->second);
+      } else {
+        doc.same_as.push_back(k);
+      }
     } else if (e.mark == Edit::kMarker) {
       doc.marker_at = static_cast<uint32_t>(doc.text.size());
     } else if (e.mark == Edit::kAppendix) {
@@ -427,7 +437,14 @@ std::vector<Link> CorpusLinks(const Site& site, int host, int index, const Corpu
   const std::string self = TreePathOf(index);
   std::vector<Link> links;
   links.reserve(doc.kinds.size() + 2);
-  for (SlotKind kind : doc.kinds) {
+  for (size_t k = 0; k < doc.kinds.size(); ++k) {
+    const SlotKind kind = doc.kinds[k];
+    if (doc.same_as[k] != k) {  // the same target as an earlier link with this original
+      Link l = links[doc.same_as[k]];
+      l.nofollow = kind == SlotKind::kLinkNofollow;
+      links.push_back(std::move(l));
+      continue;
+    }
     if (kind == SlotKind::kSelf) {
       links.push_back(SameHost(h, self));
       continue;

@@ -40,9 +40,12 @@ struct CorpusDocument {
   std::string text;             // the file without its slots' values and cut tags
   std::vector<uint32_t> cuts;   // where each slot's value goes, ascending
   std::vector<SlotKind> kinds;  // per slot
-  uint32_t marker_at = 0;       // where the page's identity comment goes
-  uint32_t appendix_at = 0;     // before the last </body> (else the end): extra links
-  uint32_t link_slots = 0;      // kLink + kLinkNofollow slots
+  // Per slot: the first link slot whose original value was the same (itself when none), so a
+  // page names one target as often as the real page named its original, as navigation does.
+  std::vector<uint32_t> same_as;
+  uint32_t marker_at = 0;    // where the page's identity comment goes
+  uint32_t appendix_at = 0;  // before the last </body> (else the end): extra links
+  uint32_t link_slots = 0;   // kLink + kLinkNofollow slots
 };
 
 // Splits one HTML file (exposed for tests).

@@ -159,6 +159,29 @@ TEST_F(CorpusTest, CrawlerExtractorSeesExactlyTheRewiredLinks) {
   EXPECT_EQ(pages_checked, 60);
 }
 
+// A file naming one original target several times names one rewired target as often.
+TEST_F(CorpusTest, RepeatedOriginalHrefsStayRepeated) {
+  fs::remove_all(dir_);
+  fs::create_directories(dir_);
+  std::string page = "<html><head><title>Nav</title></head><body>" + Filler();
+  for (int i = 0; i < 6; ++i) {
+    page += "<a href=\"index.html\">Home</a> <a href=\"api.html\">API</a> <a href=\"p" +
+            std::to_string(i) + ".html\">page</a>\n";
+  }
+  Write("nav.html", page + "</body></html>\n");
+  const Site site(Options(3, 30));
+  const std::vector<Link> links = site.LinksOf(1, TreePath(20));  // no tree children
+  ASSERT_EQ(links.size(), 18u);
+  std::set<std::string> distinct;
+  for (size_t k = 0; k < 6; ++k) {
+    EXPECT_EQ(links[3 * k].href, links[0].href) << k;      // every "index.html"
+    EXPECT_EQ(links[3 * k + 1].href, links[1].href) << k;  // every "api.html"
+    distinct.insert(links[3 * k + 2].href);
+  }
+  EXPECT_NE(links[0].href, links[1].href);
+  EXPECT_GE(distinct.size(), 2u);  // distinct originals get targets of their own
+}
+
 TEST_F(CorpusTest, OtherUrlsAreInertAndHiddenLinksStayHidden) {
   const Site site(Options(1, 1));  // h0000.test/ is a.html
   const std::string body = RenderTreePage(site, 0, 0, 0).body;
