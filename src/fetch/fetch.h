@@ -1,11 +1,13 @@
 // fetch: the asynchronous HTTP fetcher — thousands of transfers on one event-loop thread. The
-// crawl's fetcher is HttpFetcher: plain-http requests run on Harvest's own HTTP/1.1 client
-// (src/fetch/http1_client.h) on its epoll loop, every other request (https, proxies,
-// redirects followed inline) on a libcurl multi handle inside it (CurlFetcher, driven by
-// curl_multi_socket_action on the same loop). Both capture the same FetchResult.
+// crawl's fetcher is HttpFetcher: http and https requests run on Harvest's own HTTP/1.1
+// client (src/fetch/http1_client.h; TLS on OpenSSL, src/fetch/tls_client.h) on its epoll
+// loop, every other request (proxies, redirects followed inline, names to resolve) on a
+// libcurl multi handle inside it (CurlFetcher, driven by curl_multi_socket_action on the same
+// loop). Both capture the same FetchResult.
 //
-// Standards: HTTP/1.1 (RFC 9110, 9112) in the own client; HTTP/1.1 and HTTP/2 (RFC 9113) as
-// implemented by libcurl;
+// Standards: HTTP/1.1 (RFC 9110, 9112) over TCP or TLS 1.2/1.3 (RFC 5246, 8446; ALPN RFC
+// 7301, SNI RFC 6066) in the own client; HTTP/1.1 and HTTP/2 (RFC 9113) as implemented by
+// libcurl;
 // Retry-After per RFC 9110 §10.2.3 (delay-seconds or HTTP-date, §5.6.7).
 //
 // What it keeps for the WARC writer: the request head exactly as sent, the raw head of the
@@ -276,15 +278,17 @@ class CurlFetcher final : public Fetcher {
   std::unique_ptr<Impl> impl_;
 };
 
-// The crawl's fetcher. Plain http:// requests that follow no redirect, use no proxy and
-// need no DNS lookup here (FetchRequest::connect_address, an address literal, or a
+// The crawl's fetcher. http:// and https:// requests that follow no redirect, use no proxy
+// and need no DNS lookup here (FetchRequest::connect_address, an address literal, or a
 // connect_to entry routing the host to a numeric address: what the crawl's resolver and
 // --connect-to give every request) run on Harvest's own HTTP/1.1 client on this fetcher's
-// epoll loop (src/fetch/http1_client.h); every other request runs on a CurlFetcher inside
-// it. Both capture the same FetchResult. libcurl costs ~36 µs of CPU per reused-connection
-// request and 2.3 poll(2) plus 1.9 epoll_ctl(2) calls per page in a crawl of many hosts;
-// the own client needs one send(2), usually one recv(2), and epoll_ctl(2) only for a new
-// connection (docs/fetching.md "Own HTTP/1.1 client"). max_concurrent and
+// epoll loop (src/fetch/http1_client.h; https over OpenSSL with sessions resumed per host,
+// src/fetch/tls_client.h); every other request runs on a CurlFetcher inside it
+// (FetchOptions::native_http / native_https = false send that scheme there too). Both capture
+// the same FetchResult. libcurl costs ~36 µs of CPU per reused-connection request and 2.3
+// poll(2) plus 1.9 epoll_ctl(2) calls per page in a crawl of many hosts; the own client needs
+// one send(2), usually one recv(2), and epoll_ctl(2) only for a new connection
+// (docs/fetching.md "Own HTTP/1.1 client", "HTTPS on the own client"). max_concurrent and
 // max_host_connections count both kinds of transfer together.
 class HttpFetcher final : public Fetcher {
  public:

@@ -671,6 +671,7 @@ void Http1Client::CloseConn(std::unique_ptr<Conn> conn) {
 void Http1Client::KeepIdle(std::unique_ptr<Conn> conn) {
   conn->read_wants_write = false;
   SetEvents(conn.get(), EPOLLIN | EPOLLRDHUP);
+  if (conn->tls != nullptr) conn->tls->ReleaseBuffers();
   conn->idle_since = SteadyClock::now();
   const std::string key = conn->pool_key;
   auto pos = idle_.insert(idle_.end(), std::move(conn));

@@ -50,6 +50,10 @@ void TlsConnection::Close() {
   // A broken connection sends nothing, and SSL_free drops its session from reuse.
 }
 
+void TlsConnection::ReleaseBuffers() {
+  if (ssl_ != nullptr) SSL_free_buffers(ssl_);  // keeps them if they hold data: fine
+}
+
 std::string TlsConnection::HandshakeError(int ret) {
   const int e = SSL_get_error(ssl_, ret);
   failed_ = true;
@@ -156,7 +160,9 @@ Result<std::unique_ptr<TlsClientContext>> TlsClientContext::Make(const FetchOpti
   // unframed body ends there, a framed one is then short ("disconnect").
   SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF | SSL_OP_NO_COMPRESSION |
                                SSL_OP_NO_RENEGOTIATION);
-  SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
+  // Buffers are not released whenever they run empty (SSL_MODE_RELEASE_BUFFERS: a 64 KiB
+  // allocation and free per read, and the write buffer's per request) but when the
+  // connection goes idle (ReleaseBuffers).
   SSL_CTX_set_read_ahead(ctx, 1);
   SSL_CTX_set_default_read_buffer_len(ctx, kReadBufferBytes);
   if (SSL_CTX_set_alpn_protos(ctx, kAlpn, sizeof(kAlpn)) != 0) {

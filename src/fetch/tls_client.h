@@ -10,7 +10,7 @@
 // kernel's receive time with them (ReceiveWithTime, base/receive_time.h), so a host's delay
 // still counts from the response's last byte; writes use send(2) with MSG_NOSIGNAL. Read-ahead
 // is on with a 64 KiB record buffer, so a typical page arrives in one recv(2) as over plain
-// http, and the buffers are released while a connection is idle.
+// http; the buffers are kept while a transfer runs and freed when the connection goes idle.
 //
 // Sessions: the last session per key (the connection's pool key: URL host, address, port) is
 // kept, at most kMaxSessions (least recently used dropped), and offered on the key's next
@@ -50,6 +50,9 @@ class TlsConnection {
   // The socket had no more bytes at the last read (it returned fewer than asked for, or
   // none): with nothing buffered in the SSL (SSL_has_pending) a further read would block.
   bool drained() const { return drained_; }
+  // Frees the record buffers (an idle connection holds none; the next read or write
+  // allocates them again).
+  void ReleaseBuffers();
   // Marks the connection broken (a fatal TLS error): Close() then sends nothing.
   void set_failed() { failed_ = true; }
   // Sends close_notify if the connection is in order (never blocks: a full socket buffer
