@@ -59,9 +59,9 @@ class HttpsTest : public FetcherTest {
 };
 
 TEST_F(HttpsTest, FetchesWithTheTestCaAndCapturesAsOverHttp) {
-  const std::string reply = MakeResponse(
-      200, "OK", {{"Content-Type", "text/html"}, {"Transfer-Encoding", "chunked"}},
-      "5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n");
+  const std::string reply =
+      MakeResponse(200, "OK", {{"Content-Type", "text/html"}, {"Transfer-Encoding", "chunked"}},
+                   "5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n");
   ServeTls([&](const RawRequest&) { return RawReply{.bytes = reply}; });
   FetcherUnderTest f(TlsOptions());
   ASSERT_TRUE(f.status().ok()) << f.status().ToString();
@@ -90,8 +90,7 @@ TEST_F(HttpsTest, AHostNameIsSentAsSniAndChecked) {
   FetchResult r = FetchOne(f, {.url = HttpsUrl("/n", "a.test"), .connect_address = "127.0.0.1"});
   ASSERT_EQ(r.outcome, FetchOutcome::kOk) << r.error;
   EXPECT_EQ(r.body, "secure/n");
-  EXPECT_EQ(server_->requests().at(0).Header("Host"),
-            "a.test:" + std::to_string(server_->port()));
+  EXPECT_EQ(server_->requests().at(0).Header("Host"), "a.test:" + std::to_string(server_->port()));
   // A name the certificate does not carry.
   r = FetchOne(f, {.url = HttpsUrl("/n", "b.test"), .connect_address = "127.0.0.1"});
   EXPECT_EQ(r.outcome, FetchOutcome::kTlsError) << r.error;

@@ -2,11 +2,11 @@
 #include "fetch/http1_client.h"
 
 #include <arpa/inet.h>
-#include <openssl/err.h>
-#include <openssl/ssl.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -92,8 +92,8 @@ std::vector<ConnectToRule> ParseConnectTo(const std::vector<std::string>& entrie
 }
 
 std::optional<Http1Target> OwnClientTarget(const FetchRequest& request,
-                                           const std::vector<ConnectToRule>& connect_to,
-                                           bool http, bool https) {
+                                           const std::vector<ConnectToRule>& connect_to, bool http,
+                                           bool https) {
   std::string_view url = request.url;
   if (request.max_redirects > 0) return std::nullopt;
   bool tls = false;
@@ -178,7 +178,7 @@ struct Http1Client::Conn {
   Xfer* xfer = nullptr;  // the transfer it serves; nullptr while idle
   bool used = false;     // carried a complete response before (a kept connection)
   bool closed = false;
-  uint32_t events = 0;  // the epoll interest registered
+  uint32_t events = 0;                 // the epoll interest registered
   std::unique_ptr<TlsConnection> tls;  // https
   bool read_wants_write = false;       // TLS: SSL_read waits for the socket to take a write
   SteadyClock::time_point idle_since;
@@ -231,8 +231,8 @@ void Http1Client::Start(FetchRequest request, Http1Target target, FetchCallback 
   x->done = std::move(done);
   x->target = std::move(target);
   x->host_key = HostKey(x->request.url);
-  x->pool_key = (x->target.tls ? "https " : "http ") + x->host_key + ' ' + x->target.address +
-                ':' + std::to_string(x->target.port);
+  x->pool_key = (x->target.tls ? "https " : "http ") + x->host_key + ' ' + x->target.address + ':' +
+                std::to_string(x->target.port);
   x->result.id = x->request.id;
   x->result.url = x->request.url;
   x->result.effective_url = x->request.url;
@@ -717,8 +717,9 @@ void Http1Client::CheckTimers() {
     const int64_t elapsed = MillisSince(x->start);
     if (x->connecting && now - x->start >= options_.connect_timeout) {
       expired.push_back(ptr);
-      why.push_back((x->handshaking ? "TLS handshake timed out after " : "Connection timed out after ") +
-                    std::to_string(elapsed) + " milliseconds");
+      why.push_back(
+          (x->handshaking ? "TLS handshake timed out after " : "Connection timed out after ") +
+          std::to_string(elapsed) + " milliseconds");
     } else if (now - x->start >= options_.total_timeout) {
       expired.push_back(ptr);
       why.push_back("Operation timed out after " + std::to_string(elapsed) + " milliseconds with " +

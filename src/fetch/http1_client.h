@@ -4,9 +4,9 @@
 // What it does: GET over a non-blocking TCP connection to a numeric address — for https a
 // non-blocking TLS handshake on it first (SSL_connect's WANT_READ/WANT_WRITE driving the
 // epoll interest; src/fetch/tls_client.h: verification, ALPN "http/1.1", sessions resumed
-// per host) — the response read with Http1Response, the connection kept per (URL host, address) for the host's next
-// request (at most FetchOptions::max_idle_connections idle, least recently used closed
-// first, none longer than 30 s). A kept connection the server closed meanwhile is noticed by
+// per host) — the response read with Http1Response, the connection kept per (URL host, address) for
+// the host's next request (at most FetchOptions::max_idle_connections idle, least recently used
+// closed first, none longer than 30 s). A kept connection the server closed meanwhile is noticed by
 // epoll while idle, or when the next request gets no response byte at all: that request is
 // then sent once more on a new connection (RFC 9110 §9.2.2, GET is idempotent).
 // Timeouts as FetchOptions says: connect (TCP connect and TLS handshake), total, and low

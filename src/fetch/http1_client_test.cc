@@ -24,8 +24,8 @@ namespace {
 
 using namespace std::chrono_literals;
 using internal::ConnectToRule;
-using internal::ParseConnectTo;
 using internal::OwnClientTarget;
+using internal::ParseConnectTo;
 using testing::FetcherTest;
 using testing::MakeResponse;
 using testing::RawReply;
@@ -63,10 +63,12 @@ TEST(PlainHttpTarget, TakesPlainHttpWithANumericAddressOnly) {
 
   // What needs libcurl.
   EXPECT_FALSE(OwnClientTarget({.url = "https://127.0.0.1/"}, none, true, false));
-  EXPECT_FALSE(OwnClientTarget({.url = "http://127.0.0.1/", .max_redirects = 5}, none, true, false));
+  EXPECT_FALSE(
+      OwnClientTarget({.url = "http://127.0.0.1/", .max_redirects = 5}, none, true, false));
   EXPECT_FALSE(OwnClientTarget({.url = "http://u:p@127.0.0.1/"}, none, true, false));
   EXPECT_FALSE(OwnClientTarget({.url = "http://127.0.0.1/a b"}, none, true, false));
-  EXPECT_FALSE(OwnClientTarget({.url = "http://a.test/", .connect_address = "a.test"}, none, true, false));
+  EXPECT_FALSE(
+      OwnClientTarget({.url = "http://a.test/", .connect_address = "a.test"}, none, true, false));
   EXPECT_FALSE(OwnClientTarget({.url = "http://127.0.0.1:99999/"}, none, true, false));
   EXPECT_FALSE(OwnClientTarget({.url = "HTTP://127.0.0.1/"}, none, true, false));
 }
@@ -109,7 +111,8 @@ TEST(PlainHttpTarget, ConnectToRulesFirstMatchWins) {
   ASSERT_TRUE(t.has_value());
   EXPECT_EQ(t->address, "::1");
   EXPECT_EQ(t->port, 8081);
-  t = OwnClientTarget({.url = "http://b.test:81/"}, rules, true, false);  // port differs: the next rule
+  t = OwnClientTarget({.url = "http://b.test:81/"}, rules, true,
+                      false);  // port differs: the next rule
   ASSERT_TRUE(t.has_value());
   EXPECT_EQ(t->address, "127.0.0.1");
   EXPECT_EQ(t->port, 8080);
@@ -142,7 +145,7 @@ TEST_F(FetcherTest, RequestHeadIsTheOneCurlWrites) {
 int RecordAlpn(SSL*, const unsigned char** out, unsigned char* outlen, const unsigned char* in,
                unsigned int inlen, void* arg) {
   static_cast<std::vector<std::string>*>(arg)->emplace_back(reinterpret_cast<const char*>(in),
-                                                             inlen);
+                                                            inlen);
   (void)out;
   (void)outlen;
   return SSL_TLSEXT_ERR_NOACK;  // HTTP/1.1 without ALPN

@@ -1,5 +1,5 @@
-// HttpFetcher: one epoll loop for Harvest's own HTTP/1.1 client (Http1Client, http and https) and an
-// embedded CurlFetcher for every other request (fetch.h).
+// HttpFetcher: one epoll loop for Harvest's own HTTP/1.1 client (Http1Client, http and https) and
+// an embedded CurlFetcher for every other request (fetch.h).
 //
 // The loop's epoll set holds the client's sockets, an eventfd (Wakeup) and the CurlFetcher's
 // own epoll descriptor, which is readable while curl has socket events; curl is polled when
@@ -113,8 +113,7 @@ HttpFetcher::Impl::Impl(FetchOptions options) : options_(std::move(options)) {
   }
   const std::string user_agent =
       options_.user_agent.empty() ? DefaultUserAgent() : options_.user_agent;
-  http1_ = std::make_unique<internal::Http1Client>(options_, user_agent, epoll_fd_,
-                                                   std::move(tls));
+  http1_ = std::make_unique<internal::Http1Client>(options_, user_agent, epoll_fd_, std::move(tls));
 }
 
 HttpFetcher::Impl::~Impl() {

@@ -158,8 +158,8 @@ Result<std::unique_ptr<TlsClientContext>> TlsClientContext::Make(const FetchOpti
   SSL_CTX_set_max_proto_version(ctx, TLS1_3_VERSION);
   // A server that closes without close_notify ends the stream (as curl treats it): an
   // unframed body ends there, a framed one is then short ("disconnect").
-  SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF | SSL_OP_NO_COMPRESSION |
-                               SSL_OP_NO_RENEGOTIATION);
+  SSL_CTX_set_options(
+      ctx, SSL_OP_IGNORE_UNEXPECTED_EOF | SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION);
   // Buffers are not released whenever they run empty (SSL_MODE_RELEASE_BUFFERS: a 64 KiB
   // allocation and free per read, and the write buffer's per request) but when the
   // connection goes idle (ReleaseBuffers).
@@ -168,8 +168,7 @@ Result<std::unique_ptr<TlsClientContext>> TlsClientContext::Make(const FetchOpti
   if (SSL_CTX_set_alpn_protos(ctx, kAlpn, sizeof(kAlpn)) != 0) {
     return Status::Internal("SSL_CTX_set_alpn_protos: " + OpenSslErrors());
   }
-  SSL_CTX_set_session_cache_mode(ctx,
-                                 SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+  SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
   SSL_CTX_sess_set_new_cb(ctx, &TlsClientContext::OnNewSession);
   // The trust store, built once: the bundle CurlFetcher uses (system + ca_file).
   Result<std::unique_ptr<CaBundle>> bundle = CaBundle::Make(options.ca_file);
@@ -203,8 +202,7 @@ TlsClientContext::~TlsClientContext() {
 }
 
 std::unique_ptr<TlsConnection> TlsClientContext::Open(int fd, std::string_view host,
-                                                      std::string session_key,
-                                                      std::string peer) {
+                                                      std::string session_key, std::string peer) {
   std::unique_ptr<TlsConnection> t(new TlsConnection());
   t->owner_ = this;
   t->fd_ = fd;

@@ -28,9 +28,9 @@ namespace {
 using harvest::fetch::CurlFetcher;
 using harvest::fetch::Fetcher;
 using harvest::fetch::FetchOptions;
-using harvest::fetch::HttpFetcher;
 using harvest::fetch::FetchOutcome;
 using harvest::fetch::FetchResult;
+using harvest::fetch::HttpFetcher;
 using harvest::fetch::testing::MakeResponse;
 using harvest::fetch::testing::RawHttpServer;
 using harvest::fetch::testing::RawReply;
@@ -149,11 +149,11 @@ int main(int argc, char** argv) {
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const double cpu = ThreadCpuSeconds() - cpu0;
   server.Stop();
-  std::printf("%s %s pages=%ld concurrency=%ld hosts=%ld body=%ld failed=%ld connections=%d "
-              "resumed=%d\n",
-              args.own != 0 ? "HttpFetcher" : "CurlFetcher", args.tls != 0 ? "https" : "http",
-              args.pages, args.concurrency, args.hosts, args.body, failed, server.connections(),
-              server.resumed());
+  std::printf(
+      "%s %s pages=%ld concurrency=%ld hosts=%ld body=%ld failed=%ld connections=%d "
+      "resumed=%d\n",
+      args.own != 0 ? "HttpFetcher" : "CurlFetcher", args.tls != 0 ? "https" : "http", args.pages,
+      args.concurrency, args.hosts, args.body, failed, server.connections(), server.resumed());
   std::printf("wall=%.3f s  pages/s=%.0f  fetcher_cpu=%.3f s  cpu_ms/page=%.4f\n", wall,
               static_cast<double>(args.pages) / wall, cpu, cpu * 1000.0 / args.pages);
   return failed == 0 ? 0 : 1;

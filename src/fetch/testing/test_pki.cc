@@ -60,8 +60,7 @@ std::unique_ptr<TestPki> TestPki::Make(const std::vector<std::string>& dns_names
       X509_sign(ca.get(), ca_key.get(), EVP_sha256()) == 0) {
     return nullptr;
   }
-  Cert leaf = MakeCert(key.get(), dns_names.empty() ? "server" : dns_names[0].c_str(), 2,
-                       ca.get());
+  Cert leaf = MakeCert(key.get(), dns_names.empty() ? "server" : dns_names[0].c_str(), 2, ca.get());
   std::string san;
   for (const std::string& n : dns_names) san += (san.empty() ? "" : ",") + ("DNS:" + n);
   for (const std::string& ip : ips) san += (san.empty() ? "" : ",") + ("IP:" + ip);
