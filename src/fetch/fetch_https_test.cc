@@ -200,6 +200,19 @@ TEST_F(HttpsTest, KeptConnectionClosedWhileIdleIsNotUsed) {
   EXPECT_EQ(server_->requests().size(), 2u);
 }
 
+TEST_F(HttpsTest, BytesBeyondTheResponseCloseTheConnection) {
+  ServeTls([](const RawRequest& req) {
+    std::string bytes = MakeResponse(200, "OK", {}, "body" + req.target);
+    if (req.target == "/1") bytes += "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nextra";
+    return RawReply{.bytes = bytes};
+  });
+  FetcherUnderTest f(TlsOptions());
+  EXPECT_EQ(FetchOne(f, {.url = HttpsUrl("/1")}).body, "body/1");
+  const FetchResult second = FetchOne(f, {.url = HttpsUrl("/2")});
+  EXPECT_EQ(second.outcome, FetchOutcome::kOk) << second.error;
+  EXPECT_EQ(second.body, "body/2");
+}
+
 TEST_F(HttpsTest, BodyCutShortIsADisconnect) {
   ServeTls([](const RawRequest&) {
     return RawReply{.bytes = "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npartial",

@@ -523,7 +523,9 @@ bool Http1Client::Consume(Xfer* x, std::string_view data, int64_t rx_wall_us) {
   if (r.done()) {
     // Bytes beyond the response (nothing asked for them): the connection is not reused.
     if (used < data.size()) x->reusable = false;
-    if (x->conn->tls != nullptr && SSL_pending(x->conn->tls->ssl()) > 0) x->reusable = false;
+    // Over TLS also records read ahead and not yet decrypted (SSL_pending counts only the
+    // current record's plaintext).
+    if (x->conn->tls != nullptr && SSL_has_pending(x->conn->tls->ssl()) == 1) x->reusable = false;
     Complete(x, FetchOutcome::kOk, "");
     return true;
   }
