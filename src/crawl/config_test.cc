@@ -20,6 +20,7 @@ backoff_s = [1, 2, 4]
 connect_to = ["::127.0.0.1:8080"]
 http2 = false
 native_http = false
+native_https = false
 max_idle_connections = 64
 [scope]
 max_depth = 3
@@ -38,6 +39,7 @@ digest = "sha1"
   ASSERT_EQ(o.fetch.connect_to.size(), 1u);
   EXPECT_FALSE(o.fetch.http2);
   EXPECT_FALSE(o.fetch.native_http);
+  EXPECT_FALSE(o.fetch.native_https);
   EXPECT_EQ(o.fetch.max_idle_connections, 64u);
   EXPECT_EQ(o.scope.max_depth, 3);
   EXPECT_EQ(o.scope.allowed_domains, std::vector<std::string>{"example.test"});

@@ -1,11 +1,13 @@
 // fetch: the asynchronous HTTP fetcher — thousands of transfers on one event-loop thread. The
-// crawl's fetcher is HttpFetcher: plain-http requests run on Harvest's own HTTP/1.1 client
-// (src/fetch/http1_client.h) on its epoll loop, every other request (https, proxies,
-// redirects followed inline) on a libcurl multi handle inside it (CurlFetcher, driven by
-// curl_multi_socket_action on the same loop). Both capture the same FetchResult.
+// crawl's fetcher is HttpFetcher: http and https requests run on Harvest's own HTTP/1.1
+// client (src/fetch/http1_client.h; TLS on OpenSSL, src/fetch/tls_client.h) on its epoll
+// loop, every other request (proxies, redirects followed inline, names to resolve) on a
+// libcurl multi handle inside it (CurlFetcher, driven by curl_multi_socket_action on the same
+// loop). Both capture the same FetchResult.
 //
-// Standards: HTTP/1.1 (RFC 9110, 9112) in the own client; HTTP/1.1 and HTTP/2 (RFC 9113) as
-// implemented by libcurl;
+// Standards: HTTP/1.1 (RFC 9110, 9112) over TCP or TLS 1.2/1.3 (RFC 5246, 8446; ALPN RFC
+// 7301, SNI RFC 6066) in the own client; HTTP/1.1 and HTTP/2 (RFC 9113) as implemented by
+// libcurl;
 // Retry-After per RFC 9110 §10.2.3 (delay-seconds or HTTP-date, §5.6.7).
 //
 // What it keeps for the WARC writer: the request head exactly as sent, the raw head of the
@@ -64,7 +66,8 @@ struct FetchOptions {
   // CURLOPT_CONNECT_TO entries "HOST:PORT:CONNECT-TO-HOST:CONNECT-TO-PORT"; an empty HOST
   // (or PORT) matches every host (port). Tests route every name to 127.0.0.1 this way.
   std::vector<std::string> connect_to;
-  // Offer HTTP/2 over TLS (ALPN); plain http stays HTTP/1.1. Default true.
+  // Offer HTTP/2 over TLS (ALPN) on libcurl's https requests; plain http stays HTTP/1.1.
+  // HttpFetcher's own client (native_https) speaks HTTP/1.1 only. Default true.
   bool http2 = true;
   // Verify the server certificate and host name. Default true.
   bool verify_tls = true;
@@ -97,8 +100,14 @@ struct FetchOptions {
   // How long resolved addresses stay in the fetcher's DNS cache. Default 5 min.
   std::chrono::seconds dns_cache_ttl{300};
   // HttpFetcher only: plain-http requests run on Harvest's own HTTP/1.1 client (see
-  // HttpFetcher); false: every request runs on libcurl. Default true.
+  // HttpFetcher); false: they run on libcurl. Default true.
   bool native_http = true;
+  // HttpFetcher only: https requests run on Harvest's own HTTP/1.1 client over OpenSSL
+  // (TLS 1.2/1.3, ALPN "http/1.1", sessions resumed); false: on libcurl, which offers HTTP/2
+  // when `http2` says so. A crawler keeps one request in flight per host, so HTTP/2's
+  // multiplexing gains nothing there, while libcurl cost 3.3x the CPU per https page.
+  // Default true.
+  bool native_https = true;
 };
 
 struct FetchRequest {
@@ -269,15 +278,17 @@ class CurlFetcher final : public Fetcher {
   std::unique_ptr<Impl> impl_;
 };
 
-// The crawl's fetcher. Plain http:// requests that follow no redirect, use no proxy and
-// need no DNS lookup here (FetchRequest::connect_address, an address literal, or a
+// The crawl's fetcher. http:// and https:// requests that follow no redirect, use no proxy
+// and need no DNS lookup here (FetchRequest::connect_address, an address literal, or a
 // connect_to entry routing the host to a numeric address: what the crawl's resolver and
 // --connect-to give every request) run on Harvest's own HTTP/1.1 client on this fetcher's
-// epoll loop (src/fetch/http1_client.h); every other request runs on a CurlFetcher inside
-// it. Both capture the same FetchResult. libcurl costs ~36 µs of CPU per reused-connection
-// request and 2.3 poll(2) plus 1.9 epoll_ctl(2) calls per page in a crawl of many hosts;
-// the own client needs one send(2), usually one recv(2), and epoll_ctl(2) only for a new
-// connection (docs/fetching.md "Own HTTP/1.1 client"). max_concurrent and
+// epoll loop (src/fetch/http1_client.h; https over OpenSSL with sessions resumed per host,
+// src/fetch/tls_client.h); every other request runs on a CurlFetcher inside it
+// (FetchOptions::native_http / native_https = false send that scheme there too). Both capture
+// the same FetchResult. libcurl costs ~36 µs of CPU per reused-connection request and 2.3
+// poll(2) plus 1.9 epoll_ctl(2) calls per page in a crawl of many hosts; the own client needs
+// one send(2), usually one recv(2), and epoll_ctl(2) only for a new connection
+// (docs/fetching.md "Own HTTP/1.1 client", "HTTPS on the own client"). max_concurrent and
 // max_host_connections count both kinds of transfer together.
 class HttpFetcher final : public Fetcher {
  public:

@@ -5,6 +5,8 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -20,6 +22,7 @@
 #include "base/receive_time.h"
 #include "fetch/http1_response.h"
 #include "fetch/resolver.h"
+#include "fetch/tls_client.h"
 #include "fetch/transfer.h"
 
 namespace harvest::fetch::internal {
@@ -88,12 +91,20 @@ std::vector<ConnectToRule> ParseConnectTo(const std::vector<std::string>& entrie
   return rules;
 }
 
-std::optional<Http1Target> PlainHttpTarget(const FetchRequest& request,
-                                           const std::vector<ConnectToRule>& connect_to) {
-  constexpr std::string_view kScheme = "http://";
+std::optional<Http1Target> OwnClientTarget(const FetchRequest& request,
+                                           const std::vector<ConnectToRule>& connect_to, bool http,
+                                           bool https) {
   std::string_view url = request.url;
-  if (request.max_redirects > 0 || !url.starts_with(kScheme)) return std::nullopt;
-  url.remove_prefix(kScheme.size());
+  if (request.max_redirects > 0) return std::nullopt;
+  bool tls = false;
+  if (http && url.starts_with("http://")) {
+    url.remove_prefix(7);
+  } else if (https && url.starts_with("https://")) {
+    url.remove_prefix(8);
+    tls = true;
+  } else {
+    return std::nullopt;
+  }
   const size_t authority_end = url.find_first_of("/?#");
   const std::string_view authority = url.substr(0, authority_end);
   if (authority.empty() || authority.find('@') != std::string_view::npos) return std::nullopt;
@@ -125,11 +136,13 @@ std::optional<Http1Target> PlainHttpTarget(const FetchRequest& request,
     host = authority.substr(0, colon);
     port_text = authority.substr(colon + 1);
   }
-  int url_port = 80;
+  int url_port = tls ? 443 : 80;
   if (!port_text.empty() && !ParsePort(port_text, &url_port)) return std::nullopt;
   if (host.empty()) return std::nullopt;
 
   Http1Target t;
+  t.tls = tls;
+  if (tls) t.host = std::string(Unbracket(host));
   t.authority = std::string(authority);
   t.request_target = rest.empty() || rest.front() != '/' ? "/" + std::string(rest) : rest;
   t.port = url_port;
@@ -165,7 +178,9 @@ struct Http1Client::Conn {
   Xfer* xfer = nullptr;  // the transfer it serves; nullptr while idle
   bool used = false;     // carried a complete response before (a kept connection)
   bool closed = false;
-  bool want_write = false;  // registered for EPOLLOUT
+  uint32_t events = 0;                 // the epoll interest registered
+  std::unique_ptr<TlsConnection> tls;  // https
+  bool read_wants_write = false;       // TLS: SSL_read waits for the socket to take a write
   SteadyClock::time_point idle_since;
 };
 
@@ -182,15 +197,20 @@ struct Http1Client::Xfer {
   std::optional<Http1Response> response;
   SteadyClock::time_point start, speed_window_start;
   uint64_t bytes_in = 0, speed_window_bytes = 0;
-  bool connecting = false;
+  bool connecting = false;   // TCP connect, and for https the TLS handshake
+  bool handshaking = false;  // https: the TCP connection is up, the handshake running
   bool retried = false;
   bool first_byte = false;
   bool reusable = true;    // false: the server sent more than the response
   int64_t rx_wall_us = 0;  // the kernel's receive time of the last bytes read
 };
 
-Http1Client::Http1Client(const FetchOptions& options, std::string user_agent, int epoll_fd)
-    : options_(options), user_agent_(std::move(user_agent)), epoll_fd_(epoll_fd) {
+Http1Client::Http1Client(const FetchOptions& options, std::string user_agent, int epoll_fd,
+                         std::unique_ptr<TlsClientContext> tls)
+    : tls_(std::move(tls)),
+      options_(options),
+      user_agent_(std::move(user_agent)),
+      epoll_fd_(epoll_fd) {
   buffer_.resize(kReceiveBytes);
 }
 
@@ -211,7 +231,8 @@ void Http1Client::Start(FetchRequest request, Http1Target target, FetchCallback 
   x->done = std::move(done);
   x->target = std::move(target);
   x->host_key = HostKey(x->request.url);
-  x->pool_key = x->host_key + ' ' + x->target.address + ':' + std::to_string(x->target.port);
+  x->pool_key = (x->target.tls ? "https " : "http ") + x->host_key + ' ' + x->target.address + ':' +
+                std::to_string(x->target.port);
   x->result.id = x->request.id;
   x->result.url = x->request.url;
   x->result.effective_url = x->request.url;
@@ -317,27 +338,94 @@ void Http1Client::Connect(Xfer* x) {
     Complete(x, FetchOutcome::kOtherError, std::string("epoll_ctl: ") + std::strerror(errno));
     return;
   }
-  x->conn->want_write = true;
+  x->conn->events = EPOLLOUT;
+}
+
+void Http1Client::SetEvents(Conn* c, uint32_t events) {
+  if (c->events == events || c->fd < 0) return;
+  epoll_event ev{};
+  ev.events = events;
+  ev.data.ptr = c;
+  epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c->fd, &ev);
+  c->events = events;
+}
+
+void Http1Client::StartTls(Xfer* x) {
+  Conn* c = x->conn.get();
+  if (tls_ == nullptr) {
+    Complete(x, FetchOutcome::kOtherError, "https is not enabled on this client");
+    return;
+  }
+  c->tls = tls_->Open(c->fd, x->target.host, c->pool_key,
+                      x->target.host + ":" + std::to_string(x->target.port));
+  if (c->tls == nullptr) {
+    Complete(x, FetchOutcome::kTlsError, "TLS setup failed for " + x->target.host);
+    return;
+  }
+  x->handshaking = true;
+  Handshake(x);
+}
+
+void Http1Client::Handshake(Xfer* x) {
+  Conn* c = x->conn.get();
+  // SSL_get_error reads the thread's error queue, which other code on this thread (libcurl)
+  // shares: it must start empty.
+  ERR_clear_error();
+  const int ret = SSL_connect(c->tls->ssl());
+  if (ret == 1) {
+    x->handshaking = false;
+    x->connecting = false;
+    SendRequest(x);
+    return;
+  }
+  switch (SSL_get_error(c->tls->ssl(), ret)) {
+    case SSL_ERROR_WANT_READ:
+      SetEvents(c, EPOLLIN | EPOLLRDHUP);  // as while reading the response: no change later
+      return;
+    case SSL_ERROR_WANT_WRITE:
+      SetEvents(c, EPOLLOUT);
+      return;
+    default:
+      Complete(x, FetchOutcome::kTlsError, c->tls->HandshakeError(ret));
+      return;
+  }
 }
 
 void Http1Client::SendRequest(Xfer* x) {
   Conn* c = x->conn.get();
   while (x->out_sent < x->out.size()) {
-    const ssize_t n =
-        send(c->fd, x->out.data() + x->out_sent, x->out.size() - x->out_sent, MSG_NOSIGNAL);
+    const char* data = x->out.data() + x->out_sent;
+    const size_t size = x->out.size() - x->out_sent;
+    if (c->tls != nullptr) {
+      size_t n = 0;
+      ERR_clear_error();
+      const int ret = SSL_write_ex(c->tls->ssl(), data, size, &n);
+      if (ret == 1) {
+        x->out_sent += n;
+        continue;
+      }
+      const int e = SSL_get_error(c->tls->ssl(), ret);
+      if (e == SSL_ERROR_WANT_WRITE) {
+        SetEvents(c, EPOLLOUT);
+        return;
+      }
+      if (e == SSL_ERROR_WANT_READ) {
+        SetEvents(c, EPOLLIN | EPOLLRDHUP);
+        return;
+      }
+      std::string why = c->tls->IoError(e);
+      if (RetryOnNewConnection(x)) return;
+      Complete(x, FetchOutcome::kProtocolError, "Send failure: " + why);
+      return;
+    }
+    const ssize_t n = send(c->fd, data, size, MSG_NOSIGNAL);
     if (n > 0) {
       x->out_sent += static_cast<size_t>(n);
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      if (!c->want_write) {
-        epoll_event ev{};
-        ev.events = EPOLLOUT;
-        ev.data.ptr = c;
-        epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c->fd, &ev);
-        c->want_write = true;
-      }
+      SetEvents(c, EPOLLOUT);
       return;
     }
     const int err = errno;
@@ -345,14 +433,12 @@ void Http1Client::SendRequest(Xfer* x) {
     Complete(x, FetchOutcome::kProtocolError, std::string("Send failure: ") + std::strerror(err));
     return;
   }
-  if (c->want_write) {
-    epoll_event ev{};
-    ev.events = EPOLLIN | EPOLLRDHUP;
-    ev.data.ptr = c;
-    epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c->fd, &ev);
-    c->want_write = false;
-  }
+  SetEvents(c, EPOLLIN | EPOLLRDHUP);
   x->result.request_head = x->out;
+  // A TLS record read along with the handshake's last one may hold the response already
+  // (never before the request, but a server may answer anything at once): read what OpenSSL
+  // buffered, since epoll will not report it.
+  if (c->tls != nullptr && SSL_has_pending(c->tls->ssl()) == 1) OnReadableTls(x);
 }
 
 bool Http1Client::RetryOnNewConnection(Xfer* x) {
@@ -365,16 +451,34 @@ bool Http1Client::RetryOnNewConnection(Xfer* x) {
   return true;
 }
 
+bool Http1Client::IdleTlsStillOpen(Conn* c) {
+  char byte;
+  size_t n = 0;
+  ERR_clear_error();
+  const int ret = SSL_read_ex(c->tls->ssl(), &byte, 1, &n);
+  if (ret == 1) return false;  // data nobody asked for
+  const int e = SSL_get_error(c->tls->ssl(), ret);
+  if (e == SSL_ERROR_WANT_READ) return true;  // a session ticket or key update, consumed
+  if (e != SSL_ERROR_ZERO_RETURN) c->tls->IoError(e);
+  return false;
+}
+
 void Http1Client::HandleEvent(void* ptr, uint32_t events) {
   Conn* c = static_cast<Conn*>(ptr);
   if (c->closed) return;
   if (c->xfer == nullptr) {
     // An idle connection became readable: the server closed it (or sent what nobody asked
-    // for). Either way it cannot carry the next request.
+    // for). Either way it cannot carry the next request. Over TLS it may have been a session
+    // ticket only.
+    if (c->tls != nullptr && IdleTlsStillOpen(c)) return;
     RemoveIdle(c);
     return;
   }
   Xfer* x = c->xfer;
+  if (x->handshaking) {
+    Handshake(x);
+    return;
+  }
   if (x->connecting) {
     if ((events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) == 0) return;
     int err = 0;
@@ -387,42 +491,74 @@ void Http1Client::HandleEvent(void* ptr, uint32_t events) {
                    std::to_string(MillisSince(x->start)) + " ms: " + std::strerror(err));
       return;
     }
+    if (x->target.tls) {
+      StartTls(x);
+      return;
+    }
     x->connecting = false;
     SendRequest(x);
     return;
   }
   if (x->out_sent < x->out.size()) {
-    if (events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) SendRequest(x);
+    if (c->tls != nullptr || (events & (EPOLLOUT | EPOLLERR | EPOLLHUP))) SendRequest(x);
+    return;
+  }
+  if (c->tls != nullptr) {
+    OnReadableTls(x);
     return;
   }
   if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) OnReadable(x);
 }
 
+bool Http1Client::Consume(Xfer* x, std::string_view data, int64_t rx_wall_us) {
+  Http1Response& r = *x->response;
+  x->rx_wall_us = rx_wall_us;
+  if (!x->first_byte) {
+    x->first_byte = true;
+    x->result.ttfb =
+        std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - x->start);
+  }
+  x->bytes_in += data.size();
+  const size_t used = r.Feed(data);
+  if (r.done()) {
+    // Bytes beyond the response (nothing asked for them): the connection is not reused.
+    if (used < data.size()) x->reusable = false;
+    // Over TLS also records read ahead and not yet decrypted (SSL_pending counts only the
+    // current record's plaintext).
+    if (x->conn->tls != nullptr && SSL_has_pending(x->conn->tls->ssl()) == 1) x->reusable = false;
+    Complete(x, FetchOutcome::kOk, "");
+    return true;
+  }
+  if (r.failed()) {
+    Complete(x, r.body_over_cap() ? FetchOutcome::kTruncated : FetchOutcome::kProtocolError,
+             r.error());
+    return true;
+  }
+  return false;
+}
+
+void Http1Client::OnEndOfStream(Xfer* x, int err, std::string tls_error) {
+  Http1Response& r = *x->response;
+  if (RetryOnNewConnection(x)) return;
+  r.Eof();
+  if (r.done()) {
+    Complete(x, FetchOutcome::kOk, "");
+  } else if (!tls_error.empty()) {
+    Complete(x, FetchOutcome::kProtocolError, "Recv failure: " + tls_error);
+  } else if (err != 0) {
+    Complete(x, FetchOutcome::kProtocolError, std::string("Recv failure: ") + std::strerror(err));
+  } else {
+    Complete(x, FetchOutcome::kProtocolError, r.error());
+  }
+}
+
 void Http1Client::OnReadable(Xfer* x) {
   Conn* c = x->conn.get();
-  Http1Response& r = *x->response;
   for (int i = 0; i < kMaxReadsPerEvent; ++i) {
     int64_t rx_wall_us = 0;
     const ssize_t n = ReceiveWithTime(c->fd, buffer_.data(), buffer_.size(), &rx_wall_us);
     if (n > 0) {
-      x->rx_wall_us = rx_wall_us;
-      if (!x->first_byte) {
-        x->first_byte = true;
-        x->result.ttfb =
-            std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - x->start);
-      }
-      x->bytes_in += static_cast<uint64_t>(n);
-      const std::string_view data(buffer_.data(), static_cast<size_t>(n));
-      const size_t used = r.Feed(data);
-      if (r.done()) {
-        // Bytes beyond the response (nothing asked for them): the connection is not reused.
-        if (used < data.size()) x->reusable = false;
-        Complete(x, FetchOutcome::kOk, "");
-        return;
-      }
-      if (r.failed()) {
-        Complete(x, r.body_over_cap() ? FetchOutcome::kTruncated : FetchOutcome::kProtocolError,
-                 r.error());
+      if (Consume(x, std::string_view(buffer_.data(), static_cast<size_t>(n)), rx_wall_us)) {
         return;
       }
       if (static_cast<size_t>(n) < buffer_.size()) return;  // drained; epoll reports more
@@ -430,15 +566,47 @@ void Http1Client::OnReadable(Xfer* x) {
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
-    const int err = n < 0 ? errno : 0;
-    if (RetryOnNewConnection(x)) return;
-    r.Eof();
-    if (r.done()) {
-      Complete(x, FetchOutcome::kOk, "");
-    } else if (err != 0) {
-      Complete(x, FetchOutcome::kProtocolError, std::string("Recv failure: ") + std::strerror(err));
+    OnEndOfStream(x, n < 0 ? errno : 0, "");
+    return;
+  }
+}
+
+void Http1Client::OnReadableTls(Xfer* x) {
+  Conn* c = x->conn.get();
+  SSL* ssl = c->tls->ssl();
+  ERR_clear_error();  // see Handshake()
+  for (int i = 0;; ++i) {
+    size_t n = 0;
+    const int ret = SSL_read_ex(ssl, buffer_.data(), buffer_.size(), &n);
+    if (ret == 1) {
+      if (c->read_wants_write) {
+        c->read_wants_write = false;
+        SetEvents(c, EPOLLIN | EPOLLRDHUP);
+      }
+      if (Consume(x, std::string_view(buffer_.data(), n), c->tls->rx_wall_us())) return;
+      // OpenSSL's buffer holds records epoll cannot report: read them now. Without any, and
+      // with the socket drained (or after a fair share of reads), epoll reports more.
+      if (SSL_has_pending(ssl) == 1) continue;
+      if (c->tls->drained() || i + 1 >= kMaxReadsPerEvent) return;
+      continue;
+    }
+    const int e = SSL_get_error(ssl, ret);
+    if (e == SSL_ERROR_WANT_READ) {
+      if (c->read_wants_write) {
+        c->read_wants_write = false;
+        SetEvents(c, EPOLLIN | EPOLLRDHUP);
+      }
+      return;
+    }
+    if (e == SSL_ERROR_WANT_WRITE) {  // a key update's answer waits for room in the socket
+      c->read_wants_write = true;
+      SetEvents(c, EPOLLIN | EPOLLOUT | EPOLLRDHUP);
+      return;
+    }
+    if (e == SSL_ERROR_ZERO_RETURN) {
+      OnEndOfStream(x, 0, "");
     } else {
-      Complete(x, FetchOutcome::kProtocolError, r.error());
+      OnEndOfStream(x, 0, c->tls->IoError(e));
     }
     return;
   }
@@ -489,6 +657,10 @@ void Http1Client::Complete(Xfer* x, FetchOutcome outcome, std::string error) {
 }
 
 void Http1Client::CloseConn(std::unique_ptr<Conn> conn) {
+  if (conn->tls != nullptr) {
+    conn->tls->Close();  // close_notify if in order; never waits
+    conn->tls.reset();
+  }
   if (conn->fd >= 0) {
     close(conn->fd);  // also leaves the epoll set
     conn->fd = -1;
@@ -499,13 +671,9 @@ void Http1Client::CloseConn(std::unique_ptr<Conn> conn) {
 }
 
 void Http1Client::KeepIdle(std::unique_ptr<Conn> conn) {
-  if (conn->want_write) {
-    epoll_event ev{};
-    ev.events = EPOLLIN | EPOLLRDHUP;
-    ev.data.ptr = conn.get();
-    epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, conn->fd, &ev);
-    conn->want_write = false;
-  }
+  conn->read_wants_write = false;
+  SetEvents(conn.get(), EPOLLIN | EPOLLRDHUP);
+  if (conn->tls != nullptr) conn->tls->ReleaseBuffers();
   conn->idle_since = SteadyClock::now();
   const std::string key = conn->pool_key;
   auto pos = idle_.insert(idle_.end(), std::move(conn));
@@ -551,7 +719,9 @@ void Http1Client::CheckTimers() {
     const int64_t elapsed = MillisSince(x->start);
     if (x->connecting && now - x->start >= options_.connect_timeout) {
       expired.push_back(ptr);
-      why.push_back("Connection timed out after " + std::to_string(elapsed) + " milliseconds");
+      why.push_back(
+          (x->handshaking ? "TLS handshake timed out after " : "Connection timed out after ") +
+          std::to_string(elapsed) + " milliseconds");
     } else if (now - x->start >= options_.total_timeout) {
       expired.push_back(ptr);
       why.push_back("Operation timed out after " + std::to_string(elapsed) + " milliseconds with " +

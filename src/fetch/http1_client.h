@@ -1,13 +1,16 @@
-// Http1Client: Harvest's own HTTP/1.1 client for plain http, on the HttpFetcher's epoll
+// Http1Client: Harvest's own HTTP/1.1 client for http and https, on the HttpFetcher's epoll
 // loop (src/fetch/http1_fetcher.cc). Private to src/fetch.
 //
-// What it does: GET over a non-blocking TCP connection to a numeric address, the response
-// read with Http1Response, the connection kept per (URL host, address) for the host's next
-// request (at most FetchOptions::max_idle_connections idle, least recently used closed
-// first, none longer than 30 s). A kept connection the server closed meanwhile is noticed by
+// What it does: GET over a non-blocking TCP connection to a numeric address — for https a
+// non-blocking TLS handshake on it first (SSL_connect's WANT_READ/WANT_WRITE driving the
+// epoll interest; src/fetch/tls_client.h: verification, ALPN "http/1.1", sessions resumed
+// per host) — the response read with Http1Response, the connection kept per (URL host, address) for
+// the host's next request (at most FetchOptions::max_idle_connections idle, least recently used
+// closed first, none longer than 30 s). A kept connection the server closed meanwhile is noticed by
 // epoll while idle, or when the next request gets no response byte at all: that request is
 // then sent once more on a new connection (RFC 9110 §9.2.2, GET is idempotent).
-// Timeouts as FetchOptions says: connect, total, and low speed (checked every 50 ms).
+// Timeouts as FetchOptions says: connect (TCP connect and TLS handshake), total, and low
+// speed (checked every 50 ms).
 //
 // It captures what CurlFetcher captures (fetch.h): the request head as sent, the final
 // response head as received, the body de-chunked but not decoded, the peer address, the
@@ -22,6 +25,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -29,12 +33,14 @@
 
 namespace harvest::fetch::internal {
 
-// Where a plain-http request goes without a DNS lookup.
+// Where a request on the own client goes without a DNS lookup.
 struct Http1Target {
   std::string address;  // numeric IPv4 or IPv6 (no brackets)
   int port = 80;
   std::string authority;       // the URL's host[:port], for the Host header
   std::string request_target;  // path and query ("/" when empty), no fragment
+  bool tls = false;            // https
+  std::string host;            // https: the URL's host (no brackets), for SNI and the check
 };
 
 // A FetchOptions::connect_to entry split into its four fields (brackets kept).
@@ -43,18 +49,23 @@ struct ConnectToRule {
 };
 std::vector<ConnectToRule> ParseConnectTo(const std::vector<std::string>& entries);
 
-// The target when `request` can run on Http1Client: an http:// URL without userinfo whose
-// path is printable ASCII, no redirects to follow, and a numeric address to connect to
-// (FetchRequest::connect_address, an address literal host, or a connect_to rule routing the
-// host to one). nullopt: the request needs libcurl.
-std::optional<Http1Target> PlainHttpTarget(const FetchRequest& request,
-                                           const std::vector<ConnectToRule>& connect_to);
+// The target when `request` can run on Http1Client: an http:// (if `http`) or https:// (if
+// `https`) URL without userinfo whose path is printable ASCII, no redirects to follow, and a
+// numeric address to connect to (FetchRequest::connect_address, an address literal host, or
+// a connect_to rule routing the host to one). nullopt: the request needs libcurl.
+std::optional<Http1Target> OwnClientTarget(const FetchRequest& request,
+                                           const std::vector<ConnectToRule>& connect_to,
+                                           bool http = true, bool https = true);
+
+class TlsClientContext;
 
 class Http1Client {
  public:
   // `epoll_fd` is the loop's; the client registers its sockets there, data.ptr pointing at
   // its own connection objects (the loop hands every other pointer's events elsewhere).
-  Http1Client(const FetchOptions& options, std::string user_agent, int epoll_fd);
+  // `tls` runs the https requests (nullptr: the caller sends none).
+  Http1Client(const FetchOptions& options, std::string user_agent, int epoll_fd,
+              std::unique_ptr<TlsClientContext> tls);
   ~Http1Client();
   Http1Client(const Http1Client&) = delete;
   Http1Client& operator=(const Http1Client&) = delete;
@@ -87,8 +98,19 @@ class Http1Client {
 
   std::unique_ptr<Conn> TakeIdle(const std::string& pool_key);
   void Connect(Xfer* x);
+  void StartTls(Xfer* x);
+  void Handshake(Xfer* x);
   void SendRequest(Xfer* x);
   void OnReadable(Xfer* x);
+  void OnReadableTls(Xfer* x);
+  // Feeds response bytes read at `rx_wall_us`; true when the transfer completed.
+  bool Consume(Xfer* x, std::string_view data, int64_t rx_wall_us);
+  // The connection closed (err 0) or failed reading (errno `err`, or TLS `tls_error`).
+  void OnEndOfStream(Xfer* x, int err, std::string tls_error);
+  // An idle https connection became readable: true when it only carried TLS messages (a
+  // session ticket) and stays usable.
+  bool IdleTlsStillOpen(Conn* c);
+  void SetEvents(Conn* c, uint32_t events);
   // The reused connection failed before any response byte: once more on a new one.
   bool RetryOnNewConnection(Xfer* x);
   void Complete(Xfer* x, FetchOutcome outcome, std::string error);
@@ -97,6 +119,8 @@ class Http1Client {
   void RemoveIdle(Conn* conn);
   void TrimIdle(SteadyClock::time_point now);
 
+  // First: the connections' SSLs use its BIO method and return their sessions to it.
+  std::unique_ptr<TlsClientContext> tls_;
   FetchOptions options_;
   std::string user_agent_;
   int epoll_fd_;

@@ -17,14 +17,15 @@
 #include "base/clock.h"
 #include "fetch/fetch.h"
 #include "fetch/testing/fetcher_fixture.h"
+#include "fetch/testing/test_pki.h"
 
 namespace harvest::fetch {
 namespace {
 
 using namespace std::chrono_literals;
 using internal::ConnectToRule;
+using internal::OwnClientTarget;
 using internal::ParseConnectTo;
-using internal::PlainHttpTarget;
 using testing::FetcherTest;
 using testing::MakeResponse;
 using testing::RawReply;
@@ -33,59 +34,92 @@ using testing::RawRequest;
 TEST(PlainHttpTarget, TakesPlainHttpWithANumericAddressOnly) {
   const std::vector<ConnectToRule> none;
   // An address literal: no lookup needed.
-  auto t = PlainHttpTarget({.url = "http://127.0.0.1:8080/a/b?c=1#frag"}, none);
+  auto t = OwnClientTarget({.url = "http://127.0.0.1:8080/a/b?c=1#frag"}, none, true, false);
   ASSERT_TRUE(t.has_value());
   EXPECT_EQ(t->address, "127.0.0.1");
   EXPECT_EQ(t->port, 8080);
   EXPECT_EQ(t->authority, "127.0.0.1:8080");
   EXPECT_EQ(t->request_target, "/a/b?c=1");
-  t = PlainHttpTarget({.url = "http://[::1]/"}, none);
+  t = OwnClientTarget({.url = "http://[::1]/"}, none, true, false);
   ASSERT_TRUE(t.has_value());
   EXPECT_EQ(t->address, "::1");
   EXPECT_EQ(t->port, 80);
-  t = PlainHttpTarget({.url = "http://10.0.0.1?q"}, none);
+  t = OwnClientTarget({.url = "http://10.0.0.1?q"}, none, true, false);
   ASSERT_TRUE(t.has_value());
   EXPECT_EQ(t->request_target, "/?q");
 
   // A name: only with the crawl's address, or a connect_to rule to a numeric address.
-  EXPECT_FALSE(PlainHttpTarget({.url = "http://a.test/"}, none));
-  t = PlainHttpTarget({.url = "http://a.test/x", .connect_address = "10.1.2.3"}, none);
+  EXPECT_FALSE(OwnClientTarget({.url = "http://a.test/"}, none, true, false));
+  t = OwnClientTarget({.url = "http://a.test/x", .connect_address = "10.1.2.3"}, none, true, false);
   ASSERT_TRUE(t.has_value());
   EXPECT_EQ(t->address, "10.1.2.3");
   EXPECT_EQ(t->port, 80);
   EXPECT_EQ(t->authority, "a.test");
-  t = PlainHttpTarget({.url = "http://a.test:81/", .connect_address = "::2", .connect_port = 9},
-                      none);
+  t = OwnClientTarget({.url = "http://a.test:81/", .connect_address = "::2", .connect_port = 9},
+                      none, true, false);
   ASSERT_TRUE(t.has_value());
   EXPECT_EQ(t->address, "::2");
   EXPECT_EQ(t->port, 9);
 
   // What needs libcurl.
-  EXPECT_FALSE(PlainHttpTarget({.url = "https://127.0.0.1/"}, none));
-  EXPECT_FALSE(PlainHttpTarget({.url = "http://127.0.0.1/", .max_redirects = 5}, none));
-  EXPECT_FALSE(PlainHttpTarget({.url = "http://u:p@127.0.0.1/"}, none));
-  EXPECT_FALSE(PlainHttpTarget({.url = "http://127.0.0.1/a b"}, none));
-  EXPECT_FALSE(PlainHttpTarget({.url = "http://a.test/", .connect_address = "a.test"}, none));
-  EXPECT_FALSE(PlainHttpTarget({.url = "http://127.0.0.1:99999/"}, none));
-  EXPECT_FALSE(PlainHttpTarget({.url = "HTTP://127.0.0.1/"}, none));
+  EXPECT_FALSE(OwnClientTarget({.url = "https://127.0.0.1/"}, none, true, false));
+  EXPECT_FALSE(
+      OwnClientTarget({.url = "http://127.0.0.1/", .max_redirects = 5}, none, true, false));
+  EXPECT_FALSE(OwnClientTarget({.url = "http://u:p@127.0.0.1/"}, none, true, false));
+  EXPECT_FALSE(OwnClientTarget({.url = "http://127.0.0.1/a b"}, none, true, false));
+  EXPECT_FALSE(
+      OwnClientTarget({.url = "http://a.test/", .connect_address = "a.test"}, none, true, false));
+  EXPECT_FALSE(OwnClientTarget({.url = "http://127.0.0.1:99999/"}, none, true, false));
+  EXPECT_FALSE(OwnClientTarget({.url = "HTTP://127.0.0.1/"}, none, true, false));
+}
+
+TEST(OwnClientTarget, HttpsWhenAllowed) {
+  const std::vector<ConnectToRule> none;
+  auto t = OwnClientTarget({.url = "https://a.test/x?y", .connect_address = "10.1.2.3"}, none);
+  ASSERT_TRUE(t.has_value());
+  EXPECT_TRUE(t->tls);
+  EXPECT_EQ(t->port, 443);
+  EXPECT_EQ(t->host, "a.test");
+  EXPECT_EQ(t->authority, "a.test");
+  EXPECT_EQ(t->request_target, "/x?y");
+  t = OwnClientTarget({.url = "https://[::1]:8443/"}, none);
+  ASSERT_TRUE(t.has_value());
+  EXPECT_EQ(t->address, "::1");
+  EXPECT_EQ(t->host, "::1");  // an IP literal: checked against the certificate, no SNI
+  EXPECT_EQ(t->port, 8443);
+  t = OwnClientTarget({.url = "http://127.0.0.1/"}, none);
+  ASSERT_TRUE(t.has_value());
+  EXPECT_FALSE(t->tls);
+  EXPECT_TRUE(t->host.empty());
+  // Each scheme only when allowed (FetchOptions::native_http, native_https).
+  EXPECT_FALSE(OwnClientTarget({.url = "https://127.0.0.1/"}, none, true, false));
+  EXPECT_FALSE(OwnClientTarget({.url = "http://127.0.0.1/"}, none, false, true));
+  EXPECT_TRUE(OwnClientTarget({.url = "https://127.0.0.1/"}, none, false, true));
+  // A connect_to rule matches https by its port, 443 by default.
+  const std::vector<ConnectToRule> rules = ParseConnectTo({"a.test:443:127.0.0.1:8443"});
+  t = OwnClientTarget({.url = "https://a.test/"}, rules);
+  ASSERT_TRUE(t.has_value());
+  EXPECT_EQ(t->port, 8443);
+  EXPECT_FALSE(OwnClientTarget({.url = "http://a.test/"}, rules));
 }
 
 TEST(PlainHttpTarget, ConnectToRulesFirstMatchWins) {
   const std::vector<ConnectToRule> rules =
       ParseConnectTo({"b.test:80:[::1]:8081", "::127.0.0.1:8080", "c.test::name.test:1"});
   ASSERT_EQ(rules.size(), 3u);
-  auto t = PlainHttpTarget({.url = "http://B.test/"}, rules);
+  auto t = OwnClientTarget({.url = "http://B.test/"}, rules, true, false);
   ASSERT_TRUE(t.has_value());
   EXPECT_EQ(t->address, "::1");
   EXPECT_EQ(t->port, 8081);
-  t = PlainHttpTarget({.url = "http://b.test:81/"}, rules);  // port differs: the next rule
+  t = OwnClientTarget({.url = "http://b.test:81/"}, rules, true,
+                      false);  // port differs: the next rule
   ASSERT_TRUE(t.has_value());
   EXPECT_EQ(t->address, "127.0.0.1");
   EXPECT_EQ(t->port, 8080);
   EXPECT_EQ(t->authority, "b.test:81");
   // The catch-all rule comes first for c.test; a rule to a name would need curl.
   const std::vector<ConnectToRule> to_name = ParseConnectTo({"c.test::name.test:1"});
-  EXPECT_FALSE(PlainHttpTarget({.url = "http://c.test/"}, to_name));
+  EXPECT_FALSE(OwnClientTarget({.url = "http://c.test/"}, to_name, true, false));
 }
 
 TEST_F(FetcherTest, RequestHeadIsTheOneCurlWrites) {
@@ -105,6 +139,71 @@ TEST_F(FetcherTest, RequestHeadIsTheOneCurlWrites) {
   EXPECT_EQ(log[1].head, log[0].head);
   EXPECT_EQ(r.request_head, log[1].head);
   EXPECT_EQ(server_->connections(), 2);  // one per fetcher: proves the second was not curl's
+}
+
+// What the client offered by ALPN, recorded by the server (wire format).
+int RecordAlpn(SSL*, const unsigned char** out, unsigned char* outlen, const unsigned char* in,
+               unsigned int inlen, void* arg) {
+  static_cast<std::vector<std::string>*>(arg)->emplace_back(reinterpret_cast<const char*>(in),
+                                                            inlen);
+  (void)out;
+  (void)outlen;
+  return SSL_TLSEXT_ERR_NOACK;  // HTTP/1.1 without ALPN
+}
+
+TEST_F(FetcherTest, HttpsRunsOnTheOwnClientOfferingOnlyHttp11) {
+  std::unique_ptr<testing::TestPki> pki = testing::TestPki::Make({"a.test"}, {"127.0.0.1"});
+  ASSERT_NE(pki, nullptr);
+  std::vector<std::string> offered;  // written by the server's handshakes, one at a time
+  SSL_CTX_set_alpn_select_cb(pki->server_ctx(), &RecordAlpn, &offered);
+  server_ = std::make_unique<testing::RawHttpServer>(
+      [](const RawRequest&) { return RawReply{.bytes = MakeResponse(200, "OK", {}, "x")}; });
+  server_->UseTls(pki->server_ctx());
+  ASSERT_TRUE(server_->Start());
+  const std::string url = "https://a.test:" + std::to_string(server_->port()) + "/";
+  FetchOptions o = TestOptions();
+  o.ca_file = pki->ca_file();
+  {
+    HttpFetcher own(o);
+    const FetchResult r = FetchOne(own, {.url = url, .connect_address = "127.0.0.1"});
+    ASSERT_EQ(r.outcome, FetchOutcome::kOk) << r.error;
+  }
+  o.native_https = false;  // libcurl, offering HTTP/2
+  {
+    HttpFetcher curl(o);
+    const FetchResult r = FetchOne(curl, {.url = url, .connect_address = "127.0.0.1"});
+    ASSERT_EQ(r.outcome, FetchOutcome::kOk) << r.error;
+  }
+  server_->Stop();
+  ASSERT_EQ(offered.size(), 2u);
+  EXPECT_EQ(offered[0], std::string("\x08http/1.1"));
+  EXPECT_EQ(offered[1], std::string("\x02h2\x08http/1.1"));
+  const std::vector<RawRequest> log = server_->requests();
+  ASSERT_EQ(log.size(), 2u);
+  EXPECT_EQ(log[0].head, log[1].head) << "the same request head on both clients";
+}
+
+TEST_F(FetcherTest, HttpsErrorsSayWhy) {
+  std::unique_ptr<testing::TestPki> pki = testing::TestPki::Make({"a.test"}, {"127.0.0.1"});
+  ASSERT_NE(pki, nullptr);
+  server_ = std::make_unique<testing::RawHttpServer>(
+      [](const RawRequest&) { return RawReply{.bytes = MakeResponse(200, "OK", {}, "x")}; });
+  server_->UseTls(pki->server_ctx());
+  ASSERT_TRUE(server_->Start());
+  const std::string port = std::to_string(server_->port());
+  FetchOptions o = TestOptions();
+  HttpFetcher no_ca(o);
+  FetchResult r = FetchOne(no_ca, {.url = "https://127.0.0.1:" + port + "/"});
+  EXPECT_EQ(r.outcome, FetchOutcome::kTlsError);
+  EXPECT_EQ(r.error, "SSL certificate problem: unable to get local issuer certificate");
+  o.ca_file = pki->ca_file();
+  HttpFetcher with_ca(o);
+  r = FetchOne(with_ca, {.url = "https://b.test:" + port + "/", .connect_address = "127.0.0.1"});
+  EXPECT_EQ(r.outcome, FetchOutcome::kTlsError);
+  EXPECT_EQ(r.error, "SSL certificate problem: hostname mismatch");
+  r = FetchOne(with_ca, {.url = "https://[::1]:" + port + "/", .connect_address = "127.0.0.1"});
+  EXPECT_EQ(r.outcome, FetchOutcome::kTlsError);
+  EXPECT_EQ(r.error, "SSL certificate problem: IP address mismatch");
 }
 
 TEST_F(FetcherTest, KeptConnectionClosedUnansweredIsRetriedOnceOnANewOne) {

@@ -1,5 +1,5 @@
-// HttpFetcher: one epoll loop for Harvest's own plain-http client (Http1Client) and an
-// embedded CurlFetcher for every other request (fetch.h).
+// HttpFetcher: one epoll loop for Harvest's own HTTP/1.1 client (Http1Client, http and https) and
+// an embedded CurlFetcher for every other request (fetch.h).
 //
 // The loop's epoll set holds the client's sockets, an eventfd (Wakeup) and the CurlFetcher's
 // own epoll descriptor, which is readable while curl has socket events; curl is polled when
@@ -21,6 +21,7 @@
 #include "fetch/event_loop.h"
 #include "fetch/fetch.h"
 #include "fetch/http1_client.h"
+#include "fetch/tls_client.h"
 #include "fetch/transfer.h"
 
 namespace harvest::fetch {
@@ -100,9 +101,19 @@ HttpFetcher::Impl::Impl(FetchOptions options) : options_(std::move(options)) {
     status_ = Status::IOError(std::string("epoll_ctl(curl): ") + std::strerror(errno));
     return;
   }
+  std::unique_ptr<internal::TlsClientContext> tls;
+  if (options_.native_https) {
+    Result<std::unique_ptr<internal::TlsClientContext>> made =
+        internal::TlsClientContext::Make(options_);
+    if (!made.ok()) {
+      status_ = made.status();
+      return;
+    }
+    tls = std::move(*made);
+  }
   const std::string user_agent =
       options_.user_agent.empty() ? DefaultUserAgent() : options_.user_agent;
-  http1_ = std::make_unique<internal::Http1Client>(options_, user_agent, epoll_fd_);
+  http1_ = std::make_unique<internal::Http1Client>(options_, user_agent, epoll_fd_, std::move(tls));
 }
 
 HttpFetcher::Impl::~Impl() {
@@ -129,8 +140,9 @@ void HttpFetcher::Impl::Start(FetchRequest request, FetchCallback done) {
   }
   Pending p{.request = std::move(request), .done = std::move(done)};
   p.host_key = HostKey(p.request.url);
-  if (options_.native_http && options_.proxy.empty()) {
-    p.target = internal::PlainHttpTarget(p.request, connect_to_);
+  if ((options_.native_http || options_.native_https) && options_.proxy.empty()) {
+    p.target = internal::OwnClientTarget(p.request, connect_to_, options_.native_http,
+                                         options_.native_https);
   }
   queued_.push_back(std::move(p));
   LaunchQueued();

@@ -3,8 +3,12 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 
 #include <algorithm>
 
@@ -78,6 +82,11 @@ std::string MakeResponse(int status, std::string_view reason,
   return out;
 }
 
+void RawHttpServer::UseTls(SSL_CTX* ctx) {
+  signal(SIGPIPE, SIG_IGN);
+  tls_ctx_ = ctx;
+}
+
 bool RawHttpServer::Start() {
   listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (listen_fd_ < 0) return false;
@@ -143,8 +152,37 @@ void RawHttpServer::Serve(int fd, int index) {
   std::string buffer;
   char chunk[16384];
   bool open = true;
-  while (open && WaitReadable(fd)) {
-    const ssize_t n = recv(fd, chunk, sizeof(chunk), 0);
+  SSL* ssl = nullptr;
+  if (tls_ctx_ != nullptr) {
+    ssl = SSL_new(tls_ctx_);
+    if (ssl != nullptr && SSL_set_fd(ssl, fd) == 1 && WaitReadable(fd) && SSL_accept(ssl) == 1) {
+      ++handshakes_;
+      if (SSL_session_reused(ssl) == 1) ++resumed_;
+    } else {
+      open = false;
+      ERR_clear_error();
+    }
+  }
+  auto read_some = [&]() -> ssize_t {
+    if (ssl == nullptr) return recv(fd, chunk, sizeof(chunk), 0);
+    const int n = SSL_read(ssl, chunk, sizeof(chunk));
+    if (n <= 0) ERR_clear_error();
+    return n;
+  };
+  auto write_all = [&](std::string_view data) {
+    if (ssl == nullptr) return WriteAll(fd, data);
+    while (!data.empty()) {
+      const int w = SSL_write(ssl, data.data(), static_cast<int>(data.size()));
+      if (w <= 0) {
+        ERR_clear_error();
+        return false;
+      }
+      data.remove_prefix(static_cast<size_t>(w));
+    }
+    return true;
+  };
+  while (open && ((ssl != nullptr && SSL_pending(ssl) > 0) || WaitReadable(fd))) {
+    const ssize_t n = read_some();
     if (n <= 0) break;
     buffer.append(chunk, static_cast<size_t>(n));
     if (buffer.size() > kMaxRequestHead) break;
@@ -158,8 +196,8 @@ void RawHttpServer::Serve(int fd, int index) {
       }
       const RawReply reply = handler_(request);
       if (reply.hang) {  // write what there is, then wait for the client to leave (or Stop)
-        WriteAll(fd, reply.bytes);
-        while (WaitReadable(fd) && recv(fd, chunk, sizeof(chunk), 0) > 0) {
+        write_all(reply.bytes);
+        while (WaitReadable(fd) && read_some() > 0) {
         }
         open = false;
         break;
@@ -168,8 +206,16 @@ void RawHttpServer::Serve(int fd, int index) {
       while (!stopping_.load() && std::chrono::steady_clock::now() < until) {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
       }
-      if (!WriteAll(fd, reply.bytes) || reply.close) open = false;
+      if (!write_all(reply.bytes) || reply.close) open = false;
+      if (!reply.raw_after.empty()) {
+        WriteAll(fd, reply.raw_after);
+        open = false;
+      }
     }
+  }
+  if (ssl != nullptr) {
+    if (SSL_is_init_finished(ssl) && SSL_shutdown(ssl) < 0) ERR_clear_error();
+    SSL_free(ssl);
   }
   MutexLock lock(&mu_);
   fds_.erase(std::find(fds_.begin(), fds_.end(), fd));

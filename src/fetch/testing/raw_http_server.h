@@ -20,6 +20,8 @@
 
 #include "base/mutex.h"
 
+typedef struct ssl_ctx_st SSL_CTX;
+
 namespace harvest::fetch::testing {
 
 struct RawRequest {
@@ -36,6 +38,8 @@ struct RawReply {
   bool close = false;                  // close the connection after writing
   bool hang = false;                   // write `bytes`, then stall until the client leaves/Stop()
   std::chrono::milliseconds delay{0};  // wait before writing
+  // Over TLS: bytes written on the socket unencrypted after `bytes` (a broken TLS stream).
+  std::string raw_after;
 };
 
 // "HTTP/1.1 <status> <reason>\r\n" + headers + "Content-Length" (unless a header named
@@ -52,11 +56,18 @@ class RawHttpServer {
   RawHttpServer(const RawHttpServer&) = delete;
   RawHttpServer& operator=(const RawHttpServer&) = delete;
 
+  // Serves https with `ctx` (before Start(); the caller keeps it alive until Stop()):
+  // each connection does its TLS handshake first, then reads and writes over TLS. OpenSSL
+  // writes with write(2): SIGPIPE is ignored from then on, for the whole (test) process.
+  void UseTls(SSL_CTX* ctx);
   // Listens on 127.0.0.1 at an ephemeral port; false on failure.
   bool Start();
   void Stop();
   int port() const { return port_; }
   int connections() const { return connections_.load(); }
+  // TLS: handshakes completed, and how many of them resumed a session.
+  int handshakes() const { return handshakes_.load(); }
+  int resumed() const { return resumed_.load(); }
   std::vector<RawRequest> requests() const;
 
  private:
@@ -69,6 +80,9 @@ class RawHttpServer {
   int port_ = 0;
   std::atomic<bool> stopping_{false};
   std::atomic<int> connections_{0};
+  std::atomic<int> handshakes_{0};
+  std::atomic<int> resumed_{0};
+  SSL_CTX* tls_ctx_ = nullptr;
   std::thread acceptor_;
   mutable Mutex mu_;
   std::vector<std::thread> workers_ GUARDED_BY(mu_);
