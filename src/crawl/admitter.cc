@@ -260,7 +260,7 @@ void Admitter::CountInlinks(const std::vector<PageLinks>& batch) {
     // A sitemap lists URLs; it does not link to them. A redirect is not a link either.
     if (page.source.sitemap) continue;
     for (const FoundLink& link : page.links) {
-      if (!link.redirect && !link.sitemap) inlinks_->Add(link.fp);
+      if (!link.redirect && !link.sitemap) inlinks_->Add(link.fp, link.times);
     }
   }
 }

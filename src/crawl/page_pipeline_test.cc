@@ -81,7 +81,12 @@ TEST_F(PagePipelineTest, AHrefRepeatedOnAPageIsHandedOnOnce) {
   ASSERT_EQ(links.size(), 1u);
   EXPECT_EQ(links[0].links_seen, 42u);  // every link counts as seen
   std::vector<std::string> urls;
-  for (const FoundLink& l : links[0].links) urls.push_back(l.url);
+  std::vector<uint32_t> times;
+  for (const FoundLink& l : links[0].links) {
+    urls.push_back(l.url);
+    times.push_back(l.times);
+  }
+  EXPECT_EQ(times, (std::vector<uint32_t>{14, 13, 13, 1, 1}));  // in-links still count each
   // Each distinct href once, in page order; different spellings of one URL are each handed
   // on (admission's seen set drops the repeats, as before).
   EXPECT_EQ(urls, (std::vector<std::string>{"http://a.test/one", "http://a.test/two",

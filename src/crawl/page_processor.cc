@@ -265,11 +265,14 @@ void PageProcessor::ExtractFromHtml(const PageTask& task, const url::Url& page_u
   }
   links->links.reserve(info.links.size());
   // A page names many targets more than once (navigation, a thumbnail and its caption): each
-  // distinct href is resolved, canonicalised and handed to admission once; a repeat only
-  // counts as seen. Open addressing over the page's hrefs, at most half full.
+  // distinct href is resolved, canonicalised and handed to admission once, with the number
+  // of times the page named it; every one counts as seen. Open addressing over the page's
+  // hrefs, at most half full.
   size_t slots = 16;
   while (slots < 2 * info.links.size()) slots *= 2;
   std::vector<uint32_t> seen(slots, 0);  // index + 1 into info.links; 0 = empty
+  // Per href of info.links: its FoundLink's index in links->links, or -1 (not handed on).
+  std::vector<int32_t> handed(info.links.size(), -1);
   for (size_t k = 0; k < info.links.size(); ++k) {
     const extract::Link& link = info.links[k];
     if (link.nofollow && !options_.follow_rel_nofollow) {
@@ -277,19 +280,22 @@ void PageProcessor::ExtractFromHtml(const PageTask& task, const url::Url& page_u
       continue;
     }
     size_t i = Fnv1a64(link.href) & (slots - 1);
-    bool repeat = false;
+    int32_t first = -2;  // -2: a new href
     for (; seen[i] != 0; i = (i + 1) & (slots - 1)) {
       if (info.links[seen[i] - 1].href == link.href) {
-        repeat = true;
+        first = handed[seen[i] - 1];
         break;
       }
     }
-    if (repeat) {
+    if (first != -2) {
       ++links->links_seen;
+      if (first >= 0) ++links->links[first].times;
       continue;
     }
     seen[i] = static_cast<uint32_t>(k + 1);
-    AddLink(link.href, base, false, false, links);
+    if (AddLink(link.href, base, false, false, links)) {
+      handed[k] = static_cast<int32_t>(links->links.size() - 1);
+    }
   }
 }
 

@@ -61,6 +61,9 @@ struct FoundLink {
   uint64_t fp = 0;
   bool redirect = false;  // a Location target, not a link in a body
   bool sitemap = false;   // a sitemap named by a sitemap index
+  // How often the page named this href (a repeated href is handed on once; in-link
+  // counting still counts each, docs/priority.md "In-link counting").
+  uint32_t times = 1;
   // A sitemap's <lastmod> (µs since the epoch) and <changefreq> (s) for this URL: recrawl
   // hints (docs/freshness.md); 0 = none.
   int64_t lastmod_us = 0;
