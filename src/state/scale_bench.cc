@@ -2,13 +2,16 @@
 // over H hosts through the crawl's real admission path (url::ParseCanonical,
 // RegistrableDomain, Fingerprint64, frontier::Admission with a RocksDB-backed SeenSet,
 // Frontier::Add over the StateDb's RocksQueueStore, Commit every ~1000 admissions), drains
-// D of them (Next, Complete, MarkDone), then closes and reopens the database and times the
-// restart (queue store load + Bloom filter rebuild from the seen store).
+// D of them (Next, Complete, MarkDone), optionally writes the records of F fetched pages and
+// times the crawl's point lookups (--fetched F, --lookups L), then closes and reopens the
+// database and times the restart (queue store load + Bloom filter rebuild from the seen
+// store).
 //
 // Goals: 50 M URLs over 1 M hosts admitted at >= 300,000 admissions/s with a peak
 // RSS <= 1 GiB. Exit status: 0 when every distinct URL was accepted, no drained URL came out
 // twice and no database error occurred; 1 otherwise; 2 on bad flags.
-// Usage and figures: docs/benchmarks.md ("Durable frontier at scale"), scripts/bench-frontier.
+// Usage and figures: docs/benchmarks.md ("Durable frontier at scale", "State at scale: point
+// lookups"), scripts/bench-frontier.
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -22,6 +25,7 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -64,6 +68,8 @@ struct Flags {
   uint64_t seed = 42;
   size_t queue_ram_items = StateOptions{}.queue_ram_items;
   size_t write_buffer_mb = StateOptions{}.write_buffer_bytes >> 20;
+  uint64_t fetched = 0;          // pages whose records phase 3 writes (0: no phase 3)
+  uint64_t lookups = 1'000'000;  // point lookups of each kind in phase 3
 };
 
 void Usage() {
@@ -71,7 +77,7 @@ void Usage() {
                "usage: state_scale_bench [--urls N (50000000)] [--hosts H (1000000)]\n"
                "         [--drain D (1000000)] [--dir DIR (/tmp/harvest-scale-<pid>)]\n"
                "         [--no-restart] [--keep] [--seed S] [--queue-ram-items N]\n"
-               "         [--write-buffer-mb M (32)]\n"
+               "         [--write-buffer-mb M (32)] [--fetched F (0)] [--lookups L (1000000)]\n"
                "         [--small (200000 URLs, 20000 hosts, drain 20000)]\n");
 }
 
@@ -99,6 +105,10 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
     } else if (a == "--write-buffer-mb") {
       if (!number(&n) || n == 0) return false;
       f->write_buffer_mb = n;
+    } else if (a == "--fetched") {
+      if (!number(&f->fetched)) return false;
+    } else if (a == "--lookups") {
+      if (!number(&f->lookups) || f->lookups == 0) return false;
     } else if (a == "--dir" && i + 1 < argc) {
       f->dir = argv[++i];
     } else if (a == "--no-restart") {
@@ -418,12 +428,15 @@ void Produce(const Flags& f, LinkPipe* pipe, ProducerResult* out) {
   out->cpu_s = ThreadCpuSeconds() - cpu0;
 }
 
+constexpr uint64_t kMaxSample = 1u << 20;
+
 // Phase 1: admission. The I/O thread's share — Admission::Admit (Bloom filter, exact seen
 // store on a Bloom hit, trap guards), Frontier::Add (queue store), StateDb::Commit every
 // kCommitEvery admissions and Sync every kSyncInterval — takes links from a producer thread
 // doing the page processors' share. Returns false on a database error.
+// `admitted_fps` (when not null) gets about kMaxSample of the admitted fingerprints, for phase 3.
 bool Admit(const Flags& f, StateDb* db, dedup::SeenSet* seen, frontier::Admission* admission,
-           frontier::Frontier* frontier, Counters* c) {
+           frontier::Frontier* frontier, Counters* c, std::vector<uint64_t>* admitted_fps) {
   const double cpu0 = CpuSeconds();
   const auto t0 = SteadyClock::now();
   LinkPipe pipe;
@@ -432,6 +445,7 @@ bool Admit(const Flags& f, StateDb* db, dedup::SeenSet* seen, frontier::Admissio
   const double io_cpu0 = ThreadCpuSeconds();
   auto last_sync = t0;
   uint64_t n = 0;
+  const uint64_t sample_every = std::max<uint64_t>(f.urls / kMaxSample, 1);
   // Where the time goes: phases timed on every kSampleEvery-th admission (timers cost ~25 ns
   // each), commits always. Wall time of the I/O thread, in ns.
   constexpr uint64_t kSampleEvery = 16;
@@ -476,6 +490,7 @@ bool Admit(const Flags& f, StateDb* db, dedup::SeenSet* seen, frontier::Admissio
                                               frontier::FrontierOptions{}.priority_classes);
         item.via = batch.Get(l, LinkBatch::kVia);
         frontier->Add(std::move(item));
+        if (admitted_fps != nullptr && n % sample_every == 0) admitted_fps->push_back(l.fp);
       }
       if (sample) {
         t_add += ns_since(ts);
@@ -577,7 +592,144 @@ bool Drain(const Flags& f, StateDb* db, frontier::Admission* admission,
   return db->status().ok();
 }
 
-// Phase 3: reopen and time what a restart does before crawling.
+// Bytes the calling thread read through read(2)/pread(2) (/proc/thread-self/io `rchar`): its
+// table reads, from the page cache or the disk (not those of the compaction threads).
+uint64_t BytesRead() {
+  std::ifstream in("/proc/thread-self/io");
+  std::string key;
+  uint64_t value = 0;
+  while (in >> key >> value) {
+    if (key == "rchar:") return value;
+  }
+  return 0;
+}
+
+// A fetched page's synthetic fingerprint and payload digest (distinct from the admitted
+// URLs' with overwhelming probability).
+uint64_t FetchedFp(uint64_t seed, uint64_t i) {
+  uint64_t st = seed ^ 0x5EED0F5EED0F5EEDull ^ (i * 0x9E3779B97F4A7C15ull);
+  return SplitMix(&st);
+}
+
+std::string Digest(uint64_t a) {
+  static constexpr char kBase32[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+  std::string d = "sha1:";
+  uint64_t st = a;
+  uint64_t bits = SplitMix(&st);
+  for (int i = 0; i < 32; ++i) {
+    if (i == 12) bits = SplitMix(&st);
+    d.push_back(kBase32[bits & 31]);
+    bits >>= 5;
+  }
+  return d;
+}
+
+// Phase 3 (--fetched F): the records a crawl writes per fetched page — the seen record
+// (MarkDone), a depth note for a quarter of them (NoteDepth: a shorter path found), the
+// payload digest and the page record (PutStoredFetch) — then L point lookups of each kind the
+// crawl makes, timed kind by kind (CPU time of the calling thread; RocksDB's background
+// threads keep compacting meanwhile):
+//   admitted      seen()->Contains of an admitted URL (admission's exact check on a Bloom hit)
+//   absent        seen()->Contains of a URL never seen (a Bloom false positive: admitted + seen)
+//   seen record   GetSeen of a fetched page (sitemap hints, recrawls)
+//   depth         NotedDepth of a fetched page (AdmitLinks, per page with links; 3/4 absent)
+//   digest new    FindDigest of a new payload (WarcSink, per stored response)
+//   digest dup    FindDigest of a stored payload
+bool FetchedAndLookups(const Flags& f, StateDb* db, const std::vector<uint64_t>& admitted_fps) {
+  const double cpu0 = CpuSeconds(), tcpu0 = ThreadCpuSeconds();
+  const auto t0 = SteadyClock::now();
+  frontier::UrlItem item;
+  SeenRecord done;
+  done.state = SeenRecord::State::kDone;
+  done.status = 200;
+  bool ok = true;
+  for (uint64_t i = 0; i < f.fetched; ++i) {
+    item.fp = FetchedFp(f.seed, i);
+    done.fetch_time_us = static_cast<int64_t>(i);
+    db->MarkDone(item, done);
+    if (i % 4 == 0) db->NoteDepth(item.fp, 3);
+    StoredFetchRecords r;
+    std::string uri = "http://h";
+    AppendPadded(&uri, i % f.hosts, 6);
+    uri += ".example.com/page-";
+    AppendPadded(&uri, i, 1);
+    r.digest.emplace(Digest(item.fp), DigestRecord{.uri = uri,
+                                                   .date_us = static_cast<int64_t>(i),
+                                                   .record_id = "<urn:uuid:" + Digest(i) + ">"});
+    PageEntry page;
+    page.url = uri;
+    page.host = uri.substr(7, uri.find('/', 7) - 7);
+    page.status = 200;
+    page.fetched_at_us = static_cast<int64_t>(i);
+    page.mime = "text/html";
+    page.digest = r.digest->first;
+    page.warc_file = "harvest-00000.warc.gz";
+    page.warc_offset = i * 4096;
+    page.warc_length = 4096;
+    page.outcome = "fetched";
+    r.page = std::move(page);
+    if (!db->PutStoredFetch(r).ok()) ok = false;
+    if ((i + 1) % kCommitEvery == 0) (void)db->Commit();
+  }
+  (void)db->Commit();
+  (void)db->Sync();
+  const double per_page = 1e6 / static_cast<double>(std::max<uint64_t>(f.fetched, 1));
+  std::printf("wrote the records of %" PRIu64
+              " fetched pages in %.1f s: CPU-us per page %.2f (calling thread %.2f); "
+              "DB on disk %.2f GiB (%.0f bytes per URL admitted or fetched); RSS %.0f MiB\n",
+              f.fetched, Seconds(t0), (CpuSeconds() - cpu0) * per_page,
+              (ThreadCpuSeconds() - tcpu0) * per_page,
+              static_cast<double>(DirBytes(f.dir)) / (1u << 30),
+              static_cast<double>(DirBytes(f.dir)) / static_cast<double>(f.urls + f.fetched),
+              MiB(ProcStatusKb("VmRSS")));
+  std::fflush(stdout);
+  if (f.fetched == 0 || admitted_fps.empty()) return ok;
+
+  struct Kind {
+    const char* name;
+    std::function<bool(uint64_t r)> lookup;  // r: a random number; true if found
+  };
+  dedup::SeenBackend* seen = db->seen();
+  const Kind kinds[] = {
+      {"admitted",
+       [&](uint64_t r) { return seen->Contains(admitted_fps[r % admitted_fps.size()]); }},
+      {"absent", [&](uint64_t r) { return seen->Contains(r); }},
+      {"seen record",
+       [&](uint64_t r) { return db->GetSeen(FetchedFp(f.seed, r % f.fetched)).has_value(); }},
+      {"depth",
+       [&](uint64_t r) { return db->NotedDepth(FetchedFp(f.seed, r % f.fetched)).has_value(); }},
+      {"digest new", [&](uint64_t r) { return db->FindDigest(Digest(r)).has_value(); }},
+      {"digest dup",
+       [&](uint64_t r) {
+         return db->FindDigest(Digest(FetchedFp(f.seed, r % f.fetched))).has_value();
+       }},
+  };
+  uint64_t rng = f.seed * 7 + 1;
+  double total_cpu = 0;
+  for (const Kind& k : kinds) {
+    const uint64_t read0 = BytesRead();
+    const double c0 = ThreadCpuSeconds();
+    const auto w0 = SteadyClock::now();
+    uint64_t found = 0;
+    for (uint64_t i = 0; i < f.lookups; ++i) found += k.lookup(SplitMix(&rng)) ? 1 : 0;
+    const double cpu = ThreadCpuSeconds() - c0;
+    total_cpu += cpu;
+    const double per = 1e6 / static_cast<double>(f.lookups);
+    std::printf(
+        "  lookup %-11s %6.2f CPU-us, %6.2f us wall, %8.0f bytes read per lookup; "
+        "found %.1f%%\n",
+        k.name, cpu * per, Seconds(w0) * per,
+        static_cast<double>(BytesRead() - read0) / static_cast<double>(f.lookups),
+        100.0 * static_cast<double>(found) / static_cast<double>(f.lookups));
+  }
+  std::printf("lookups: %.2f CPU-us per lookup (mean of the %zu kinds); peak RSS %.0f MiB\n",
+              total_cpu * 1e6 / static_cast<double>(f.lookups * std::size(kinds)), std::size(kinds),
+              MiB(ProcStatusKb("VmHWM")));
+  std::fflush(stdout);
+  return ok && db->status().ok();
+}
+
+// Phase 4: reopen and time what a restart does before crawling.
 bool Restart(const Flags& f, uint64_t expected_queued) {
   const auto t0 = SteadyClock::now();
   auto opened = StateDb::Open(DbOptions(f));
@@ -610,9 +762,9 @@ bool Restart(const Flags& f, uint64_t expected_queued) {
               open_s, db->stats().hosts, frontier.queued(), load_s, fps, bloom_s,
               fps > 0 ? bloom_s * 1e7 / static_cast<double>(fps) : 0.0, MiB(ProcStatusKb("VmHWM")));
   bool ok = s.ok() && db->status().ok();
-  if (frontier.queued() != expected_queued || fps != f.urls) {
+  if (frontier.queued() != expected_queued || fps != f.urls + f.fetched) {
     std::printf("restart MISMATCH: expected %" PRIu64 " queued and %" PRIu64 " seen\n",
-                expected_queued, f.urls);
+                expected_queued, f.urls + f.fetched);
     ok = false;
   }
   return ok;
@@ -651,8 +803,12 @@ int Run(const Flags& f) {
     frontier::FrontierOptions fo;
     fo.default_delay = std::chrono::milliseconds(0);
     frontier::Frontier frontier(fo, &clock, db->NewQueueStore(fo.priority_classes));
-    ok = Admit(f, db.get(), &seen, &admission, &frontier, &c) && ok;
+    std::vector<uint64_t> admitted_fps;
+    ok = Admit(f, db.get(), &seen, &admission, &frontier, &c,
+               f.fetched > 0 ? &admitted_fps : nullptr) &&
+         ok;
     ok = Drain(f, db.get(), &admission, &frontier, &clock, &c) && ok;
+    if (f.fetched > 0) ok = FetchedAndLookups(f, db.get(), admitted_fps) && ok;
     left = frontier.queued();
   }
   if (f.restart) ok = Restart(f, left) && ok;

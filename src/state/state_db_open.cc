@@ -76,18 +76,21 @@ rocksdb::BlockBasedTableOptions TableOptions(Tuning tuning,
   table.block_cache = cache;
   table.cache_index_and_filter_blocks = true;
   table.pin_l0_filter_and_index_blocks_in_cache = true;
-  if (tuning != Tuning::kPlain) {
-    // A host queue refill seeks once per host. Whole-file index and filter blocks of a
-    // large queue store (tens of MB) do not fit the block cache and are re-read and
-    // decompressed per seek (6.5 k refills/s at 5 M URLs); partitioned ones load 4 KiB
-    // pieces (41 k/s). docs/benchmarks.md, "Durable frontier at scale". The admitted
-    // set is as large and is probed by fingerprint (whole-key filters).
-    table.index_type = rocksdb::BlockBasedTableOptions::kTwoLevelIndexSearch;
-    table.partition_filters = true;
-    table.metadata_block_size = 4096;
-    table.pin_top_level_index_and_filter = true;
-    table.enable_index_compression = false;
-  }
+  // Partitioned index and filter blocks in every family. A whole-file filter of a 64 MB
+  // table file is megabytes; the families' filters outgrow the cache's high-priority half
+  // (RocksDB's default: index and filter blocks cached with high priority, half of the
+  // capacity) as the crawl grows, and then a point lookup of seen, digests or depths
+  // records re-reads and re-checksums a whole filter from the file (issue 43: 17% of a
+  // 1 M-host crawl in XXH3 under FullFilterKeyMayMatch, 23% in the kernel copying file
+  // data). Partitions load 4 KiB pieces; only the top-level index of each file is pinned.
+  // A host queue refill seeks once per host: whole-file index blocks of a large queue store
+  // did the same (6.5 k refills/s at 5 M URLs; 41 k/s partitioned). docs/benchmarks.md,
+  // "Durable frontier at scale" and "State at scale".
+  table.index_type = rocksdb::BlockBasedTableOptions::kTwoLevelIndexSearch;
+  table.partition_filters = true;
+  table.metadata_block_size = 4096;
+  table.pin_top_level_index_and_filter = true;
+  table.enable_index_compression = false;
   // Bloom filters in every family: most point lookups are of absent keys (a payload digest
   // not stored before, a host or URL never seen), and without a filter each such Get reads
   // and decompresses an index and a data block per level that may hold it.
