@@ -337,11 +337,21 @@ class Tokenizer {
     AppendName(in_.substr(i, run - i), &tag_.name);
     i = run;
     tag_.info = ClassifyTag(tag_.name);
+    // A tag whose attributes the handler does not want (and every end tag: HTML drops their
+    // attributes) goes through the same states without keeping names or values: the same
+    // positions, the same end of the tag and the same self-closing flag.
     if (is_end || !h_->WantsAttributes(tag_.info)) {
-      SkipAttributes(i);
-      return;
+      Attributes</*kKeep=*/false>(i);
+    } else {
+      Attributes</*kKeep=*/true>(i);
     }
-    // Attributes (before attribute name / attribute name / after attribute name states).
+  }
+
+  // Before attribute name / attribute name / after attribute name states, from i to the end
+  // of the tag, which is then emitted (pos_ after its '>'); EOF inside a tag drops it.
+  template <bool kKeep>
+  void Attributes(size_t i) {
+    const size_t n = in_.size();
     while (true) {
       while (i < n && IsHtmlSpace(in_[i])) ++i;
       if (i >= n) break;  // EOF in tag: drop it
@@ -361,15 +371,18 @@ class Tokenizer {
         }
         continue;  // a stray '/' is ignored; reconsume in before attribute name
       }
-      Attribute* attr = NewAttribute();
-      // The first character is part of the name even if it is '='.
-      AppendNameChar(c, &attr->name);
+      Attribute* attr = nullptr;
+      if constexpr (kKeep) {
+        attr = NewAttribute();
+        // The first character is part of the name even if it is '='.
+        AppendNameChar(c, &attr->name);
+      }
       ++i;
       while (i < n && !IsHtmlSpace(in_[i]) && in_[i] != '/' && in_[i] != '>' && in_[i] != '=') {
-        AppendNameChar(in_[i], &attr->name);
+        if constexpr (kKeep) AppendNameChar(in_[i], &attr->name);
         ++i;
       }
-      DedupLastAttribute(attr);
+      if constexpr (kKeep) DedupLastAttribute(attr);
       size_t j = i;
       while (j < n && IsHtmlSpace(in_[j])) ++j;
       if (j >= n) break;
@@ -384,72 +397,34 @@ class Tokenizer {
         EmitTag();
         return;
       }
-      // A duplicate's (or a dropped attribute's) value is parsed into scratch_ and discarded.
-      Attribute* target =
-          tag_.attribute_count > 0 && &tag_.attributes[tag_.attribute_count - 1] == attr
-              ? attr
-              : &scratch_;
-      scratch_.value.clear();
-      i = AttributeValue(j, &target->value);
+      if constexpr (kKeep) {
+        // A duplicate's (or a dropped attribute's) value is parsed into scratch_ and discarded.
+        Attribute* target =
+            tag_.attribute_count > 0 && &tag_.attributes[tag_.attribute_count - 1] == attr
+                ? attr
+                : &scratch_;
+        scratch_.value.clear();
+        i = AttributeValue(j, &target->value);
+      } else {
+        i = SkipAttributeValue(j);
+      }
       if (i == std::string_view::npos) break;
     }
     pos_ = n;  // EOF inside a tag: the tag is not emitted
   }
 
-  // The attribute states of TagOpen without keeping names or values, for a tag whose
-  // attributes the handler does not want (and every end tag: HTML drops their attributes):
-  // the same positions, the same end of the tag and the same self-closing flag. Character
-  // references in values never span a quote, a space or '>', so they need no decoding here.
-  void SkipAttributes(size_t i) {
+  // AttributeValue's positions without the value. Character references never span a quote,
+  // a space or '>', so they need no decoding to find the value's end.
+  size_t SkipAttributeValue(size_t i) const {
     const size_t n = in_.size();
-    while (true) {
-      while (i < n && IsHtmlSpace(in_[i])) ++i;
-      if (i >= n) break;
-      char c = in_[i];
-      if (c == '>') {
-        pos_ = i + 1;
-        EmitTag();
-        return;
-      }
-      if (c == '/') {
-        ++i;
-        if (i < n && in_[i] == '>') {
-          tag_.self_closing = true;
-          pos_ = i + 1;
-          EmitTag();
-          return;
-        }
-        continue;
-      }
-      ++i;  // the name's first character, even '='
-      while (i < n && !IsHtmlSpace(in_[i]) && in_[i] != '/' && in_[i] != '>' && in_[i] != '=') ++i;
-      size_t j = i;
-      while (j < n && IsHtmlSpace(in_[j])) ++j;
-      if (j >= n) break;
-      if (in_[j] != '=') {
-        i = j;
-        continue;
-      }
-      ++j;
-      while (j < n && IsHtmlSpace(in_[j])) ++j;
-      if (j < n && in_[j] == '>') {
-        pos_ = j + 1;
-        EmitTag();
-        return;
-      }
-      if (j >= n) break;
-      const char q = in_[j];
-      if (q == '"' || q == '\'') {
-        const void* p = std::memchr(in_.data() + j + 1, q, n - j - 1);
-        if (p == nullptr) break;
-        i = static_cast<const char*>(p) - in_.data() + 1;
-      } else {
-        i = j;
-        while (i < n && !IsHtmlSpace(in_[i]) && in_[i] != '>') ++i;
-        if (i >= n) break;
-      }
+    if (i >= n) return std::string_view::npos;
+    const char q = in_[i];
+    if (q == '"' || q == '\'') {
+      const void* p = std::memchr(in_.data() + i + 1, q, n - i - 1);
+      return p == nullptr ? std::string_view::npos : static_cast<const char*>(p) - in_.data() + 1;
     }
-    pos_ = n;  // EOF inside a tag: the tag is not emitted
+    while (i < n && !IsHtmlSpace(in_[i]) && in_[i] != '>') ++i;
+    return i < n ? i : std::string_view::npos;
   }
 
   // Appends a tag name lowercased, NUL as U+FFFD.
