@@ -75,18 +75,14 @@ size_t DeferredTable::Take(std::string_view name, size_t max,
   // Entries deferred in the pending batch must be visible to the iterator.
   if (!committer_->WritePending().ok()) return 0;
   rocksdb::WriteBatch* batch = committer_->batch();
-  struct Taken {
-    std::string key;
-    frontier::UrlItem item;
-  };
-  std::vector<Taken> taken;
+  std::vector<TakenEntry> taken;
   rocksdb::ReadOptions ro;
   ro.prefix_same_as_start = true;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cf_));
   const std::string prefix = HostPrefix(name);
   for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix) && taken.size() < max;
        it->Next()) {
-    Taken t;
+    TakenEntry t;
     t.key.assign(it->key().ToStringView());
     if (!DecodeItem(it->value().ToStringView(), &t.item) || OriginOf(t.item.url).empty()) {
       spdlog::error("state: undecodable deferred entry of {} dropped", name);
@@ -100,14 +96,7 @@ size_t DeferredTable::Take(std::string_view name, size_t max,
   if (!it->status().ok())
     committer_->SetError(FromRocks(it->status(), "state: read deferred URLs"));
   it.reset();
-  for (Taken& t : taken) {
-    // Delete first: fn's queue push lands in the same batch (a hand-over happens only
-    // after a queue push), so a crash keeps exactly one of the two.
-    batch->Delete(cf_, t.key);
-    if (count_ > 0) --count_;
-    fn(std::move(t.item));
-  }
-  return taken.size();
+  return HandOverTaken(&taken, batch, cf_, &count_, fn);
 }
 
 Status DeferredTable::Load(

@@ -6,14 +6,17 @@
 #include <rocksdb/status.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "state/state.h"
 
 namespace rocksdb {
 class ColumnFamilyHandle;
 class DB;
+class WriteBatch;
 }  // namespace rocksdb
 
 namespace harvest::state {
@@ -104,5 +107,17 @@ Status FromRocks(const rocksdb::Status& s, std::string_view what);
 // Reads the value of `key` in `cf`: NotFound when absent.
 Status ReadValue(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf, std::string_view key,
                  std::string* value);
+
+// An entry read out of a table of waiting URLs (parked, deferred) to be handed to the queues.
+struct TakenEntry {
+  std::string key;
+  frontier::UrlItem item;
+};
+// Deletes each taken entry in `batch`, then hands its item to `fn`: fn's queue push lands in
+// the same batch (a hand-over happens only after a queue push), so a crash keeps exactly one
+// of the two. Counts each off *count (never below 0); returns how many were handed over.
+size_t HandOverTaken(std::vector<TakenEntry>* taken, rocksdb::WriteBatch* batch,
+                     rocksdb::ColumnFamilyHandle* cf, uint64_t* count,
+                     const std::function<void(frontier::UrlItem)>& fn);
 
 }  // namespace harvest::state

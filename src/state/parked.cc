@@ -76,14 +76,10 @@ size_t ParkedTable::Take(size_t max_hosts, int classes,
   // Entries parked in the pending batch must be visible to the iterators.
   if (!committer_->WritePending().ok()) return 0;
   rocksdb::WriteBatch* batch = committer_->batch();
-  struct Taken {
-    std::string key;
-    frontier::UrlItem item;
-  };
-  std::vector<Taken> taken;
+  std::vector<TakenEntry> taken;
   // Collects the entry under `it` (false: malformed or undecodable, deleted).
   auto collect = [&](rocksdb::Iterator* it, std::string_view host) {
-    Taken t;
+    TakenEntry t;
     t.key.assign(it->key().ToStringView());
     t.item.host.assign(host);
     if (!DecodeItem(it->value().ToStringView(), &t.item)) {
@@ -165,14 +161,7 @@ size_t ParkedTable::Take(size_t max_hosts, int classes,
   if (!it->status().ok()) committer_->SetError(FromRocks(it->status(), "state: read parked URLs"));
   it.reset();
   other.reset();
-  for (Taken& t : taken) {
-    // Delete first: fn's queue push lands in the same batch (a hand-over happens only
-    // after a queue push), so a crash keeps exactly one of the two.
-    batch->Delete(cf_, t.key);
-    if (count_ > 0) --count_;
-    fn(std::move(t.item));
-  }
-  return taken.size();
+  return HandOverTaken(&taken, batch, cf_, &count_, fn);
 }
 
 Status ParkedTable::Load(uint64_t* max_seq,

@@ -29,6 +29,17 @@ Status ReadValue(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf, std::string_v
   return FromRocks(s, "state: read");
 }
 
+size_t HandOverTaken(std::vector<TakenEntry>* taken, rocksdb::WriteBatch* batch,
+                     rocksdb::ColumnFamilyHandle* cf, uint64_t* count,
+                     const std::function<void(frontier::UrlItem)>& fn) {
+  for (TakenEntry& t : *taken) {
+    batch->Delete(cf, t.key);
+    if (*count > 0) --*count;
+    fn(std::move(t.item));
+  }
+  return taken->size();
+}
+
 // ---- SeenStore ----
 
 bool SeenStore::Contains(uint64_t fp) const { return db_->IsAdmittedOrDone(fp); }
