@@ -68,6 +68,7 @@ struct Flags {
   uint64_t seed = 42;
   size_t queue_ram_items = StateOptions{}.queue_ram_items;
   size_t write_buffer_mb = StateOptions{}.write_buffer_bytes >> 20;
+  size_t block_cache_mb = StateOptions{}.block_cache_bytes >> 20;
   uint64_t fetched = 0;          // pages whose records phase 3 writes (0: no phase 3)
   uint64_t lookups = 1'000'000;  // point lookups of each kind in phase 3
 };
@@ -77,7 +78,8 @@ void Usage() {
                "usage: state_scale_bench [--urls N (50000000)] [--hosts H (1000000)]\n"
                "         [--drain D (1000000)] [--dir DIR (/tmp/harvest-scale-<pid>)]\n"
                "         [--no-restart] [--keep] [--seed S] [--queue-ram-items N]\n"
-               "         [--write-buffer-mb M (32)] [--fetched F (0)] [--lookups L (1000000)]\n"
+               "         [--write-buffer-mb M (32)] [--block-cache-mb M (64)]\n"
+               "         [--fetched F (0)] [--lookups L (1000000)]\n"
                "         [--small (200000 URLs, 20000 hosts, drain 20000)]\n");
 }
 
@@ -105,6 +107,9 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
     } else if (a == "--write-buffer-mb") {
       if (!number(&n) || n == 0) return false;
       f->write_buffer_mb = n;
+    } else if (a == "--block-cache-mb") {
+      if (!number(&n) || n == 0) return false;
+      f->block_cache_mb = n;
     } else if (a == "--fetched") {
       if (!number(&f->fetched)) return false;
     } else if (a == "--lookups") {
@@ -254,6 +259,7 @@ StateOptions DbOptions(const Flags& f) {
   o.dir = f.dir;
   o.queue_ram_items = f.queue_ram_items;
   o.write_buffer_bytes = f.write_buffer_mb << 20;
+  o.block_cache_bytes = f.block_cache_mb << 20;
   return o;
 }
 
