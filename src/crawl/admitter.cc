@@ -239,20 +239,6 @@ void Admitter::Record(std::string_view url, std::string_view outcome, std::strin
   outcomes_->Record(url, outcome, 0, detail, clock_->WallMicros());
 }
 
-bool Admitter::CounterStore::Load(uint64_t host_hash, frontier::HostCounters* counters) {
-  if (!resumed_ && !db_->MayHaveHostRecords(host_hash)) return false;
-  std::optional<frontier::HostCounters> c = db_->GetHostCounters(host_hash);
-  if (!c) return false;
-  *counters = *c;
-  return true;
-}
-
-void Admitter::CounterStore::Save(uint64_t host_hash, const frontier::HostCounters& c) {
-  db_->PutHostCounters(host_hash, c);
-}
-
-void Admitter::CounterStore::Evicted(uint64_t host_hash) { db_->NoteHostEvicted(host_hash); }
-
 void Admitter::CountInlinks(const std::vector<PageLinks>& batch) {
   HARVEST_ASSERT_ON_THREAD(thread_);
   if (!inlinks_) return;

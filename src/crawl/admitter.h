@@ -107,20 +107,6 @@ class Admitter {
   const Counters& counters() const;
 
  private:
-  // Admission's per-host counters in the crawl state (read back only for a resumed crawl
-  // or a host that was evicted).
-  class CounterStore final : public frontier::Admission::CounterStore {
-   public:
-    CounterStore(state::StateDb* db, bool resumed) : db_(db), resumed_(resumed) {}
-    bool Load(uint64_t host_hash, frontier::HostCounters* counters) override;
-    void Save(uint64_t host_hash, const frontier::HostCounters& counters) override;
-    void Evicted(uint64_t host_hash) override;
-
-   private:
-    state::StateDb* const db_;
-    const bool resumed_;
-  };
-
   // source == nullptr: a seed (depth 0); `priority`: the class to queue it in, else computed.
   frontier::AdmitVerdict AdmitFrom(const FoundLink& link, const frontier::UrlItem* source,
                                    std::optional<int> priority);
@@ -148,7 +134,7 @@ class Admitter {
   const bool resumed_;  // the state held an earlier run
   ThreadChecker thread_;
   dedup::SeenSet seen_;
-  CounterStore counter_store_;
+  state::HostCounterStore counter_store_;
   frontier::Admission admission_;
   // In-link counts (nullptr: not counted) and the operator's host weights.
   std::unique_ptr<dedup::CountMinSketch> inlinks_;

@@ -176,4 +176,18 @@ void HostRecordTable::RememberId(std::string_view name, uint32_t id) {
   NoteEvicted(name);
 }
 
+bool HostCounterStore::Load(uint64_t host_hash, frontier::HostCounters* counters) {
+  if (!resumed_ && !db_->MayHaveHostRecords(host_hash)) return false;
+  std::optional<frontier::HostCounters> c = db_->GetHostCounters(host_hash);
+  if (!c) return false;
+  *counters = *c;
+  return true;
+}
+
+void HostCounterStore::Save(uint64_t host_hash, const frontier::HostCounters& counters) {
+  db_->PutHostCounters(host_hash, counters);
+}
+
+void HostCounterStore::Evicted(uint64_t host_hash) { db_->NoteHostEvicted(host_hash); }
+
 }  // namespace harvest::state

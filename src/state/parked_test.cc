@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <rocksdb/db.h>
+
 #include "state/state.h"
 
 namespace harvest::state {
@@ -124,6 +126,56 @@ TEST(Parked, SurviveARestartAndStayAdmitted) {
   EXPECT_TRUE((*db)->seen()->Contains(a.fp));
   EXPECT_TRUE((*db)->seen()->Contains(b.fp));
   EXPECT_EQ(Take(**db, 10), (std::vector<std::string>{"http://a.test/p/1", "http://b.test/p/1"}));
+}
+
+// The parked family switched from leveled to universal compaction (docs/benchmarks.md, "At
+// 100 M URLs"): a database whose parked entries sit in levels 1+ of a leveled tree (an older
+// Harvest's) opens, and every entry is still there to take.
+TEST(Parked, LeveledFamilyOfAnOlderDatabaseOpens) {
+  ParkedDir dir;
+  constexpr int kHosts = 50;
+  {
+    Result<std::unique_ptr<StateDb>> db = StateDb::Open({.dir = dir.path()});
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    auto store = (*db)->NewQueueStore(4);
+    for (int h = 0; h < kHosts; ++h) {
+      for (int i = 0; i < 3; ++i) (*db)->Park(Item("h" + std::to_string(h) + ".test", i, h % 4));
+    }
+    ASSERT_TRUE((*db)->Commit().ok());
+    ASSERT_TRUE((*db)->Sync().ok());
+  }
+  {
+    // Reopened as a leveled tree (RocksDB's defaults) and the parked family compacted into
+    // level 3.
+    std::vector<std::string> names;
+    ASSERT_TRUE(rocksdb::DB::ListColumnFamilies({}, dir.path().string(), &names).ok());
+    std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+    for (const std::string& n : names) descriptors.emplace_back(n, rocksdb::ColumnFamilyOptions());
+    std::vector<rocksdb::ColumnFamilyHandle*> handles;
+    rocksdb::DB* raw = nullptr;
+    ASSERT_TRUE(rocksdb::DB::Open({}, dir.path().string(), descriptors, &handles, &raw).ok());
+    std::unique_ptr<rocksdb::DB> db(raw);
+    const auto parked = std::find(names.begin(), names.end(), "parked");
+    ASSERT_NE(parked, names.end());
+    rocksdb::ColumnFamilyHandle* cf = handles[parked - names.begin()];
+    ASSERT_TRUE(db->Flush({}, cf).ok());
+    rocksdb::CompactRangeOptions to_level3;
+    to_level3.change_level = true;
+    to_level3.target_level = 3;
+    ASSERT_TRUE(db->CompactRange(to_level3, cf, nullptr, nullptr).ok());
+    std::string files;
+    ASSERT_TRUE(db->GetProperty(cf, "rocksdb.num-files-at-level3", &files));
+    EXPECT_EQ(files, "1");
+    for (rocksdb::ColumnFamilyHandle* h : handles)
+      ASSERT_TRUE(db->DestroyColumnFamilyHandle(h).ok());
+    ASSERT_TRUE(db->Close().ok());
+  }
+  Result<std::unique_ptr<StateDb>> db = StateDb::Open({.dir = dir.path()});
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  auto store = (*db)->NewQueueStore(4);
+  EXPECT_EQ((*db)->parked(), 3u * kHosts);
+  EXPECT_EQ(Take(**db, kHosts).size(), 3u * kHosts);
+  EXPECT_EQ((*db)->parked(), 0u);
 }
 
 }  // namespace

@@ -71,6 +71,9 @@ struct Flags {
   size_t block_cache_mb = StateOptions{}.block_cache_bytes >> 20;
   uint64_t fetched = 0;          // pages whose records phase 3 writes (0: no phase 3)
   uint64_t lookups = 1'000'000;  // point lookups of each kind in phase 3
+  // Hosts with state in RAM (the frontier's and admission's), as the crawl's crawl.host_cache:
+  // the URLs of other hosts are parked on disk until there is room. 0: every host resident.
+  size_t host_cache = 20'000;
 };
 
 void Usage() {
@@ -79,7 +82,7 @@ void Usage() {
                "         [--drain D (1000000)] [--dir DIR (/tmp/harvest-scale-<pid>)]\n"
                "         [--no-restart] [--keep] [--seed S] [--queue-ram-items N]\n"
                "         [--write-buffer-mb M (32)] [--block-cache-mb M (64)]\n"
-               "         [--fetched F (0)] [--lookups L (1000000)]\n"
+               "         [--fetched F (0)] [--lookups L (1000000)] [--host-cache N (20000)]\n"
                "         [--small (200000 URLs, 20000 hosts, drain 20000)]\n");
 }
 
@@ -110,6 +113,9 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
     } else if (a == "--block-cache-mb") {
       if (!number(&n) || n == 0) return false;
       f->block_cache_mb = n;
+    } else if (a == "--host-cache") {
+      if (!number(&n)) return false;
+      f->host_cache = n;
     } else if (a == "--fetched") {
       if (!number(&f->fetched)) return false;
     } else if (a == "--lookups") {
@@ -434,6 +440,54 @@ void Produce(const Flags& f, LinkPipe* pipe, ProducerResult* out) {
   out->cpu_s = ThreadCpuSeconds() - cpu0;
 }
 
+// The crawl's bound on the hosts in RAM (crawl::Admitter::AddOrPark, ActivateParked and
+// Crawler::EvictHosts; docs/architecture.md §1.5): a URL of a host not resident waits in
+// the `parked` column family while the cache is full (or anything is parked); a host whose
+// work is done leaves the frontier; parked hosts come in by batches of a sixteenth of the
+// cache. Admission's per-host counters are bounded the same way (SetCounterStore). The
+// crawl keeps idle hosts until the cache is full; here they leave at once (nothing would
+// bring them back). cap 0: every host stays resident, nothing is parked.
+class HostCache {
+ public:
+  HostCache(size_t cap, StateDb* db, frontier::Frontier* frontier, frontier::Admission* admission)
+      : cap_(cap), db_(db), frontier_(frontier), counters_(db, /*resumed=*/false) {
+    if (cap_ > 0) admission->SetCounterStore(&counters_, cap_);
+  }
+
+  void AddOrPark(frontier::UrlItem item) {
+    if (cap_ > 0 && !frontier_->KnowsHost(item.host) &&
+        (frontier_->hosts_resident() >= cap_ || db_->parked() > 0)) {
+      db_->Park(item);
+      ++parked_;
+      return;
+    }
+    frontier_->Add(std::move(item));
+  }
+  // After a lease of `host` completed: a host without work leaves RAM.
+  void Completed(const std::string& host) {
+    if (cap_ > 0 && frontier_->HostIdle(host)) (void)frontier_->Forget(host);
+  }
+  // Parked hosts come in while there is room: by batches of a sixteenth of the cache, or
+  // any room when nothing else is queued.
+  void Activate(int classes) {
+    if (cap_ == 0 || db_->parked() == 0) return;
+    const size_t resident = frontier_->hosts_resident();
+    const size_t room = resident < cap_ ? cap_ - resident : 0;
+    if (room == 0 || (room < std::max<size_t>(cap_ / 16, 1) && frontier_->queued() > 0)) return;
+    unparked_ += db_->TakeParked(
+        room, classes, [this](frontier::UrlItem item) { frontier_->Add(std::move(item)); });
+  }
+  uint64_t parked() const { return parked_; }
+  uint64_t unparked() const { return unparked_; }
+
+ private:
+  size_t cap_;
+  StateDb* db_;
+  frontier::Frontier* frontier_;
+  HostCounterStore counters_;
+  uint64_t parked_ = 0, unparked_ = 0;
+};
+
 constexpr uint64_t kMaxSample = 1u << 20;
 
 // Phase 1: admission. The I/O thread's share — Admission::Admit (Bloom filter, exact seen
@@ -442,7 +496,8 @@ constexpr uint64_t kMaxSample = 1u << 20;
 // doing the page processors' share. Returns false on a database error.
 // `admitted_fps` (when not null) gets about kMaxSample of the admitted fingerprints, for phase 3.
 bool Admit(const Flags& f, StateDb* db, dedup::SeenSet* seen, frontier::Admission* admission,
-           frontier::Frontier* frontier, Counters* c, std::vector<uint64_t>* admitted_fps) {
+           frontier::Frontier* frontier, HostCache* cache, Counters* c,
+           std::vector<uint64_t>* admitted_fps) {
   const double cpu0 = CpuSeconds();
   const auto t0 = SteadyClock::now();
   LinkPipe pipe;
@@ -495,7 +550,7 @@ bool Admit(const Flags& f, StateDb* db, dedup::SeenSet* seen, frontier::Admissio
         item.priority = frontier::PriorityFor(frontier::PriorityInputs{.depth = l.depth},
                                               frontier::FrontierOptions{}.priority_classes);
         item.via = batch.Get(l, LinkBatch::kVia);
-        frontier->Add(std::move(item));
+        cache->AddOrPark(std::move(item));
         if (admitted_fps != nullptr && n % sample_every == 0) admitted_fps->push_back(l.fp);
       }
       if (sample) {
@@ -504,6 +559,7 @@ bool Admit(const Flags& f, StateDb* db, dedup::SeenSet* seen, frontier::Admissio
       }
       if (++n % kCommitEvery == 0) {
         const auto tc = SteadyClock::now();
+        admission->TrimResident();  // as the crawl, right before its state commit
         (void)db->Commit();
         t_commit += ns_since(tc);
         if (SteadyClock::now() - last_sync >= kSyncInterval) {
@@ -519,6 +575,7 @@ bool Admit(const Flags& f, StateDb* db, dedup::SeenSet* seen, frontier::Admissio
       }
     }
   }
+  admission->TrimResident();
   (void)db->Commit();
   (void)db->Sync();
   const double io_cpu = ThreadCpuSeconds() - io_cpu0;
@@ -530,8 +587,13 @@ bool Admit(const Flags& f, StateDb* db, dedup::SeenSet* seen, frontier::Admissio
   std::printf("admitted %" PRIu64 " URLs over %" PRIu64
               " hosts in %.1f s: %.0f admissions/s wall, "
               "%.0f admissions/s CPU (%.2f CPU-us each)\n",
-              frontier->queued(), produced.hosts_seen, wall, static_cast<double>(n) / wall,
-              static_cast<double>(n) / cpu, cpu * per_url);
+              frontier->queued() + db->parked(), produced.hosts_seen, wall,
+              static_cast<double>(n) / wall, static_cast<double>(n) / cpu, cpu * per_url);
+  std::printf(
+      "  hosts in RAM: frontier %zu, admission counters %zu (host cache %zu); URLs "
+      "queued %zu, parked %" PRIu64 "\n",
+      frontier->hosts_resident(), admission->hosts_resident(), f.host_cache, frontier->queued(),
+      db->parked());
   std::printf(
       "  CPU-us per admission: I/O thread %.2f, producer thread %.2f, RocksDB "
       "background threads and the rest %.2f\n",
@@ -563,15 +625,22 @@ bool Admit(const Flags& f, StateDb* db, dedup::SeenSet* seen, frontier::Admissio
   return db->status().ok();
 }
 
-// Phase 2: drain D URLs with delay 0 on a fake clock.
+// Phase 2: drain D URLs with delay 0 on a fake clock; parked hosts come in as resident ones
+// run out of work (HostCache).
 bool Drain(const Flags& f, StateDb* db, frontier::Admission* admission,
-           frontier::Frontier* frontier, FakeClock* clock, Counters* c) {
+           frontier::Frontier* frontier, HostCache* cache, FakeClock* clock, Counters* c) {
   dedup::FingerprintSet drained(f.drain);
   const double cpu0 = CpuSeconds();
   const auto t0 = SteadyClock::now();
+  const int classes = frontier::FrontierOptions{}.priority_classes;
   while (c->drained < f.drain) {
     std::optional<frontier::Lease> lease = frontier->Next();
     if (!lease) {
+      if (db->parked() > 0) {
+        (void)db->Commit();
+        cache->Activate(classes);
+        continue;
+      }
       std::printf("  frontier empty after %" PRIu64 " drains\n", c->drained);
       break;
     }
@@ -584,16 +653,24 @@ bool Drain(const Flags& f, StateDb* db, frontier::Admission* admission,
     done.status = 200;
     done.fetch_time_us = clock->WallMicros();
     db->MarkDone(lease->item, done);
-    if (++c->drained % kCommitEvery == 0) (void)db->Commit();
+    cache->Completed(lease->item.host);
+    if (++c->drained % kCommitEvery == 0) {
+      admission->TrimResident();
+      (void)db->Commit();
+      cache->Activate(classes);  // the crawl's loop: commit, then bring parked hosts in
+    }
   }
+  admission->TrimResident();
   (void)db->Commit();
   (void)db->Sync();
   const double wall = Seconds(t0), cpu = CpuSeconds() - cpu0;
   std::printf("drained %" PRIu64
               " URLs in %.1f s: %.0f drains/s wall, %.0f drains/s CPU; "
-              "duplicates %" PRIu64 "; peak RSS %.0f MiB\n",
+              "duplicates %" PRIu64 "; URLs unparked %" PRIu64
+              ", hosts in RAM %zu; peak RSS %.0f MiB\n",
               c->drained, wall, static_cast<double>(c->drained) / wall,
-              static_cast<double>(c->drained) / cpu, c->duplicates, MiB(ProcStatusKb("VmHWM")));
+              static_cast<double>(c->drained) / cpu, c->duplicates, cache->unparked(),
+              frontier->hosts_resident(), MiB(ProcStatusKb("VmHWM")));
   std::fflush(stdout);
   return db->status().ok();
 }
@@ -736,7 +813,7 @@ bool FetchedAndLookups(const Flags& f, StateDb* db, const std::vector<uint64_t>&
 }
 
 // Phase 4: reopen and time what a restart does before crawling.
-bool Restart(const Flags& f, uint64_t expected_queued) {
+bool Restart(const Flags& f, uint64_t expected_queued, uint64_t expected_parked) {
   const auto t0 = SteadyClock::now();
   auto opened = StateDb::Open(DbOptions(f));
   if (!opened.ok()) {
@@ -760,17 +837,20 @@ bool Restart(const Flags& f, uint64_t expected_queued) {
     ++fps;
   });
   const double bloom_s = Seconds(t2);
-  std::printf("restart: open %.2f s; queue store load + adopt %" PRIu64
-              " hosts, %zu URLs: %.1f s; "
+  std::printf("restart: open %.2f s; queue store load + adopt %" PRIu64 " hosts, %zu URLs (%" PRIu64
+              " parked): %.1f s; "
               "Bloom rebuild from %" PRIu64
               " seen fingerprints: %.1f s (%.2f s per 10 M); "
               "peak RSS %.0f MiB\n",
-              open_s, db->stats().hosts, frontier.queued(), load_s, fps, bloom_s,
+              open_s, db->stats().hosts, frontier.queued(), db->parked(), load_s, fps, bloom_s,
               fps > 0 ? bloom_s * 1e7 / static_cast<double>(fps) : 0.0, MiB(ProcStatusKb("VmHWM")));
   bool ok = s.ok() && db->status().ok();
-  if (frontier.queued() != expected_queued || fps != f.urls + f.fetched) {
-    std::printf("restart MISMATCH: expected %" PRIu64 " queued and %" PRIu64 " seen\n",
-                expected_queued, f.urls + f.fetched);
+  if (frontier.queued() != expected_queued || db->parked() != expected_parked ||
+      fps != f.urls + f.fetched) {
+    std::printf("restart MISMATCH: expected %" PRIu64 " queued, %" PRIu64 " parked and %" PRIu64
+                " seen; found %zu, %" PRIu64 " and %" PRIu64 "\n",
+                expected_queued, expected_parked, f.urls + f.fetched, frontier.queued(),
+                db->parked(), fps);
     ok = false;
   }
   return ok;
@@ -797,7 +877,7 @@ int Run(const Flags& f) {
   }
   Counters c;
   bool ok = true;
-  uint64_t left = 0;
+  uint64_t left = 0, left_parked = 0;
   {
     std::unique_ptr<StateDb> db = std::move(opened).value();
     FakeClock clock;
@@ -809,15 +889,17 @@ int Run(const Flags& f) {
     frontier::FrontierOptions fo;
     fo.default_delay = std::chrono::milliseconds(0);
     frontier::Frontier frontier(fo, &clock, db->NewQueueStore(fo.priority_classes));
+    HostCache cache(f.host_cache, db.get(), &frontier, &admission);
     std::vector<uint64_t> admitted_fps;
-    ok = Admit(f, db.get(), &seen, &admission, &frontier, &c,
+    ok = Admit(f, db.get(), &seen, &admission, &frontier, &cache, &c,
                f.fetched > 0 ? &admitted_fps : nullptr) &&
          ok;
-    ok = Drain(f, db.get(), &admission, &frontier, &clock, &c) && ok;
+    ok = Drain(f, db.get(), &admission, &frontier, &cache, &clock, &c) && ok;
     if (f.fetched > 0) ok = FetchedAndLookups(f, db.get(), admitted_fps) && ok;
     left = frontier.queued();
+    left_parked = db->parked();
   }
-  if (f.restart) ok = Restart(f, left) && ok;
+  if (f.restart) ok = Restart(f, left, left_parked) && ok;
   ok = ok && c.refused == 0 && c.unparsable == 0 && c.duplicates == 0 && c.drained == f.drain;
   std::printf("%s (peak RSS %.0f MiB)\n", ok ? "PASS" : "FAIL", MiB(ProcStatusKb("VmHWM")));
   if (!f.keep) fs::remove_all(f.dir, ec);

@@ -425,6 +425,22 @@ class StateDb {
   std::unique_ptr<Impl> impl_;
 };
 
+// Admission's per-host counters in the state's host records (frontier::Admission::
+// SetCounterStore; docs/architecture.md §1.5). They are read back only for a resumed crawl
+// (`resumed`: the state held an earlier run) or a host that was evicted from RAM, so a
+// brand-new host costs no read.
+class HostCounterStore final : public frontier::Admission::CounterStore {
+ public:
+  HostCounterStore(StateDb* db, bool resumed) : db_(db), resumed_(resumed) {}
+  bool Load(uint64_t host_hash, frontier::HostCounters* counters) override;
+  void Save(uint64_t host_hash, const frontier::HostCounters& counters) override;
+  void Evicted(uint64_t host_hash) override;
+
+ private:
+  StateDb* const db_;
+  const bool resumed_;
+};
+
 }  // namespace harvest::state
 
 namespace harvest::state {
