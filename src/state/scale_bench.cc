@@ -458,7 +458,6 @@ class HostCache {
     if (cap_ > 0 && !frontier_->KnowsHost(item.host) &&
         (frontier_->hosts_resident() >= cap_ || db_->parked() > 0)) {
       db_->Park(item);
-      ++parked_;
       return;
     }
     frontier_->Add(std::move(item));
@@ -477,7 +476,6 @@ class HostCache {
     unparked_ += db_->TakeParked(
         room, classes, [this](frontier::UrlItem item) { frontier_->Add(std::move(item)); });
   }
-  uint64_t parked() const { return parked_; }
   uint64_t unparked() const { return unparked_; }
 
  private:
@@ -485,7 +483,7 @@ class HostCache {
   StateDb* db_;
   frontier::Frontier* frontier_;
   HostCounterStore counters_;
-  uint64_t parked_ = 0, unparked_ = 0;
+  uint64_t unparked_ = 0;
 };
 
 constexpr uint64_t kMaxSample = 1u << 20;
