@@ -41,9 +41,13 @@ class RecordingShared : public SharedCrawl {
 class HostTableTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    // A "threadsafe" death test runs its test again in a child process, which dies before
+    // its TearDown: the child's directory is named after the parent, which removes it.
+    const bool death_child = !GTEST_FLAG_GET(internal_run_death_test).empty();
     dir_ = std::filesystem::temp_directory_path() /
-           ("harvest_host_table_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+           ("harvest_host_table_" + std::to_string(death_child ? ::getppid() : ::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name() +
+            (death_child ? "_child" : ""));
     std::filesystem::remove_all(dir_);
     Result<std::unique_ptr<state::StateDb>> db = state::StateDb::Open({.dir = dir_, .sync = false});
     ASSERT_TRUE(db.ok()) << db.status().ToString();
@@ -60,6 +64,7 @@ class HostTableTest : public ::testing::Test {
     frontier_.reset();
     db_.reset();
     std::filesystem::remove_all(dir_);
+    std::filesystem::remove_all(dir_.string() + "_child");
   }
   HostTable& Table(bool resumed = false, SharedCrawl* shared = nullptr) {
     table_ = std::make_unique<HostTable>(HostTable::Options{.resumed = resumed}, &clock_, db_.get(),

@@ -3,9 +3,9 @@
 // RegistrableDomain, Fingerprint64, frontier::Admission with a RocksDB-backed SeenSet,
 // Frontier::Add over the StateDb's RocksQueueStore, Commit every ~1000 admissions), drains
 // D of them (Next, Complete, MarkDone), optionally writes the records of F fetched pages and
-// times the crawl's point lookups (--fetched F, --lookups L), then closes and reopens the
-// database and times the restart (queue store load + Bloom filter rebuild from the seen
-// store).
+// times the crawl's point lookups (--fetched F, --lookups L; scale_bench_lookups.cc), then
+// closes and reopens the database and times the restart (queue store load + Bloom filter
+// rebuild from the seen store).
 //
 // Goals: 50 M URLs over 1 M hosts admitted at >= 300,000 admissions/s with a peak
 // RSS <= 1 GiB. Exit status: 0 when every distinct URL was accepted, no drained URL came out
@@ -39,17 +39,125 @@
 #include "dedup/dedup.h"
 #include "frontier/admission.h"
 #include "frontier/frontier.h"
+#include "state/scale_bench.h"
 #include "state/state.h"
 #include "url/url.h"
 
-namespace harvest::state {
+namespace harvest::state::scale_bench {
+
+uint64_t SplitMix(uint64_t* state) {
+  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// Appends v in decimal, zero-padded to at least `width` digits.
+void AppendPadded(std::string* out, uint64_t v, int width) {
+  char buf[24];
+  int n = 0;
+  do {
+    buf[n++] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v > 0);
+  while (n < width) buf[n++] = '0';
+  while (n > 0) out->push_back(buf[--n]);
+}
+
+// kB from /proc/self/status ("VmRSS", "VmHWM").
+uint64_t ProcStatusKb(const char* field) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  const size_t len = std::strlen(field);
+  while (std::getline(in, line)) {
+    if (line.compare(0, len, field) == 0 && line.size() > len && line[len] == ':') {
+      return std::strtoull(line.c_str() + len + 1, nullptr, 10);
+    }
+  }
+  return 0;
+}
+
+double MiB(uint64_t kb) { return static_cast<double>(kb) / 1024.0; }
+
+double CpuSeconds() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  auto sec = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+  return sec(ru.ru_utime) + sec(ru.ru_stime);
+}
+
+double Seconds(SteadyClock::time_point since) {
+  return std::chrono::duration<double>(SteadyClock::now() - since).count();
+}
+
+uint64_t DirBytes(const fs::path& dir) {
+  uint64_t total = 0;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
+       it.increment(ec)) {
+    if (it->is_regular_file(ec)) total += it->file_size(ec);
+  }
+  return total;
+}
+
+// From RocksDB's statistics: the compaction totals ("Sum" row) of each column family.
+void PrintCompaction(const std::string& stats) {
+  std::string cf;
+  std::string levels;  // the current family's "L0 3/0, L4 20/1"
+  size_t pos = 0;
+  while (pos < stats.size()) {
+    size_t end = stats.find('\n', pos);
+    if (end == std::string::npos) end = stats.size();
+    const std::string_view line(stats.data() + pos, end - pos);
+    pos = end + 1;
+    if (line.rfind("** Compaction Stats [", 0) == 0) {
+      cf = std::string(line.substr(21, line.find(']') - 21));
+      levels.clear();
+    } else if (!cf.empty() && line.size() > 4 && line.substr(0, 3) == "  L" && line[3] >= '0' &&
+               line[3] <= '9') {
+      // A level row: "  L3     12/0  ...": the level and its files (/being compacted).
+      const size_t files = line.find_first_not_of(' ', 4);
+      const size_t files_end = line.find(' ', files);
+      if (files != std::string_view::npos) {
+        levels += std::string(levels.empty() ? "" : ", ") + std::string(line.substr(2, 2)) + " " +
+                  std::string(line.substr(files, files_end - files));
+      }
+    } else if (!cf.empty() && line.rfind(" Sum ", 0) == 0) {
+      // Columns: Level Files Size Score Read(GB) Rn(GB) Rnp1(GB) Write(GB) Wnew(GB) ...
+      std::vector<std::string_view> cols;
+      size_t i = 0;
+      while (i < line.size()) {
+        while (i < line.size() && line[i] == ' ') ++i;
+        size_t j = i;
+        while (j < line.size() && line[j] != ' ') ++j;
+        if (j > i) cols.push_back(line.substr(i, j - i));
+        i = j;
+      }
+      if (cols.size() > 15) {
+        // ... W-Amp Rd(MB/s) Wr(MB/s) Comp(sec) CompMergeCPU(sec) ...: flushes included.
+        std::printf(
+            "  compaction [%s]: size %.*s %.*s, read %.*s GB, written %.*s GB, "
+            "W-Amp %.*s, CPU %.*s s\n",
+            cf.c_str(), static_cast<int>(cols[2].size()), cols[2].data(),
+            static_cast<int>(cols[3].size()), cols[3].data(), static_cast<int>(cols[5].size()),
+            cols[5].data(), static_cast<int>(cols[8].size()), cols[8].data(),
+            static_cast<int>(cols[11].size()), cols[11].data(), static_cast<int>(cols[15].size()),
+            cols[15].data());
+        if (!levels.empty()) std::printf("    files per level: %s\n", levels.c_str());
+      }
+      cf.clear();
+    }
+  }
+}
+
+double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
 namespace {
 
-namespace fs = std::filesystem;
-using SteadyClock = std::chrono::steady_clock;
-
-// A crawl commits once per I/O loop iteration; ~1000 admissions per iteration is a busy one.
-constexpr uint64_t kCommitEvery = 1000;
 // The writer thread fsyncs the WAL about once per flush interval; the benchmark does it
 // inline at this period so the cost is counted.
 constexpr auto kSyncInterval = std::chrono::seconds(1);
@@ -57,24 +165,6 @@ constexpr uint64_t kProgressEvery = 5'000'000;
 // Links found on one page mostly point to the page's own host: a burst of 1..kMaxBurst
 // consecutive URLs of one host.
 constexpr uint64_t kMaxBurst = 16;
-
-struct Flags {
-  uint64_t urls = 50'000'000;
-  uint64_t hosts = 1'000'000;
-  uint64_t drain = 1'000'000;
-  std::string dir;
-  bool restart = true;
-  bool keep = false;
-  uint64_t seed = 42;
-  size_t queue_ram_items = StateOptions{}.queue_ram_items;
-  size_t write_buffer_mb = StateOptions{}.write_buffer_bytes >> 20;
-  size_t block_cache_mb = StateOptions{}.block_cache_bytes >> 20;
-  uint64_t fetched = 0;          // pages whose records phase 3 writes (0: no phase 3)
-  uint64_t lookups = 1'000'000;  // point lookups of each kind in phase 3
-  // Hosts with state in RAM (the frontier's and admission's), as the crawl's crawl.host_cache:
-  // the URLs of other hosts are parked on disk until there is room. 0: every host resident.
-  size_t host_cache = 20'000;
-};
 
 void Usage() {
   std::fprintf(stderr,
@@ -135,25 +225,6 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
     }
   }
   return f->hosts > 0 && f->urls >= f->hosts && f->drain <= f->urls;
-}
-
-uint64_t SplitMix(uint64_t* state) {
-  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-// Appends v in decimal, zero-padded to at least `width` digits.
-void AppendPadded(std::string* out, uint64_t v, int width) {
-  char buf[24];
-  int n = 0;
-  do {
-    buf[n++] = static_cast<char>('0' + v % 10);
-    v /= 10;
-  } while (v > 0);
-  while (n < width) buf[n++] = '0';
-  while (n > 0) out->push_back(buf[--n]);
 }
 
 void AppendHex8(std::string* out, uint32_t v) {
@@ -225,41 +296,6 @@ class UrlStream {
   int depth_ = 1;
 };
 
-// kB from /proc/self/status ("VmRSS", "VmHWM").
-uint64_t ProcStatusKb(const char* field) {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  const size_t len = std::strlen(field);
-  while (std::getline(in, line)) {
-    if (line.compare(0, len, field) == 0 && line.size() > len && line[len] == ':') {
-      return std::strtoull(line.c_str() + len + 1, nullptr, 10);
-    }
-  }
-  return 0;
-}
-double MiB(uint64_t kb) { return static_cast<double>(kb) / 1024.0; }
-
-double CpuSeconds() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  auto sec = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
-  return sec(ru.ru_utime) + sec(ru.ru_stime);
-}
-
-double Seconds(SteadyClock::time_point since) {
-  return std::chrono::duration<double>(SteadyClock::now() - since).count();
-}
-
-uint64_t DirBytes(const fs::path& dir) {
-  uint64_t total = 0;
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
-       it.increment(ec)) {
-    if (it->is_regular_file(ec)) total += it->file_size(ec);
-  }
-  return total;
-}
-
 StateOptions DbOptions(const Flags& f) {
   StateOptions o;
   o.dir = f.dir;
@@ -267,42 +303,6 @@ StateOptions DbOptions(const Flags& f) {
   o.write_buffer_bytes = f.write_buffer_mb << 20;
   o.block_cache_bytes = f.block_cache_mb << 20;
   return o;
-}
-
-// From RocksDB's statistics: the compaction totals ("Sum" row) of each column family.
-void PrintCompaction(const std::string& stats) {
-  std::string cf;
-  size_t pos = 0;
-  while (pos < stats.size()) {
-    size_t end = stats.find('\n', pos);
-    if (end == std::string::npos) end = stats.size();
-    const std::string_view line(stats.data() + pos, end - pos);
-    pos = end + 1;
-    if (line.rfind("** Compaction Stats [", 0) == 0) {
-      cf = std::string(line.substr(21, line.find(']') - 21));
-    } else if (!cf.empty() && line.rfind(" Sum ", 0) == 0) {
-      // Columns: Level Files Size Score Read(GB) Rn(GB) Rnp1(GB) Write(GB) Wnew(GB) ...
-      std::vector<std::string_view> cols;
-      size_t i = 0;
-      while (i < line.size()) {
-        while (i < line.size() && line[i] == ' ') ++i;
-        size_t j = i;
-        while (j < line.size() && line[j] != ' ') ++j;
-        if (j > i) cols.push_back(line.substr(i, j - i));
-        i = j;
-      }
-      if (cols.size() > 11) {
-        std::printf(
-            "  compaction [%s]: size %.*s %.*s, read %.*s GB, written %.*s GB, "
-            "W-Amp %.*s\n",
-            cf.c_str(), static_cast<int>(cols[2].size()), cols[2].data(),
-            static_cast<int>(cols[3].size()), cols[3].data(), static_cast<int>(cols[5].size()),
-            cols[5].data(), static_cast<int>(cols[8].size()), cols[8].data(),
-            static_cast<int>(cols[11].size()), cols[11].data());
-      }
-      cf.clear();
-    }
-  }
 }
 
 struct Counters {
@@ -378,12 +378,6 @@ struct ProducerResult {
   double gen_ns = 0, parse_ns = 0;  // sampled
   uint64_t samples = 0;
 };
-
-double ThreadCpuSeconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
-}
 
 // The page processors' share (in the crawl they are other processes): generate each link,
 // parse and canonicalize it, find its registrable domain and fingerprint.
@@ -673,143 +667,6 @@ bool Drain(const Flags& f, StateDb* db, frontier::Admission* admission,
   return db->status().ok();
 }
 
-// Bytes the calling thread read through read(2)/pread(2) (/proc/thread-self/io `rchar`): its
-// table reads, from the page cache or the disk (not those of the compaction threads).
-uint64_t BytesRead() {
-  std::ifstream in("/proc/thread-self/io");
-  std::string key;
-  uint64_t value = 0;
-  while (in >> key >> value) {
-    if (key == "rchar:") return value;
-  }
-  return 0;
-}
-
-// A fetched page's synthetic fingerprint and payload digest (distinct from the admitted
-// URLs' with overwhelming probability).
-uint64_t FetchedFp(uint64_t seed, uint64_t i) {
-  uint64_t st = seed ^ 0x5EED0F5EED0F5EEDull ^ (i * 0x9E3779B97F4A7C15ull);
-  return SplitMix(&st);
-}
-
-std::string Digest(uint64_t a) {
-  static constexpr char kBase32[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
-  std::string d = "sha1:";
-  uint64_t st = a;
-  uint64_t bits = SplitMix(&st);
-  for (int i = 0; i < 32; ++i) {
-    if (i == 12) bits = SplitMix(&st);
-    d.push_back(kBase32[bits & 31]);
-    bits >>= 5;
-  }
-  return d;
-}
-
-// Phase 3 (--fetched F): the records a crawl writes per fetched page — the seen record
-// (MarkDone), a depth note for a quarter of them (NoteDepth: a shorter path found), the
-// payload digest and the page record (PutStoredFetch) — then L point lookups of each kind the
-// crawl makes, timed kind by kind (CPU time of the calling thread; RocksDB's background
-// threads keep compacting meanwhile):
-//   admitted      seen()->Contains of an admitted URL (admission's exact check on a Bloom hit)
-//   absent        seen()->Contains of a URL never seen (a Bloom false positive: admitted + seen)
-//   seen record   GetSeen of a fetched page (sitemap hints, recrawls)
-//   depth         NotedDepth of a fetched page (AdmitLinks, per page with links; 3/4 absent)
-//   digest new    FindDigest of a new payload (WarcSink, per stored response)
-//   digest dup    FindDigest of a stored payload
-bool FetchedAndLookups(const Flags& f, StateDb* db, const std::vector<uint64_t>& admitted_fps) {
-  const double cpu0 = CpuSeconds(), tcpu0 = ThreadCpuSeconds();
-  const auto t0 = SteadyClock::now();
-  frontier::UrlItem item;
-  SeenRecord done;
-  done.state = SeenRecord::State::kDone;
-  done.status = 200;
-  bool ok = true;
-  for (uint64_t i = 0; i < f.fetched; ++i) {
-    item.fp = FetchedFp(f.seed, i);
-    done.fetch_time_us = static_cast<int64_t>(i);
-    db->MarkDone(item, done);
-    if (i % 4 == 0) db->NoteDepth(item.fp, 3);
-    StoredFetchRecords r;
-    std::string uri = "http://h";
-    AppendPadded(&uri, i % f.hosts, 6);
-    uri += ".example.com/page-";
-    AppendPadded(&uri, i, 1);
-    r.digest.emplace(Digest(item.fp), DigestRecord{.uri = uri,
-                                                   .date_us = static_cast<int64_t>(i),
-                                                   .record_id = "<urn:uuid:" + Digest(i) + ">"});
-    PageEntry page;
-    page.url = uri;
-    page.host = uri.substr(7, uri.find('/', 7) - 7);
-    page.status = 200;
-    page.fetched_at_us = static_cast<int64_t>(i);
-    page.mime = "text/html";
-    page.digest = r.digest->first;
-    page.warc_file = "harvest-00000.warc.gz";
-    page.warc_offset = i * 4096;
-    page.warc_length = 4096;
-    page.outcome = "fetched";
-    r.page = std::move(page);
-    if (!db->PutStoredFetch(r).ok()) ok = false;
-    if ((i + 1) % kCommitEvery == 0) (void)db->Commit();
-  }
-  (void)db->Commit();
-  (void)db->Sync();
-  const double per_page = 1e6 / static_cast<double>(std::max<uint64_t>(f.fetched, 1));
-  std::printf("wrote the records of %" PRIu64
-              " fetched pages in %.1f s: CPU-us per page %.2f (calling thread %.2f); "
-              "DB on disk %.2f GiB (%.0f bytes per URL admitted or fetched); RSS %.0f MiB\n",
-              f.fetched, Seconds(t0), (CpuSeconds() - cpu0) * per_page,
-              (ThreadCpuSeconds() - tcpu0) * per_page,
-              static_cast<double>(DirBytes(f.dir)) / (1u << 30),
-              static_cast<double>(DirBytes(f.dir)) / static_cast<double>(f.urls + f.fetched),
-              MiB(ProcStatusKb("VmRSS")));
-  std::fflush(stdout);
-  if (f.fetched == 0 || admitted_fps.empty()) return ok;
-
-  struct Kind {
-    const char* name;
-    std::function<bool(uint64_t r)> lookup;  // r: a random number; true if found
-  };
-  dedup::SeenBackend* seen = db->seen();
-  const Kind kinds[] = {
-      {"admitted",
-       [&](uint64_t r) { return seen->Contains(admitted_fps[r % admitted_fps.size()]); }},
-      {"absent", [&](uint64_t r) { return seen->Contains(r); }},
-      {"seen record",
-       [&](uint64_t r) { return db->GetSeen(FetchedFp(f.seed, r % f.fetched)).has_value(); }},
-      {"depth",
-       [&](uint64_t r) { return db->NotedDepth(FetchedFp(f.seed, r % f.fetched)).has_value(); }},
-      {"digest new", [&](uint64_t r) { return db->FindDigest(Digest(r)).has_value(); }},
-      {"digest dup",
-       [&](uint64_t r) {
-         return db->FindDigest(Digest(FetchedFp(f.seed, r % f.fetched))).has_value();
-       }},
-  };
-  uint64_t rng = f.seed * 7 + 1;
-  double total_cpu = 0;
-  for (const Kind& k : kinds) {
-    const uint64_t read0 = BytesRead();
-    const double c0 = ThreadCpuSeconds();
-    const auto w0 = SteadyClock::now();
-    uint64_t found = 0;
-    for (uint64_t i = 0; i < f.lookups; ++i) found += k.lookup(SplitMix(&rng)) ? 1 : 0;
-    const double cpu = ThreadCpuSeconds() - c0;
-    total_cpu += cpu;
-    const double per = 1e6 / static_cast<double>(f.lookups);
-    std::printf(
-        "  lookup %-11s %6.2f CPU-us, %6.2f us wall, %8.0f bytes read per lookup; "
-        "found %.1f%%\n",
-        k.name, cpu * per, Seconds(w0) * per,
-        static_cast<double>(BytesRead() - read0) / static_cast<double>(f.lookups),
-        100.0 * static_cast<double>(found) / static_cast<double>(f.lookups));
-  }
-  std::printf("lookups: %.2f CPU-us per lookup (mean of the %zu kinds); peak RSS %.0f MiB\n",
-              total_cpu * 1e6 / static_cast<double>(f.lookups * std::size(kinds)), std::size(kinds),
-              MiB(ProcStatusKb("VmHWM")));
-  std::fflush(stdout);
-  return ok && db->status().ok();
-}
-
 // Phase 4: reopen and time what a restart does before crawling.
 bool Restart(const Flags& f, uint64_t expected_queued, uint64_t expected_parked) {
   const auto t0 = SteadyClock::now();
@@ -905,16 +762,16 @@ int Run(const Flags& f) {
 }
 
 }  // namespace
-}  // namespace harvest::state
+}  // namespace harvest::state::scale_bench
 
 int main(int argc, char** argv) {
-  harvest::state::Flags flags;
-  if (!harvest::state::ParseFlags(argc, argv, &flags)) {
-    harvest::state::Usage();
+  harvest::state::scale_bench::Flags flags;
+  if (!harvest::state::scale_bench::ParseFlags(argc, argv, &flags)) {
+    harvest::state::scale_bench::Usage();
     return 2;
   }
   if (flags.dir.empty()) {
     flags.dir = "/tmp/harvest-scale-" + std::to_string(getpid());
   }
-  return harvest::state::Run(flags);
+  return harvest::state::scale_bench::Run(flags);
 }

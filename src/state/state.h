@@ -413,6 +413,9 @@ class StateDb {
   StateStats stats() const;
   // RocksDB's own statistics (compaction per column family and level, stalls): text.
   std::string EngineStats() const;
+  // True while RocksDB runs a flush or a compaction: a benchmark waits for a while of false
+  // before it times reads of a settled state.
+  bool BackgroundWorkPending() const;
 
   // Testing: closes the database as a killed process leaves it (the pending batch and the
   // admissions not yet ingested are not written). Nothing else may be called afterwards.

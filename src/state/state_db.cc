@@ -233,6 +233,14 @@ std::string StateDb::Impl::EngineStats() const {
   return out;
 }
 
+bool StateDb::Impl::BackgroundWorkPending() const {
+  // Running work only: a family's "compaction-pending" can stay set while RocksDB's picker
+  // finds nothing to do.
+  uint64_t n = 0;
+  if (db_->GetIntProperty("rocksdb.num-running-compactions", &n) && n > 0) return true;
+  return db_->GetIntProperty("rocksdb.num-running-flushes", &n) && n > 0;
+}
+
 // ---- StateDb::Impl: for RocksQueueStore ----
 
 void StateDb::Impl::DetachQueueStore(const RocksQueueStore* store) {
@@ -505,6 +513,7 @@ uint64_t StateDb::pages_added() const { return impl_->pages().last_id(); }
 
 StateStats StateDb::stats() const { return impl_->stats(); }
 std::string StateDb::EngineStats() const { return impl_->EngineStats(); }
+bool StateDb::BackgroundWorkPending() const { return impl_->BackgroundWorkPending(); }
 
 void StateDb::AbandonForTesting() { impl_.reset(); }
 

@@ -72,6 +72,7 @@ class StateDb::Impl {
   int epoch_bits() const { return epoch_bits_; }
   dedup::SimHashVersion simhash_version() const { return simhash_version_; }
   std::string EngineStats() const;
+  bool BackgroundWorkPending() const;
 
   // ---- The tables (each says which thread calls it) ----
   HostRecordTable& host_records() { return *host_records_; }

@@ -7,8 +7,10 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <random>
 #include <set>
+#include <thread>
 
 #include "state/internal.h"
 
@@ -188,6 +190,29 @@ TEST(StateDb, SeenStoreIsExactReadsItsOwnPendingWritesAndPersists) {
   std::optional<SeenRecord> r = db->GetSeen(42);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->state, SeenRecord::State::kQueued);
+}
+
+// BackgroundWorkPending reports flushes and compactions while they run and false once the
+// database is idle (state_scale_bench waits for that before it times lookups).
+TEST(StateDb, BackgroundWorkSettlesOnAnIdleDatabase) {
+  TempDir dir;
+  Result<std::unique_ptr<StateDb>> opened = StateDb::Open(
+      {.dir = dir.path(), .write_buffer_bytes = 1u << 20, .ingest_every = 5000, .sync = false});
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  std::unique_ptr<StateDb> db = std::move(*opened);
+  for (uint64_t fp = 1; fp <= 50'000; ++fp) {
+    db->seen()->Insert(fp * 0x9E3779B97F4A7C15ull);
+    if (fp % 1000 == 0) {
+      ASSERT_TRUE(db->Commit().ok());
+    }
+  }
+  ASSERT_TRUE(db->Sync().ok());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (db->BackgroundWorkPending() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_FALSE(db->BackgroundWorkPending());
+  EXPECT_TRUE(db->seen()->Contains(50'000 * 0x9E3779B97F4A7C15ull));
 }
 
 // Admissions since the last ingest of the admitted set live in RAM; after a crash they come

@@ -1,0 +1,62 @@
+// state_scale_bench's parts (scale_bench.cc: flags, link stream, admission, drain, restart;
+// scale_bench_lookups.cc: the fetched pages' records and the point lookups) and the
+// measuring helpers they share. Internal to the benchmark: nothing else includes it.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "state/state.h"
+
+namespace harvest::state::scale_bench {
+
+namespace fs = std::filesystem;
+using SteadyClock = std::chrono::steady_clock;
+
+// A crawl commits once per I/O loop iteration; ~1000 admissions per iteration is a busy one.
+inline constexpr uint64_t kCommitEvery = 1000;
+
+struct Flags {
+  uint64_t urls = 50'000'000;
+  uint64_t hosts = 1'000'000;
+  uint64_t drain = 1'000'000;
+  std::string dir;
+  bool restart = true;
+  bool keep = false;
+  uint64_t seed = 42;
+  size_t queue_ram_items = StateOptions{}.queue_ram_items;
+  size_t write_buffer_mb = StateOptions{}.write_buffer_bytes >> 20;
+  size_t block_cache_mb = StateOptions{}.block_cache_bytes >> 20;
+  uint64_t fetched = 0;          // pages whose records phase 3 writes (0: no phase 3)
+  uint64_t lookups = 1'000'000;  // point lookups of each kind in phase 3
+  // Hosts with state in RAM (the frontier's and admission's), as the crawl's crawl.host_cache:
+  // the URLs of other hosts are parked on disk until there is room. 0: every host resident.
+  size_t host_cache = 20'000;
+};
+
+// A 64-bit pseudo-random step (SplitMix64) of *state.
+uint64_t SplitMix(uint64_t* state);
+// Appends v in decimal, zero-padded to at least `width` digits.
+void AppendPadded(std::string* out, uint64_t v, int width);
+// kB from /proc/self/status ("VmRSS", "VmHWM").
+uint64_t ProcStatusKb(const char* field);
+double MiB(uint64_t kb);
+// CPU time of the process (all threads) and of the calling thread, in seconds.
+double CpuSeconds();
+double ThreadCpuSeconds();
+double Seconds(SteadyClock::time_point since);
+// Bytes of the regular files under `dir`.
+uint64_t DirBytes(const fs::path& dir);
+// From RocksDB's statistics (StateDb::EngineStats): per column family the compaction totals
+// ("Sum" row: size, read, written, write amplification, CPU) and the files per level.
+void PrintCompaction(const std::string& stats);
+
+// Phase 3 (--fetched F, --lookups L): the records of F fetched pages, then the timed point
+// lookups (scale_bench_lookups.cc). `admitted_fps`: a sample of the admitted fingerprints.
+// False on a database error.
+bool FetchedAndLookups(const Flags& f, StateDb* db, const std::vector<uint64_t>& admitted_fps);
+
+}  // namespace harvest::state::scale_bench
