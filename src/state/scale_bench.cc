@@ -173,6 +173,7 @@ void Usage() {
                "         [--no-restart] [--keep] [--seed S] [--queue-ram-items N]\n"
                "         [--write-buffer-mb M (32)] [--block-cache-mb M (64)]\n"
                "         [--fetched F (0)] [--lookups L (1000000)] [--host-cache N (20000)]\n"
+               "         [--ingest-every N (500000 admitted fingerprints per table file)]\n"
                "         [--small (200000 URLs, 20000 hosts, drain 20000)]\n");
 }
 
@@ -203,6 +204,9 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
     } else if (a == "--block-cache-mb") {
       if (!number(&n) || n == 0) return false;
       f->block_cache_mb = n;
+    } else if (a == "--ingest-every") {
+      if (!number(&n) || n == 0) return false;
+      f->ingest_every = n;
     } else if (a == "--host-cache") {
       if (!number(&n)) return false;
       f->host_cache = n;
@@ -302,6 +306,7 @@ StateOptions DbOptions(const Flags& f) {
   o.queue_ram_items = f.queue_ram_items;
   o.write_buffer_bytes = f.write_buffer_mb << 20;
   o.block_cache_bytes = f.block_cache_mb << 20;
+  o.ingest_every = f.ingest_every;
   return o;
 }
 
