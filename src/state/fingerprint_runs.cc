@@ -27,7 +27,7 @@ static_assert(std::endian::native == std::endian::little, "run files are little-
 
 constexpr char kMagic[8] = {'H', 'V', 'F', 'P', 'R', 'U', 'N', '1'};
 constexpr size_t kHeaderBytes = 4096;
-constexpr size_t kPageKeys = 512;  // keys per page: 4 KiB
+constexpr size_t kPageKeys = 512;        // keys per page: 4 KiB
 constexpr size_t kChunkKeys = 1u << 17;  // sequential reads and writes: 1 MiB
 constexpr char kManifest[] = "MANIFEST";
 constexpr char kManifestHeader[] = "harvest-fingerprint-runs 1";
@@ -253,7 +253,8 @@ Result<std::unique_ptr<FingerprintRuns>> FingerprintRuns::Open(Options options) 
   }
   std::unique_ptr<FingerprintRuns> set(new FingerprintRuns(std::move(options)));
   if (Status s = set->Load(); !s.ok()) return s;
-  if (set->options_.background) set->merge_thread_ = std::thread([p = set.get()] { p->MergeLoop(); });
+  if (set->options_.background)
+    set->merge_thread_ = std::thread([p = set.get()] { p->MergeLoop(); });
   return set;
 }
 
@@ -326,8 +327,8 @@ Status FingerprintRuns::Load() {
     std::memcpy(&count, header + 8, 8);
     std::memcpy(&crc, header + 16, 4);
     std::memcpy(&own, header + 20, 4);
-    if (std::memcmp(header, kMagic, 8) != 0 || own != Crc(0, header, 20) ||
-        count != run->count || crc != run->crc) {
+    if (std::memcmp(header, kMagic, 8) != 0 || own != Crc(0, header, 20) || count != run->count ||
+        crc != run->crc) {
       return Status::Corruption("admitted set: " + run->path.string() +
                                 " does not match the manifest");
     }
@@ -556,6 +557,11 @@ Status FingerprintRuns::WaitIdle() {
   MutexLock lock(&mu_);
   while ((merge_wanted_ || merging_) && !stop_) cv_.Wait(&mu_);
   return merge_error_;
+}
+
+bool FingerprintRuns::Idle() const {
+  MutexLock lock(&mu_);
+  return !merge_wanted_ && !merging_;
 }
 
 Result<bool> FingerprintRuns::Contains(uint64_t fp) const {

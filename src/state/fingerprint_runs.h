@@ -83,6 +83,8 @@ class FingerprintRuns {
   // Waits until no merge is due or running; returns a merge's error, if one failed (the set
   // is still whole: a failed merge leaves its input runs in place).
   Status WaitIdle();
+  // True when no merge is due or running.
+  bool Idle() const;
   Stats stats() const;
 
   struct Run;  // one run file, open (fingerprint_runs.cc)

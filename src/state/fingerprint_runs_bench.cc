@@ -56,7 +56,9 @@ int Run(int argc, char** argv) {
   bool keep = false;
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
-    auto next = [&]() -> uint64_t { return i + 1 < argc ? std::strtoull(argv[++i], nullptr, 10) : 0; };
+    auto next = [&]() -> uint64_t {
+      return i + 1 < argc ? std::strtoull(argv[++i], nullptr, 10) : 0;
+    };
     if (a == "--keys") {
       keys = next();
     } else if (a == "--batch") {

@@ -608,12 +608,14 @@ bool Admit(const Flags& f, StateDb* db, dedup::SeenSet* seen, frontier::Admissio
         t_admit * per, t_add * per, t_commit * 1e-3 / static_cast<double>(n),
         t_wait * 1e-3 / static_cast<double>(n));
   }
-  std::printf("  refused %" PRIu64 ", unparsable %" PRIu64 ", Bloom %.1f MiB (%" PRIu64
-              " false positives caught), queued in RAM %" PRIu64 ", admitted-set files %" PRIu64
-              ", generator %.1f MiB\n",
-              c->refused, c->unparsable, static_cast<double>(seen->memory_bytes()) / (1 << 20),
-              seen->false_positives(), st.queued_in_ram, st.ingests,
-              static_cast<double>(produced.generator_bytes) / (1 << 20));
+  std::printf(
+      "  refused %" PRIu64 ", unparsable %" PRIu64 ", Bloom %.1f MiB (%" PRIu64
+      " false positives caught), queued in RAM %" PRIu64 ", admitted-set runs written %" PRIu64
+      " (%" PRIu64 " now; merges wrote %.2f fingerprints per URL), generator %.1f MiB\n",
+      c->refused, c->unparsable, static_cast<double>(seen->memory_bytes()) / (1 << 20),
+      seen->false_positives(), st.queued_in_ram, st.ingests, st.admitted_runs,
+      static_cast<double>(st.admitted_merged) / static_cast<double>(std::max<uint64_t>(n, 1)),
+      static_cast<double>(produced.generator_bytes) / (1 << 20));
   std::printf("  peak RSS %.0f MiB, RSS now %.0f MiB, DB on disk %.2f GiB\n",
               MiB(ProcStatusKb("VmHWM")), MiB(ProcStatusKb("VmRSS")),
               static_cast<double>(DirBytes(f.dir)) / (1u << 30));

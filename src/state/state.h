@@ -6,10 +6,8 @@
 //            is done (its WARC records durable, or a final outcome recorded), so a URL that
 //            was leased, in flight or waiting for a retry when the process died is served
 //            again.
-//   admitted URL fingerprint -> nothing: every admitted URL (the exact set behind the Bloom
-//            filter), written in sorted table files of ingest_every (500 k) fingerprints;
-//            those not yet written are kept in RAM and are durable through their queue
-//            entries (re-added from them after a crash).
+//   admitted empty: the admitted set of databases written before it moved to admitted-runs
+//            (below); emptied into that at open.
 //   seen     URL fingerprint -> seen record of a done URL (status, fetch time, ETag,
 //            Last-Modified, next due).
 //   hosts    per host: id, politeness (next-allowed time, Crawl-delay, dead reason), the
@@ -34,6 +32,12 @@
 //            the URL after it was admitted, when shorter than the path it was admitted by
 //            (merged by minimum). Read when the URL's links are followed.
 //   meta     format version, SimHash version, epoch bits, id counters.
+//
+// Beside the database, in <state>/admitted-runs, the admitted set: every admitted URL's
+// fingerprint (the exact set behind the Bloom filter) as a few sorted runs merged in the
+// background (fingerprint_runs.h), each written from ingest_every (500 k) fingerprints; those
+// not yet written are kept in RAM and are durable through their queue entries (re-added from
+// them after a crash).
 //
 // The hosts column family also holds the operator's overrides of a host (admin API:
 // delay, weight, block; kind 'o').
@@ -255,7 +259,9 @@ struct StateStats {
   uint64_t hosts = 0;           // host ids given (over all runs)
   uint64_t commits = 0;
   uint64_t syncs = 0;
-  uint64_t ingests = 0;  // admitted-set table files written
+  uint64_t ingests = 0;          // admitted-set runs written
+  uint64_t admitted_runs = 0;    // runs the admitted set has now
+  uint64_t admitted_merged = 0;  // fingerprints written by the admitted set's merges
 };
 
 class StateDb {
@@ -413,8 +419,8 @@ class StateDb {
   StateStats stats() const;
   // RocksDB's own statistics (compaction per column family and level, stalls): text.
   std::string EngineStats() const;
-  // True while RocksDB runs a flush or a compaction: a benchmark waits for a while of false
-  // before it times reads of a settled state.
+  // True while RocksDB runs a flush or a compaction, or the admitted set a merge: a benchmark
+  // waits for a while of false before it times reads of a settled state.
   bool BackgroundWorkPending() const;
 
   // Testing: closes the database as a killed process leaves it (the pending batch and the

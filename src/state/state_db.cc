@@ -60,11 +60,18 @@ StateDb::Impl::~Impl() {
 bool StateDb::Impl::IsAdmittedOrDone(uint64_t fp) const {
   // Admitted: recent, or ingested; done: in the seen column family (a done URL whose
   // admission was not yet ingested when the process died is only there).
-  if (recent_.Contains(fp)) return true;
+  if (recent_.Contains(fp) || IsIngested(fp)) return true;
   std::string value;
-  const std::string key = SeenKey(fp);
-  return ReadValue(db_.get(), admitted_, key, &value).ok() ||
-         ReadValue(db_.get(), seen_, key, &value).ok();
+  return ReadValue(db_.get(), seen_, SeenKey(fp), &value).ok();
+}
+
+bool StateDb::Impl::IsIngested(uint64_t fp) const {
+  Result<bool> in = admitted_runs_->Contains(fp);
+  if (in.ok()) return *in;
+  // Unreadable: the error stops the crawl (sticky); "admitted" meanwhile, so that no URL is
+  // fetched twice on its account.
+  committer_->SetError(in.status());
+  return true;
 }
 
 Status StateDb::Impl::ForEachSeen(const std::function<void(uint64_t fp)>& fn) const {
@@ -73,39 +80,37 @@ Status StateDb::Impl::ForEachSeen(const std::function<void(uint64_t fp)>& fn) co
   rocksdb::ReadOptions ro;
   ro.fill_cache = false;
   ro.readahead_size = 2u << 20;
-  std::unique_ptr<rocksdb::Iterator> a(db_->NewIterator(ro, admitted_));
   std::unique_ptr<rocksdb::Iterator> d(db_->NewIterator(ro, seen_));
-  auto fp_of = [](const rocksdb::Iterator& it, uint64_t* fp) {
-    rocksdb::Slice k = it.key();
-    if (k.size() != 8) return false;
-    *fp = ReadBigEndian(std::string_view(k.data(), 8), 8);
-    return true;
+  // The seen family's next well-formed fingerprint into *fd; false at its end.
+  auto next_done = [&](uint64_t* fd) {
+    for (; d->Valid(); d->Next()) {
+      rocksdb::Slice k = d->key();
+      if (k.size() == 8) {
+        *fd = ReadBigEndian(std::string_view(k.data(), 8), 8);
+        return true;
+      }
+    }
+    return false;
   };
-  a->SeekToFirst();
-  d->SeekToFirst();
-  uint64_t fa = 0, fd = 0;
-  while (a->Valid() || d->Valid()) {
-    if (a->Valid() && !fp_of(*a, &fa)) {
-      a->Next();
-      continue;
-    }
-    if (d->Valid() && !fp_of(*d, &fd)) {
-      d->Next();
-      continue;
-    }
-    uint64_t fp = 0;
-    if (a->Valid() && (!d->Valid() || fa <= fd)) {
-      fp = fa;
-      if (d->Valid() && fd == fa) d->Next();
-      a->Next();
-    } else {
-      fp = fd;
-      d->Next();
-    }
+  auto emit = [&](uint64_t fp) {
     if (!recent_.Contains(fp)) fn(fp);
+  };
+  d->SeekToFirst();
+  uint64_t fd = 0;
+  Status s = admitted_runs_->ForEach([&](uint64_t fa) {
+    // The done fingerprints below fa, then fa (once, if it is done as well).
+    while (next_done(&fd) && fd <= fa) {
+      if (fd < fa) emit(fd);
+      d->Next();
+    }
+    emit(fa);
+  });
+  if (!s.ok()) return s;
+  while (next_done(&fd)) {
+    emit(fd);
+    d->Next();
   }
-  if (Status s = FromRocks(a->status(), "state: reading the admitted set"); !s.ok()) return s;
-  if (Status s = FromRocks(d->status(), "state: reading the seen store"); !s.ok()) return s;
+  if (Status r = FromRocks(d->status(), "state: reading the seen store"); !r.ok()) return r;
   for (uint64_t fp : recent_.SortedKeys()) fn(fp);
   return Status::Ok();
 }
@@ -119,7 +124,7 @@ std::optional<SeenRecord> StateDb::Impl::GetSeen(uint64_t fp) const {
     if (!DecodeSeen(value, &r)) return std::nullopt;
     return r;
   }
-  if (recent_.Contains(fp) || ReadValue(db_.get(), admitted_, key, &value).ok()) {
+  if (recent_.Contains(fp) || IsIngested(fp)) {
     return SeenRecord{};  // admitted, not done
   }
   return std::nullopt;
@@ -221,6 +226,9 @@ StateStats StateDb::Impl::stats() const {
   st.commits = committer_->commits();
   st.syncs = committer_->syncs();
   st.ingests = ingests_.load();
+  const FingerprintRuns::Stats runs = admitted_runs_->stats();
+  st.admitted_runs = runs.runs;
+  st.admitted_merged = runs.merged_keys;
   return st;
 }
 
@@ -236,6 +244,7 @@ std::string StateDb::Impl::EngineStats() const {
 bool StateDb::Impl::BackgroundWorkPending() const {
   // Running work only: a family's "compaction-pending" can stay set while RocksDB's picker
   // finds nothing to do.
+  if (!admitted_runs_->Idle()) return true;
   uint64_t n = 0;
   if (db_->GetIntProperty("rocksdb.num-running-compactions", &n) && n > 0) return true;
   return db_->GetIntProperty("rocksdb.num-running-flushes", &n) && n > 0;
@@ -312,29 +321,8 @@ Status StateDb::Impl::Ingest() {
   return Status::Ok();
 }
 
-// Writes `recent_` to a table file and moves the file into the admitted column family.
-Status StateDb::Impl::IngestRecent() {
-  const std::filesystem::path file = options_.dir / "admitted-ingest.sst";
-  std::error_code ec;
-  std::filesystem::remove(file, ec);
-  rocksdb::SstFileWriter writer(rocksdb::EnvOptions(), admitted_options_, admitted_);
-  rocksdb::Status rs = writer.Open(file.string());
-  std::string key;
-  for (uint64_t fp : recent_.SortedKeys()) {
-    if (!rs.ok()) break;
-    key.clear();
-    PutBigEndian(&key, fp, 8);
-    rs = writer.Put(key, rocksdb::Slice());
-  }
-  if (rs.ok()) rs = writer.Finish();
-  if (rs.ok()) {
-    rocksdb::IngestExternalFileOptions io;
-    io.move_files = true;
-    rs = db_->IngestExternalFile(admitted_, {file.string()}, io);
-  }
-  std::filesystem::remove(file, ec);
-  return FromRocks(rs, "state: ingesting admitted URLs");
-}
+// Adds `recent_` to the admitted set as one sorted run.
+Status StateDb::Impl::IngestRecent() { return admitted_runs_->Add(recent_.SortedKeys()); }
 
 // Records (in the pending batch) that every queue entry up to `through` has its
 // fingerprint in the admitted set.

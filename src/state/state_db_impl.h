@@ -31,6 +31,7 @@
 #include "state/deferred_table.h"
 #include "state/depth_table.h"
 #include "state/digest_table.h"
+#include "state/fingerprint_runs.h"
 #include "state/host_record_table.h"
 #include "state/internal.h"
 #include "state/page_table.h"
@@ -106,6 +107,8 @@ class StateDb::Impl {
 
   // ---- I/O thread: for SeenStore ----
   bool IsAdmittedOrDone(uint64_t fp) const;
+  // In the admitted set's runs (an unreadable run sets the sticky error and answers true).
+  bool IsIngested(uint64_t fp) const;
   void AddAdmitted(uint64_t fp) { recent_.Insert(fp); }
 
   // ---- I/O thread: for RocksQueueStore ----
@@ -160,10 +163,12 @@ class StateDb::Impl {
   Status LoadSimHashVersion(bool new_database);
   Status LoadEpochBits();
   void LoadAdmittedThrough();
+  Status OpenAdmittedRuns();
+  Status MigrateAdmittedFamily();
   Status PutMeta(std::string_view key, std::string_view value);
 
-  // Writes `recent_` as a table file into the admitted column family and records the
-  // watermark (in the pending batch). Errors are sticky; `recent_` is kept for a retry.
+  // Writes `recent_` as a run of the admitted set and records the watermark (in the pending
+  // batch). Errors are sticky; `recent_` is kept for a retry.
   Status Ingest();
   Status IngestRecent();
   void AdvanceAdmittedThrough(uint64_t through);
@@ -179,9 +184,12 @@ class StateDb::Impl {
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // owned; destroyed before db_
   rocksdb::ColumnFamilyHandle* queues_ = nullptr;
   rocksdb::ColumnFamilyHandle* seen_ = nullptr;
+  // The `admitted` column family: the admitted set of databases written before the set
+  // moved to `admitted_runs_`; emptied into it at open (MigrateAdmittedFamily).
   rocksdb::ColumnFamilyHandle* admitted_ = nullptr;
   rocksdb::ColumnFamilyHandle* meta_ = nullptr;
-  rocksdb::Options admitted_options_;  // for the table file writer of Ingest()
+  // The admitted set: sorted runs of fingerprints in <dir>/admitted-runs (fingerprint_runs.h).
+  std::unique_ptr<FingerprintRuns> admitted_runs_;
 
   // ---- The commit protocol and the tables (created by Open; their threads: their headers) ----
   std::unique_ptr<Committer> committer_;
@@ -196,8 +204,8 @@ class StateDb::Impl {
   std::unique_ptr<PageTable> pages_;
 
   // ---- I/O thread ----
-  // Admitted fingerprints not yet in the `admitted` column family (Ingest() moves them there
-  // as one sorted table file). They are durable through their queue entries: every queue
+  // Admitted fingerprints not yet in the admitted set (Ingest() adds them to it as one
+  // sorted run). They are durable through their queue entries: every queue
   // entry with a sequence above `admitted_through_` has its fingerprint re-added here when
   // the queue store loads (after a crash; a clean close ingests first).
   dedup::FingerprintSet recent_;

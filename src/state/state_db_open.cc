@@ -5,10 +5,13 @@
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/slice_transform.h>
 #include <rocksdb/table.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <string>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 #include "state/state_db_impl.h"
 
@@ -19,7 +22,7 @@ namespace {
 enum class Tuning {
   kPlain,     // small point reads and writes
   kQueues,    // host queues: read by prefix (epoch and host id), written in key order
-  kAdmitted,  // the admitted set: random fingerprints, ingested as table files
+  kAdmitted,  // an older database's admitted set, emptied at open (admitted-runs holds it)
   kParked,    // parked URLs: written once at random places (by host), read once, deleted
 };
 
@@ -150,21 +153,19 @@ rocksdb::ColumnFamilyOptions FamilyOptions(Tuning tuning, size_t write_buffer,
   cf.level_compaction_dynamic_level_bytes = true;
   cf.target_file_size_base = 64u << 20;
   cf.max_bytes_for_level_base = 256u << 20;
-  if (tuning == Tuning::kAdmitted) {
-    // Each table file ingested lands in L0 and overlaps everything (random fingerprints), so
-    // a lookup probes every L0 file (a filter partition each) before the levels. Merging
-    // them four at a time (RocksDB's default) rather than eight halves those probes; a
-    // crawl looks up every re-found link, so lookups outweigh the extra compaction. At
-    // 100 M URLs: present-key lookups 23.7 CPU-µs against 40.2, absent keys 14.0 against
-    // 22.5; admission 11.2 CPU-µs per URL against 10.0 (docs/benchmarks.md, "At 100 M URLs").
-    cf.level0_file_num_compaction_trigger = 4;
-  }
   if (tuning == Tuning::kParked) {
     // Parked URLs arrive in random host order and each is read and deleted once: leveled
     // compaction rewrote every entry ~14 times at 100 M URLs over 2 M hosts, universal
     // (sorted runs merged by size) ~5, a third less admission CPU (docs/benchmarks.md,
     // "At 100 M URLs"). A leveled family of an older database opens as it is.
     cf.compaction_style = rocksdb::kCompactionStyleUniversal;
+    // Merging at least four sorted runs at a time, once eight are there, rather than two once
+    // four are: with the admitted set out of RocksDB the compaction threads were free to
+    // merge `parked` as eagerly as it allows, pairwise (write amplification 6.8 at 100 M
+    // URLs); at 20 M URLs this halves its compaction CPU (docs/benchmarks.md, "An admitted
+    // set of sorted runs"). A taking scan meets a few more runs.
+    cf.level0_file_num_compaction_trigger = 8;
+    cf.compaction_options_universal.min_merge_width = 4;
   }
   return cf;
 }
@@ -199,13 +200,6 @@ std::vector<rocksdb::ColumnFamilyDescriptor> Descriptors(const StateOptions& opt
   return descriptors;
 }
 
-const rocksdb::ColumnFamilyOptions& OptionsOf(
-    const std::vector<rocksdb::ColumnFamilyDescriptor>& descriptors, std::string_view name) {
-  return std::find_if(descriptors.begin(), descriptors.end(),
-                      [&](const auto& d) { return d.name == name; })
-      ->options;
-}
-
 Status CreateDirectory(const std::filesystem::path& dir) {
   if (dir.empty()) return Status::InvalidArgument("state: no directory given");
   std::error_code ec;
@@ -222,6 +216,7 @@ Result<std::unique_ptr<StateDb::Impl>> StateDb::Impl::Open(const StateOptions& o
   std::error_code ec;
   impl->created_ = !std::filesystem::exists(options.dir / "CURRENT", ec);
   if (Status s = impl->OpenDatabase(); !s.ok()) return s;
+  if (Status s = impl->OpenAdmittedRuns(); !s.ok()) return s;
   impl->CreateTables();
   bool new_database = false;
   if (Status s = impl->CheckFormatVersion(&new_database); !s.ok()) return s;
@@ -241,7 +236,6 @@ Result<std::unique_ptr<StateDb::Impl>> StateDb::Impl::Open(const StateOptions& o
 Status StateDb::Impl::OpenDatabase() {
   const rocksdb::DBOptions db_options = DatabaseOptions(options_);
   const std::vector<rocksdb::ColumnFamilyDescriptor> descriptors = Descriptors(options_);
-  admitted_options_ = rocksdb::Options(db_options, OptionsOf(descriptors, kAdmitted));
   rocksdb::DB* raw = nullptr;
   rocksdb::Status rs;
   if (created_) {
@@ -289,6 +283,57 @@ Status StateDb::Impl::FindColumnFamilies() {
   seen_ = ColumnFamily(kSeen);
   admitted_ = ColumnFamily(kAdmitted);
   meta_ = ColumnFamily(kMeta);
+  return Status::Ok();
+}
+
+Status StateDb::Impl::OpenAdmittedRuns() {
+  FingerprintRuns::Options o;
+  o.dir = options_.dir / "admitted-runs";
+  o.sync = options_.sync;
+  Result<std::unique_ptr<FingerprintRuns>> runs = FingerprintRuns::Open(o);
+  if (!runs.ok()) return runs.status();
+  admitted_runs_ = std::move(*runs);
+  return MigrateAdmittedFamily();
+}
+
+// A database written before the admitted set moved out of RocksDB holds it in the `admitted`
+// family: its fingerprints become runs (durable first), then the family is emptied. A crash in
+// between moves them again at the next open; the runs' merges drop the repeats.
+Status StateDb::Impl::MigrateAdmittedFamily() {
+  rocksdb::ReadOptions ro;
+  ro.fill_cache = false;
+  ro.readahead_size = 2u << 20;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, admitted_));
+  it->SeekToFirst();
+  if (!it->Valid()) return FromRocks(it->status(), "state: reading the admitted family");
+  std::vector<uint64_t> chunk;
+  uint64_t moved = 0;
+  auto add = [&]() {
+    Status s = admitted_runs_->Add(chunk);
+    moved += chunk.size();
+    chunk.clear();
+    return s;
+  };
+  for (; it->Valid(); it->Next()) {
+    const rocksdb::Slice k = it->key();
+    if (k.size() != 8) continue;
+    chunk.push_back(ReadBigEndian(std::string_view(k.data(), 8), 8));
+    if (chunk.size() == (1u << 20)) {
+      if (Status s = add(); !s.ok()) return s;
+    }
+  }
+  if (Status s = FromRocks(it->status(), "state: reading the admitted family"); !s.ok()) return s;
+  if (Status s = add(); !s.ok()) return s;
+  it.reset();
+  rocksdb::WriteOptions wo;
+  wo.sync = options_.sync;
+  const std::string begin(8, '\0'), end(9, '\xff');  // every 8-byte key
+  if (Status s = FromRocks(db_->DeleteRange(wo, admitted_, begin, end), "state: write"); !s.ok()) {
+    return s;
+  }
+  (void)db_->CompactRange(rocksdb::CompactRangeOptions(), admitted_, nullptr, nullptr);
+  spdlog::info("state: {} admitted fingerprints moved from the admitted column family into {}",
+               moved, (options_.dir / "admitted-runs").string());
   return Status::Ok();
 }
 

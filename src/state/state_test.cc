@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <functional>
 #include <random>
 #include <set>
 #include <thread>
@@ -213,6 +214,91 @@ TEST(StateDb, BackgroundWorkSettlesOnAnIdleDatabase) {
   }
   EXPECT_FALSE(db->BackgroundWorkPending());
   EXPECT_TRUE(db->seen()->Contains(50'000 * 0x9E3779B97F4A7C15ull));
+}
+
+// The admitted set as sorted runs: ForEachSeen merges them with the seen family, each
+// fingerprint once, ascending; they survive reopening.
+TEST(StateDb, ForEachSeenMergesTheAdmittedRunsOnce) {
+  TempDir dir;
+  std::set<uint64_t> oracle;
+  std::mt19937_64 rng(5);
+  {
+    Result<std::unique_ptr<StateDb>> opened =
+        StateDb::Open({.dir = dir.path(), .ingest_every = 700, .sync = false});
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    std::unique_ptr<StateDb> db = std::move(*opened);
+    for (int i = 0; i < 20'000; ++i) {
+      const uint64_t fp = rng();
+      oracle.insert(fp);
+      db->seen()->Insert(fp);
+      if (i % 500 == 0) {
+        ASSERT_TRUE(db->Commit().ok());
+      }
+    }
+    ASSERT_TRUE(db->Commit().ok());
+    EXPECT_GT(db->stats().ingests, 10u);
+    EXPECT_GE(db->stats().admitted_runs, 1u);
+  }
+  auto db = OpenDb(dir.path());
+  ASSERT_TRUE(db);
+  std::vector<uint64_t> all;
+  ASSERT_TRUE(db->ForEachSeen([&](uint64_t fp) { all.push_back(fp); }).ok());
+  EXPECT_TRUE(std::equal(all.begin(), all.end(), oracle.begin(), oracle.end()));
+  for (uint64_t fp : oracle) ASSERT_TRUE(db->seen()->Contains(fp)) << fp;
+  for (int i = 0; i < 1000; ++i) EXPECT_EQ(db->seen()->Contains(i), oracle.contains(i));
+}
+
+// A database written before the admitted set moved out of RocksDB keeps it in the `admitted`
+// column family: opening moves every fingerprint into the runs and empties the family.
+TEST(StateDb, MovesAnOlderAdmittedFamilyIntoTheRuns) {
+  TempDir dir;
+  { ASSERT_TRUE(OpenDb(dir.path())); }
+  std::vector<uint64_t> old;
+  for (uint64_t i = 1; i <= 3000; ++i) old.push_back(i * 0x9E3779B97F4A7C15ull);
+  auto with_admitted_family =
+      [&](const std::function<void(rocksdb::DB*, rocksdb::ColumnFamilyHandle*)>& fn) {
+        std::vector<std::string> names;
+        ASSERT_TRUE(
+            rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), dir.path().string(), &names)
+                .ok());
+        std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+        for (const std::string& name : names)
+          descriptors.emplace_back(name, rocksdb::ColumnFamilyOptions());
+        std::vector<rocksdb::ColumnFamilyHandle*> handles;
+        rocksdb::DB* raw = nullptr;
+        ASSERT_TRUE(rocksdb::DB::Open(rocksdb::DBOptions(), dir.path().string(), descriptors,
+                                      &handles, &raw)
+                        .ok());
+        std::unique_ptr<rocksdb::DB> db(raw);
+        for (size_t i = 0; i < names.size(); ++i) {
+          if (names[i] == "admitted") fn(db.get(), handles[i]);
+        }
+        for (rocksdb::ColumnFamilyHandle* h : handles)
+          EXPECT_TRUE(db->DestroyColumnFamilyHandle(h).ok());
+      };
+  with_admitted_family([&](rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf) {
+    for (uint64_t fp : old) {
+      std::string key;
+      PutBigEndian(&key, fp, 8);
+      ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), cf, key, "").ok());
+    }
+  });
+  {
+    auto db = OpenDb(dir.path());
+    ASSERT_TRUE(db);
+    for (uint64_t fp : old) ASSERT_TRUE(db->seen()->Contains(fp)) << fp;
+    EXPECT_FALSE(db->seen()->Contains(12345));
+  }
+  with_admitted_family([&](rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf) {
+    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions(), cf));
+    it->SeekToFirst();
+    EXPECT_FALSE(it->Valid());  // emptied
+  });
+  auto db = OpenDb(dir.path());
+  ASSERT_TRUE(db);
+  size_t n = 0;
+  ASSERT_TRUE(db->ForEachSeen([&](uint64_t) { ++n; }).ok());
+  EXPECT_EQ(n, old.size());
 }
 
 // Admissions since the last ingest of the admitted set live in RAM; after a crash they come
