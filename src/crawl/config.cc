@@ -170,6 +170,7 @@ const std::map<std::string, Setter>& Keys() {
       {"state.queue_ram_items", Int("state.queue_ram_items", 1, kBig, [](auto* o, int64_t v) { o->state.queue_ram_items = v; })},
       {"state.window_per_host", Int("state.window_per_host", 1, 4096, [](auto* o, int64_t v) { o->state.window_per_host = v; })},
       {"state.block_cache_mb", Int("state.block_cache_mb", 1, 1 << 20, [](auto* o, int64_t v) { o->state.block_cache_bytes = static_cast<size_t>(v) << 20; })},
+      {"state.block_cache_max_mb", Int("state.block_cache_max_mb", 1, 1 << 20, [](auto* o, int64_t v) { o->state.block_cache_max_bytes = static_cast<size_t>(v) << 20; })},
       {"state.write_buffer_mb", Int("state.write_buffer_mb", 1, 1 << 16, [](auto* o, int64_t v) { o->state.write_buffer_bytes = static_cast<size_t>(v) << 20; })},
       {"state.sync", Bool("state.sync", [](auto* o, bool v) { o->state.sync = v; })},
       {"state.evicted_hosts", Int("state.evicted_hosts", 1, kBig, [](auto* o, int64_t v) { o->state.evicted_hosts = v; })},

@@ -46,6 +46,19 @@ digest = "sha1"
   EXPECT_EQ(o.warc.digest, store::DigestAlgorithm::kSha1);
 }
 
+// [state]'s block cache bounds (docs/configuration.md "[state]").
+TEST(LoadConfigStringTest, StateBlockCacheBounds) {
+  CrawlOptions o;
+  EXPECT_EQ(o.state.block_cache_bytes, 64u << 20);
+  EXPECT_EQ(o.state.block_cache_max_bytes, 512u << 20);
+  Status s =
+      LoadConfigString("[state]\nblock_cache_mb = 32\nblock_cache_max_mb = 2048\n", "s.toml", &o);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(o.state.block_cache_bytes, 32u << 20);
+  EXPECT_EQ(o.state.block_cache_max_bytes, 2048u << 20);
+  EXPECT_FALSE(LoadConfigString("[state]\nblock_cache_max_mb = 0\n", "s.toml", &o).ok());
+}
+
 // [dns] and the per-IP default (docs/configuration.md "[dns]").
 TEST(LoadConfigStringTest, DnsKeysAndPerIpDefault) {
   CrawlOptions o;

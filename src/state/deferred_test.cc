@@ -7,26 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "base/testing/temp_dir.h"
 #include "state/state.h"
 
 namespace harvest::state {
 namespace {
 
-class DeferredDir {
- public:
-  DeferredDir() {
-    path_ =
-        std::filesystem::temp_directory_path() /
-        ("harvest_deferred_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter_++));
-    std::filesystem::remove_all(path_);
-  }
-  ~DeferredDir() { std::filesystem::remove_all(path_); }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  static inline int counter_ = 0;
-  std::filesystem::path path_;
-};
+using test_util::TempDir;
 
 frontier::UrlItem Item(const std::string& origin, int i) {
   frontier::UrlItem item;
@@ -46,7 +33,7 @@ std::vector<frontier::UrlItem> Take(StateDb& db, std::string_view name, size_t m
 }
 
 TEST(Deferred, TakenPerHostNameOldestFirstAcrossOrigins) {
-  DeferredDir dir;
+  TempDir dir("deferred_test");
   Result<std::unique_ptr<StateDb>> db = StateDb::Open({.dir = dir.path()});
   ASSERT_TRUE(db.ok()) << db.status().ToString();
   auto store = (*db)->NewQueueStore(4);
@@ -72,7 +59,7 @@ TEST(Deferred, TakenPerHostNameOldestFirstAcrossOrigins) {
 }
 
 TEST(Deferred, SurviveAReopenCountedPerHost) {
-  DeferredDir dir;
+  TempDir dir("deferred_test");
   {
     Result<std::unique_ptr<StateDb>> db = StateDb::Open({.dir = dir.path()});
     ASSERT_TRUE(db.ok()) << db.status().ToString();

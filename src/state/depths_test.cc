@@ -6,27 +6,16 @@
 #include <filesystem>
 #include <string>
 
+#include "base/testing/temp_dir.h"
 #include "state/state.h"
 
 namespace harvest::state {
 namespace {
 
-class DepthsDir {
- public:
-  DepthsDir() {
-    path_ = std::filesystem::temp_directory_path() /
-            ("harvest_depths_test_" + std::to_string(::getpid()));
-    std::filesystem::remove_all(path_);
-  }
-  ~DepthsDir() { std::filesystem::remove_all(path_); }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+using test_util::TempDir;
 
 TEST(Depths, TheLeastNotedDepthIsKeptAcrossARestart) {
-  DepthsDir dir;
+  TempDir dir("depths_test");
   {
     Result<std::unique_ptr<StateDb>> db = StateDb::Open({.dir = dir.path()});
     ASSERT_TRUE(db.ok()) << db.status().ToString();

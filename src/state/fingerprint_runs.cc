@@ -208,7 +208,7 @@ namespace {
 
 // K-way merge of `runs` in key order, each key once. False from `fn` stops it.
 Status MergeKeys(const std::vector<const FingerprintRuns::Run*>& runs,
-                 const std::function<Status(uint64_t)>& fn) {
+                 const FingerprintRuns::KeySink& fn) {
   std::vector<RunReader> readers;
   readers.reserve(runs.size());
   for (const auto* r : runs) readers.emplace_back(r);
@@ -402,29 +402,19 @@ std::shared_ptr<const FingerprintRuns::RunList> FingerprintRuns::Snapshot() cons
   return runs_;
 }
 
-Status FingerprintRuns::Add(std::span<const uint64_t> sorted) {
-  if (sorted.empty()) return Status::Ok();
-  for (size_t i = 1; i < sorted.size(); ++i) {
-    if (sorted[i] <= sorted[i - 1]) {
-      return Status::InvalidArgument("admitted set: keys to add are not ascending and unique");
-    }
-  }
-  uint64_t id = 0;
+Result<std::shared_ptr<FingerprintRuns::Run>> FingerprintRuns::WriteRun(
+    uint64_t bloom_keys, const std::function<Status(const KeySink&)>& produce) {
+  auto run = std::make_shared<Run>();
   {
     MutexLock lock(&mu_);
-    while (options_.background && runs_->size() >= options_.max_runs &&
-           (merge_wanted_ || merging_) && merge_error_.ok() && !stop_) {
-      cv_.Wait(&mu_);
-    }
-    id = next_id_++;
+    run->id = next_id_++;
   }
-  auto run = std::make_shared<Run>();
-  run->id = id;
-  run->path = RunPath(options_.dir, id);
-  run->bloom.emplace(sorted.size(), 0.01);
+  run->path = RunPath(options_.dir, run->id);
+  if (bloom_keys > 0) run->bloom.emplace(bloom_keys, 0.01);
+  dedup::BloomFilter* bloom = run->bloom ? &*run->bloom : nullptr;
   RunWriter writer(run->path);
   Status s = writer.Open();
-  for (size_t i = 0; s.ok() && i < sorted.size(); ++i) s = writer.Append(sorted[i], &*run->bloom);
+  if (s.ok()) s = produce([&](uint64_t key) { return writer.Append(key, bloom); });
   if (s.ok()) s = writer.Finish(options_.sync);
   if (!s.ok()) {
     std::error_code ec;
@@ -435,19 +425,49 @@ Status FingerprintRuns::Add(std::span<const uint64_t> sorted) {
   run->crc = writer.crc();
   run->fences = writer.TakeFences();
   run->fd = writer.Release();
+  return run;
+}
+
+Status FingerprintRuns::InstallLocked(std::shared_ptr<const RunList> next) {
+  uint64_t next_id = 0;
+  {
+    MutexLock lock(&mu_);
+    next_id = next_id_;
+  }
+  if (Status w = WriteManifest(*next, next_id); !w.ok()) return w;
+  MutexLock lock(&mu_);
+  runs_ = std::move(next);
+  return Status::Ok();
+}
+
+Status FingerprintRuns::Add(std::span<const uint64_t> sorted) {
+  if (sorted.empty()) return Status::Ok();
+  for (size_t i = 1; i < sorted.size(); ++i) {
+    if (sorted[i] <= sorted[i - 1]) {
+      return Status::InvalidArgument("admitted set: keys to add are not ascending and unique");
+    }
+  }
+  {
+    MutexLock lock(&mu_);
+    while (options_.background && runs_->size() >= options_.max_runs &&
+           (merge_wanted_ || merging_) && merge_error_.ok() && !stop_) {
+      cv_.Wait(&mu_);
+    }
+  }
+  Result<std::shared_ptr<Run>> run = WriteRun(sorted.size(), [&](const KeySink& sink) {
+    for (uint64_t key : sorted) {
+      if (Status s = sink(key); !s.ok()) return s;
+    }
+    return Status::Ok();
+  });
+  if (!run.ok()) return run.status();
   {
     MutexLock manifest(&manifest_mu_);
     auto next = std::make_shared<RunList>(*Snapshot());
-    if (next->empty()) run->bloom.reset();  // the oldest run has none
-    next->push_back(run);
-    uint64_t next_id = 0;
-    {
-      MutexLock lock(&mu_);
-      next_id = next_id_;
-    }
-    if (Status w = WriteManifest(*next, next_id); !w.ok()) return w;
+    if (next->empty()) (*run)->bloom.reset();  // the oldest run has none
+    next->push_back(*run);
+    if (Status w = InstallLocked(std::move(next)); !w.ok()) return w;
     MutexLock lock(&mu_);
-    runs_ = std::move(next);
     merge_wanted_ = true;
   }
   if (!options_.background) return MergeDue();
@@ -466,35 +486,16 @@ size_t FingerprintRuns::MergeStart(const RunList& runs) const {
 }
 
 Status FingerprintRuns::Merge(const RunList& runs, size_t start) {
-  uint64_t id = 0;
-  {
-    MutexLock lock(&mu_);
-    id = next_id_++;
-  }
   std::vector<const Run*> inputs;
   uint64_t total = 0;
   for (size_t i = start; i < runs.size(); ++i) {
     inputs.push_back(runs[i].get());
     total += runs[i]->count;
   }
-  auto run = std::make_shared<Run>();
-  run->id = id;
-  run->path = RunPath(options_.dir, id);
-  if (start > 0) run->bloom.emplace(total, 0.01);
-  dedup::BloomFilter* bloom = run->bloom ? &*run->bloom : nullptr;
-  RunWriter writer(run->path);
-  Status s = writer.Open();
-  if (s.ok()) s = MergeKeys(inputs, [&](uint64_t key) { return writer.Append(key, bloom); });
-  if (s.ok()) s = writer.Finish(options_.sync);
-  if (!s.ok()) {
-    std::error_code ec;
-    std::filesystem::remove(run->path, ec);
-    return s;
-  }
-  run->count = writer.count();
-  run->crc = writer.crc();
-  run->fences = writer.TakeFences();
-  run->fd = writer.Release();
+  // The oldest run has no Bloom filter.
+  Result<std::shared_ptr<Run>> run =
+      WriteRun(start > 0 ? total : 0, [&](const KeySink& sink) { return MergeKeys(inputs, sink); });
+  if (!run.ok()) return run.status();
   std::vector<std::filesystem::path> obsolete;
   {
     MutexLock manifest(&manifest_mu_);
@@ -502,19 +503,13 @@ Status FingerprintRuns::Merge(const RunList& runs, size_t start) {
     // Only Add changes the list meanwhile, and it only appends: the merged runs are still
     // runs [start, start + inputs.size()) of it.
     auto next = std::make_shared<RunList>(current->begin(), current->begin() + start);
-    next->push_back(run);
+    next->push_back(*run);
     next->insert(next->end(), current->begin() + start + inputs.size(), current->end());
-    uint64_t next_id = 0;
-    {
-      MutexLock lock(&mu_);
-      next_id = next_id_;
-    }
-    if (Status w = WriteManifest(*next, next_id); !w.ok()) return w;
+    if (Status w = InstallLocked(std::move(next)); !w.ok()) return w;
     for (const Run* r : inputs) obsolete.push_back(r->path);
     MutexLock lock(&mu_);
-    runs_ = std::move(next);
     ++merges_;
-    merged_keys_ += run->count;
+    merged_keys_ += (*run)->count;
   }
   cv_.SignalAll();  // an Add waiting for fewer runs
   // Readers holding the old list keep the files' descriptors: unlinking does not disturb them.

@@ -87,7 +87,8 @@ class FingerprintRuns {
   bool Idle() const;
   Stats stats() const;
 
-  struct Run;  // one run file, open (fingerprint_runs.cc)
+  struct Run;                                       // one run file, open (fingerprint_runs.cc)
+  using KeySink = std::function<Status(uint64_t)>;  // takes the keys of a run being written
 
  private:
   using RunList = std::vector<std::shared_ptr<const Run>>;  // oldest first
@@ -95,6 +96,12 @@ class FingerprintRuns {
   explicit FingerprintRuns(Options options);
   Status Load();
   Status WriteManifest(const RunList& runs, uint64_t next_id) const;
+  // Writes a new run of the keys `produce` passes to its sink (ascending, unique), with a
+  // Bloom filter sized for `bloom_keys` unless that is 0; the file is removed on an error.
+  Result<std::shared_ptr<Run>> WriteRun(uint64_t bloom_keys,
+                                        const std::function<Status(const KeySink&)>& produce);
+  // Writes the manifest of `next` and makes it the set's run list.
+  Status InstallLocked(std::shared_ptr<const RunList> next) REQUIRES(manifest_mu_);
   std::shared_ptr<const RunList> Snapshot() const;
   // The first run of the newest suffix due to merge, or runs.size() when none is.
   size_t MergeStart(const RunList& runs) const;

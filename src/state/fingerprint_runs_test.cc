@@ -3,6 +3,7 @@
 // durable across reopening; damaged files refused with their name; files of unrecorded runs
 // removed.
 #include "state/fingerprint_runs.h"
+#include "base/testing/temp_dir.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -20,21 +21,7 @@
 namespace harvest::state {
 namespace {
 
-class RunsDir {
- public:
-  RunsDir() {
-    path_ = std::filesystem::temp_directory_path() /
-            ("harvest_fingerprint_runs_test_" + std::to_string(::getpid()) + "_" +
-             std::to_string(counter_++));
-    std::filesystem::remove_all(path_);
-  }
-  ~RunsDir() { std::filesystem::remove_all(path_); }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  static inline int counter_ = 0;
-  std::filesystem::path path_;
-};
+using test_util::TempDir;
 
 FingerprintRuns::Options Opts(const std::filesystem::path& dir, bool background) {
   FingerprintRuns::Options o;
@@ -73,7 +60,7 @@ void ExpectMatches(const FingerprintRuns& set, const std::set<uint64_t>& oracle,
 }
 
 TEST(FingerprintRuns, EmptySetHoldsNothing) {
-  RunsDir dir;
+  TempDir dir("fingerprint_runs_test");
   auto set = FingerprintRuns::Open(Opts(dir.path(), false));
   ASSERT_TRUE(set.ok()) << set.status().ToString();
   EXPECT_FALSE(*(*set)->Contains(42));
@@ -82,7 +69,7 @@ TEST(FingerprintRuns, EmptySetHoldsNothing) {
 }
 
 TEST(FingerprintRuns, AddsAndMergesInTheForeground) {
-  RunsDir dir;
+  TempDir dir("fingerprint_runs_test");
   std::mt19937_64 rng(7);
   std::set<uint64_t> oracle;
   auto set = FingerprintRuns::Open(Opts(dir.path(), false));
@@ -102,7 +89,7 @@ TEST(FingerprintRuns, AddsAndMergesInTheForeground) {
 }
 
 TEST(FingerprintRuns, RepeatedKeysAcrossRunsAreMergedOnce) {
-  RunsDir dir;
+  TempDir dir("fingerprint_runs_test");
   std::mt19937_64 rng(8);
   std::set<uint64_t> oracle;
   auto set = FingerprintRuns::Open(Opts(dir.path(), false));
@@ -117,7 +104,7 @@ TEST(FingerprintRuns, RepeatedKeysAcrossRunsAreMergedOnce) {
 }
 
 TEST(FingerprintRuns, RefusesUnsortedInput) {
-  RunsDir dir;
+  TempDir dir("fingerprint_runs_test");
   auto set = FingerprintRuns::Open(Opts(dir.path(), false));
   ASSERT_TRUE(set.ok());
   const std::vector<uint64_t> unsorted = {3, 1, 2};
@@ -128,7 +115,7 @@ TEST(FingerprintRuns, RefusesUnsortedInput) {
 }
 
 TEST(FingerprintRuns, ReopensWithEveryKey) {
-  RunsDir dir;
+  TempDir dir("fingerprint_runs_test");
   std::mt19937_64 rng(9);
   std::set<uint64_t> oracle;
   {
@@ -144,7 +131,7 @@ TEST(FingerprintRuns, ReopensWithEveryKey) {
 }
 
 TEST(FingerprintRuns, BackgroundMergesWhileReadersLookUp) {
-  RunsDir dir;
+  TempDir dir("fingerprint_runs_test");
   std::mt19937_64 rng(10);
   std::set<uint64_t> oracle;
   FingerprintRuns::Options o = Opts(dir.path(), true);
@@ -176,7 +163,7 @@ TEST(FingerprintRuns, BackgroundMergesWhileReadersLookUp) {
 }
 
 TEST(FingerprintRuns, RemovesFilesOfRunsNeverRecorded) {
-  RunsDir dir;
+  TempDir dir("fingerprint_runs_test");
   std::mt19937_64 rng(11);
   std::set<uint64_t> oracle;
   {
@@ -196,7 +183,7 @@ TEST(FingerprintRuns, RemovesFilesOfRunsNeverRecorded) {
 }
 
 TEST(FingerprintRuns, RefusesDamagedFilesByName) {
-  RunsDir dir;
+  TempDir dir("fingerprint_runs_test");
   std::mt19937_64 rng(12);
   std::set<uint64_t> oracle;
   std::filesystem::path run;

@@ -10,26 +10,13 @@
 
 #include <rocksdb/db.h>
 
+#include "base/testing/temp_dir.h"
 #include "state/state.h"
 
 namespace harvest::state {
 namespace {
 
-class ParkedDir {
- public:
-  ParkedDir() {
-    path_ =
-        std::filesystem::temp_directory_path() /
-        ("harvest_parked_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter_++));
-    std::filesystem::remove_all(path_);
-  }
-  ~ParkedDir() { std::filesystem::remove_all(path_); }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  static inline int counter_ = 0;
-  std::filesystem::path path_;
-};
+using test_util::TempDir;
 
 frontier::UrlItem Item(const std::string& host, int i, int cls) {
   frontier::UrlItem item;
@@ -51,7 +38,7 @@ std::vector<std::string> Take(StateDb& db, size_t hosts) {
 }
 
 TEST(Parked, TakesHostsBestClassFirstAndWrapsOnce) {
-  ParkedDir dir;
+  TempDir dir("parked_test");
   Result<std::unique_ptr<StateDb>> db = StateDb::Open({.dir = dir.path()});
   ASSERT_TRUE(db.ok()) << db.status().ToString();
   auto store = (*db)->NewQueueStore(4);
@@ -77,7 +64,7 @@ TEST(Parked, TakesHostsBestClassFirstAndWrapsOnce) {
 }
 
 TEST(Parked, AHostComesWithEveryClassAndIsNotMetAgain) {
-  ParkedDir dir;
+  TempDir dir("parked_test");
   Result<std::unique_ptr<StateDb>> db = StateDb::Open({.dir = dir.path()});
   ASSERT_TRUE(db.ok()) << db.status().ToString();
   auto store = (*db)->NewQueueStore(kClasses);
@@ -101,7 +88,7 @@ TEST(Parked, AHostComesWithEveryClassAndIsNotMetAgain) {
 }
 
 TEST(Parked, SurviveARestartAndStayAdmitted) {
-  ParkedDir dir;
+  TempDir dir("parked_test");
   const frontier::UrlItem a = Item("a.test", 1, 1);
   const frontier::UrlItem b = Item("b.test", 1, 1);
   {
@@ -132,7 +119,7 @@ TEST(Parked, SurviveARestartAndStayAdmitted) {
 // 100 M URLs"): a database whose parked entries sit in levels 1+ of a leveled tree (an older
 // Harvest's) opens, and every entry is still there to take.
 TEST(Parked, LeveledFamilyOfAnOlderDatabaseOpens) {
-  ParkedDir dir;
+  TempDir dir("parked_test");
   constexpr int kHosts = 50;
   {
     Result<std::unique_ptr<StateDb>> db = StateDb::Open({.dir = dir.path()});

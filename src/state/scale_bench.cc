@@ -171,7 +171,8 @@ void Usage() {
                "usage: state_scale_bench [--urls N (50000000)] [--hosts H (1000000)]\n"
                "         [--drain D (1000000)] [--dir DIR (/tmp/harvest-scale-<pid>)]\n"
                "         [--no-restart] [--keep] [--seed S] [--queue-ram-items N]\n"
-               "         [--write-buffer-mb M (32)] [--block-cache-mb M (64)]\n"
+               "         [--write-buffer-mb M (32)] [--block-cache-mb M (64)] "
+               "[--block-cache-max-mb M (512)]\n"
                "         [--fetched F (0)] [--lookups L (1000000)] [--host-cache N (20000)]\n"
                "         [--ingest-every N (500000 admitted fingerprints per table file)]\n"
                "         [--small (200000 URLs, 20000 hosts, drain 20000)]\n");
@@ -204,6 +205,9 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
     } else if (a == "--block-cache-mb") {
       if (!number(&n) || n == 0) return false;
       f->block_cache_mb = n;
+    } else if (a == "--block-cache-max-mb") {
+      if (!number(&n) || n == 0) return false;
+      f->block_cache_max_mb = n;
     } else if (a == "--ingest-every") {
       if (!number(&n) || n == 0) return false;
       f->ingest_every = n;
@@ -306,6 +310,7 @@ StateOptions DbOptions(const Flags& f) {
   o.queue_ram_items = f.queue_ram_items;
   o.write_buffer_bytes = f.write_buffer_mb << 20;
   o.block_cache_bytes = f.block_cache_mb << 20;
+  o.block_cache_max_bytes = f.block_cache_max_mb << 20;
   o.ingest_every = f.ingest_every;
   return o;
 }
@@ -616,9 +621,13 @@ bool Admit(const Flags& f, StateDb* db, dedup::SeenSet* seen, frontier::Admissio
       seen->false_positives(), st.queued_in_ram, st.ingests, st.admitted_runs,
       static_cast<double>(st.admitted_merged) / static_cast<double>(std::max<uint64_t>(n, 1)),
       static_cast<double>(produced.generator_bytes) / (1 << 20));
-  std::printf("  peak RSS %.0f MiB, RSS now %.0f MiB, DB on disk %.2f GiB\n",
-              MiB(ProcStatusKb("VmHWM")), MiB(ProcStatusKb("VmRSS")),
-              static_cast<double>(DirBytes(f.dir)) / (1u << 30));
+  std::printf(
+      "  peak RSS %.0f MiB, RSS now %.0f MiB, DB on disk %.2f GiB, block cache %.0f MiB (table "
+      "index and filter blocks %.1f MiB)\n",
+      MiB(ProcStatusKb("VmHWM")), MiB(ProcStatusKb("VmRSS")),
+      static_cast<double>(DirBytes(f.dir)) / (1u << 30),
+      static_cast<double>(st.block_cache_bytes) / (1 << 20),
+      static_cast<double>(st.table_metadata_bytes) / (1 << 20));
   PrintCompaction(db->EngineStats());
   std::fflush(stdout);
   return db->status().ok();

@@ -30,6 +30,7 @@ struct Flags {
   size_t queue_ram_items = StateOptions{}.queue_ram_items;
   size_t write_buffer_mb = StateOptions{}.write_buffer_bytes >> 20;
   size_t block_cache_mb = StateOptions{}.block_cache_bytes >> 20;
+  size_t block_cache_max_mb = StateOptions{}.block_cache_max_bytes >> 20;
   size_t ingest_every = StateOptions{}.ingest_every;
   uint64_t fetched = 0;          // pages whose records phase 3 writes (0: no phase 3)
   uint64_t lookups = 1'000'000;  // point lookups of each kind in phase 3

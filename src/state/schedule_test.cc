@@ -5,27 +5,14 @@
 #include <filesystem>
 #include <vector>
 
+#include "base/testing/temp_dir.h"
 #include "state/internal.h"
 #include "state/state.h"
 
 namespace harvest::state {
 namespace {
 
-class ScheduleDir {
- public:
-  ScheduleDir() {
-    path_ =
-        std::filesystem::temp_directory_path() /
-        ("harvest_schedule_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter_++));
-    std::filesystem::remove_all(path_);
-  }
-  ~ScheduleDir() { std::filesystem::remove_all(path_); }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  static inline int counter_ = 0;
-  std::filesystem::path path_;
-};
+using test_util::TempDir;
 
 std::unique_ptr<StateDb> Open(const std::filesystem::path& dir) {
   Result<std::unique_ptr<StateDb>> db = StateDb::Open({.dir = dir});
@@ -54,7 +41,7 @@ SeenRecord Done(int64_t due) {
 }
 
 TEST(Schedule, TakesDueUrlsInOrderAndKeepsTheRestAcrossRestarts) {
-  ScheduleDir dir;
+  TempDir dir("schedule_test");
   {
     auto db = Open(dir.path());
     ASSERT_TRUE(db);
@@ -92,7 +79,7 @@ TEST(Schedule, TakesDueUrlsInOrderAndKeepsTheRestAcrossRestarts) {
 }
 
 TEST(Schedule, TakeRespectsTheLimit) {
-  ScheduleDir dir;
+  TempDir dir("schedule_test");
   auto db = Open(dir.path());
   ASSERT_TRUE(db);
   for (int i = 0; i < 10; ++i) db->MarkDone(Item(i), Done(100 + i));
@@ -138,7 +125,7 @@ TEST(Schedule, SeenRecordKeepsRecrawlFieldsAndReadsOldRecords) {
 }
 
 TEST(SimHashRecords, NewestAreRebuiltOldestFirstAndTrimmed) {
-  ScheduleDir dir;
+  TempDir dir("schedule_test");
   {
     auto db = Open(dir.path());
     ASSERT_TRUE(db);

@@ -87,8 +87,12 @@ struct StateOptions {
   size_t queue_ram_items = 500'000;
   // Items read from disk at once when a host's RAM window runs dry. Default 16.
   size_t window_per_host = 16;
-  // RocksDB block cache. Default 64 MiB.
+  // RocksDB block cache: its least size. Default 64 MiB. It grows to twice the index and
+  // filter blocks of the state's table files (measured every 10 s while commits go on), so
+  // that they stay cached as the crawl grows (docs/architecture.md §5.5), up to
+  // `block_cache_max_bytes` (default 512 MiB; equal to `block_cache_bytes`: a fixed size).
   size_t block_cache_bytes = 64u << 20;
+  size_t block_cache_max_bytes = 512u << 20;
   // RocksDB memtable size per column family (two may exist at once). Default 32 MiB.
   size_t write_buffer_bytes = 32u << 20;
   // Admitted fingerprints collected in RAM (16 bytes each) before they are written to the
@@ -259,9 +263,11 @@ struct StateStats {
   uint64_t hosts = 0;           // host ids given (over all runs)
   uint64_t commits = 0;
   uint64_t syncs = 0;
-  uint64_t ingests = 0;          // admitted-set runs written
-  uint64_t admitted_runs = 0;    // runs the admitted set has now
-  uint64_t admitted_merged = 0;  // fingerprints written by the admitted set's merges
+  uint64_t ingests = 0;               // admitted-set runs written
+  uint64_t admitted_runs = 0;         // runs the admitted set has now
+  uint64_t admitted_merged = 0;       // fingerprints written by the admitted set's merges
+  uint64_t block_cache_bytes = 0;     // the block cache's size now
+  uint64_t table_metadata_bytes = 0;  // index and filter blocks of the table files, last measured
 };
 
 class StateDb {

@@ -3,9 +3,12 @@
 // state_db_open.cc, the commit protocol (Committer) in state_db_commit.cc, each table in
 // its own file (*_table.h).
 #include <rocksdb/sst_file_writer.h>
+#include <rocksdb/table_properties.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cassert>
+#include <chrono>
 #include <system_error>
 
 #include "state/rocks_queue_store.h"
@@ -229,6 +232,8 @@ StateStats StateDb::Impl::stats() const {
   const FingerprintRuns::Stats runs = admitted_runs_->stats();
   st.admitted_runs = runs.runs;
   st.admitted_merged = runs.merged_keys;
+  st.block_cache_bytes = block_cache_->GetCapacity();
+  st.table_metadata_bytes = table_metadata_bytes_.load();
   return st;
 }
 
@@ -273,6 +278,11 @@ bool StateDb::Impl::ReadmitIfNotIngested(uint64_t seq, std::string_view item_val
 
 Status StateDb::Impl::Commit() {
   Status s = committer_->HandOver();
+  if (const auto now = std::chrono::steady_clock::now();
+      now - cache_sized_at_ >= std::chrono::seconds(10)) {
+    cache_sized_at_ = now;
+    SizeBlockCache();
+  }
   if (!s.ok() || recent_.size() < next_ingest_at_) return s;
   s = committer_->WaitWritten();
   if (!s.ok()) return s;
@@ -319,6 +329,26 @@ Status StateDb::Impl::Ingest() {
   }
   AdvanceAdmittedThrough(through);
   return Status::Ok();
+}
+
+// The index and filter blocks of a family's table files grow with its keys (a filter ~1.25
+// bytes per key). A point lookup whose index or filter partition is not cached reads and
+// checksums it from the file: at 100 M admitted URLs with the cache at 64 MiB, lookups of
+// seen records, depths and digests cost 1.4-3.2x what they cost at 1 M (docs/benchmarks.md,
+// "An admitted set of sorted runs"). Index and filter blocks are cached with high priority,
+// in a pool of half the cache; twice their size keeps them all there.
+void StateDb::Impl::SizeBlockCache() {
+  uint64_t metadata = 0;
+  for (rocksdb::ColumnFamilyHandle* h : handles_) {
+    rocksdb::TablePropertiesCollection tables;
+    if (!db_->GetPropertiesOfAllTables(h, &tables).ok()) continue;
+    for (const auto& [file, props] : tables) metadata += props->index_size + props->filter_size;
+  }
+  table_metadata_bytes_ = metadata;
+  const uint64_t least = options_.block_cache_bytes;
+  const uint64_t most = std::max<uint64_t>(options_.block_cache_max_bytes, least);
+  const auto size = static_cast<size_t>(std::clamp<uint64_t>(2 * metadata, least, most));
+  if (size != block_cache_->GetCapacity()) block_cache_->SetCapacity(size);
 }
 
 // Adds `recent_` to the admitted set as one sorted run.

@@ -9,6 +9,7 @@
 // The members below are grouped by the thread that owns them.
 #pragma once
 
+#include <rocksdb/cache.h>
 #include <rocksdb/db.h>
 #include <rocksdb/iterator.h>
 #include <rocksdb/options.h>
@@ -16,6 +17,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -174,12 +176,16 @@ class StateDb::Impl {
   void AdvanceAdmittedThrough(uint64_t through);
   // Writes the queue entry of `item` (new or rewritten) into the pending batch.
   void PutQueueEntry(const frontier::UrlItem& item);
+  // Sizes the block cache to twice the table files' index and filter blocks, within
+  // [block_cache_bytes, block_cache_max_bytes] (StateOptions). I/O thread.
+  void SizeBlockCache();
 
   // ---- Set by Open, constant afterwards (any thread; rocksdb::DB is thread-safe) ----
   const StateOptions options_;
   bool created_ = false;
   int epoch_bits_ = 20;  // meta "epoch_bits" (queue key epochs)
   dedup::SimHashVersion simhash_version_ = dedup::kNewestSimHash;  // meta "simhash_version"
+  std::shared_ptr<rocksdb::Cache> block_cache_;  // every family's; sized by SizeBlockCache
   std::unique_ptr<rocksdb::DB> db_;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // owned; destroyed before db_
   rocksdb::ColumnFamilyHandle* queues_ = nullptr;
@@ -218,6 +224,8 @@ class StateDb::Impl {
 
   // ---- Any thread ----
   std::atomic<uint64_t> ingests_{0};
+  std::atomic<uint64_t> table_metadata_bytes_{0};         // as SizeBlockCache last measured
+  std::chrono::steady_clock::time_point cache_sized_at_;  // I/O thread
 };
 
 }  // namespace harvest::state

@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -99,7 +100,11 @@ rocksdb::BlockBasedTableOptions TableOptions(Tuning tuning,
   // not stored before, a host or URL never seen), and without a filter each such Get reads
   // and decompresses an index and a data block per level that may hold it.
   table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
-  if (tuning == Tuning::kQueues) table.whole_key_filtering = false;
+  // Queue and parked entries are only ever read by prefix (a host's, a group's) through
+  // iterators: their filters hold prefixes alone. Whole keys there cost a filter
+  // entry per URL (at 100 M parked URLs ~120 MB of filter blocks to build in every
+  // compaction and to cache) that no lookup ever asks.
+  if (tuning == Tuning::kQueues || tuning == Tuning::kParked) table.whole_key_filtering = false;
   return table;
 }
 
@@ -171,8 +176,8 @@ rocksdb::ColumnFamilyOptions FamilyOptions(Tuning tuning, size_t write_buffer,
 }
 
 // The default column family (unused, but RocksDB requires it) and ours.
-std::vector<rocksdb::ColumnFamilyDescriptor> Descriptors(const StateOptions& options) {
-  std::shared_ptr<rocksdb::Cache> cache = rocksdb::NewLRUCache(options.block_cache_bytes);
+std::vector<rocksdb::ColumnFamilyDescriptor> Descriptors(
+    const StateOptions& options, const std::shared_ptr<rocksdb::Cache>& cache) {
   std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
   descriptors.emplace_back(rocksdb::kDefaultColumnFamilyName,
                            FamilyOptions(Tuning::kPlain, 1u << 20, cache));
@@ -229,13 +234,17 @@ Result<std::unique_ptr<StateDb::Impl>> StateDb::Impl::Open(const StateOptions& o
   impl->recent_ = dedup::FingerprintSet(options.ingest_every);
   impl->next_ingest_at_ = std::max<size_t>(options.ingest_every, 1);
   impl->seen_backend_ = std::make_unique<SeenStore>(impl.get());
+  impl->SizeBlockCache();  // a resumed crawl's tables
+  impl->cache_sized_at_ = std::chrono::steady_clock::now();
   impl->committer_->Start();
   return impl;
 }
 
 Status StateDb::Impl::OpenDatabase() {
   const rocksdb::DBOptions db_options = DatabaseOptions(options_);
-  const std::vector<rocksdb::ColumnFamilyDescriptor> descriptors = Descriptors(options_);
+  block_cache_ = rocksdb::NewLRUCache(options_.block_cache_bytes);
+  const std::vector<rocksdb::ColumnFamilyDescriptor> descriptors =
+      Descriptors(options_, block_cache_);
   rocksdb::DB* raw = nullptr;
   rocksdb::Status rs;
   if (created_) {

@@ -1,4 +1,5 @@
 #include "state/state.h"
+#include "base/testing/temp_dir.h"
 
 #include <gtest/gtest.h>
 
@@ -18,20 +19,7 @@
 namespace harvest::state {
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    path_ = std::filesystem::temp_directory_path() /
-            ("harvest_state_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter_++));
-    std::filesystem::remove_all(path_);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  static inline int counter_ = 0;
-  std::filesystem::path path_;
-};
+using test_util::TempDir;
 
 std::unique_ptr<StateDb> OpenDb(const std::filesystem::path& dir) {
   Result<std::unique_ptr<StateDb>> db = StateDb::Open({.dir = dir});
@@ -40,7 +28,7 @@ std::unique_ptr<StateDb> OpenDb(const std::filesystem::path& dir) {
 }
 
 TEST(StateDb, CreatesThenReopens) {
-  TempDir dir;
+  TempDir dir("state_test");
   {
     auto db = OpenDb(dir.path());
     ASSERT_TRUE(db);
@@ -64,11 +52,11 @@ TEST(StateDb, CreatesEveryFamilyAndCompletesADatabaseLeftWithoutThem) {
   const std::set<std::string> all = {"default", "queues",   "seen",     "hosts",   "digests",
                                      "meta",    "admitted", "schedule", "simhash", "parked",
                                      "pages",   "depths",   "deferred"};
-  TempDir fresh;
+  TempDir fresh("state_test");
   { ASSERT_TRUE(OpenDb(fresh.path())); }
   EXPECT_EQ(FamiliesOfClosedDb(fresh.path()), all);
 
-  TempDir left;
+  TempDir left("state_test");
   {
     rocksdb::Options o;
     o.create_if_missing = true;
@@ -117,7 +105,7 @@ void SetMetaOfClosedDb(const std::filesystem::path& dir, std::string_view key,
 
 // docs/architecture.md §1.4: a new crawl state takes SimHash version 2 and keeps it.
 TEST(StateDb, NewDatabaseUsesSimHashVersion2) {
-  TempDir dir;
+  TempDir dir("state_test");
   {
     auto db = OpenDb(dir.path());
     ASSERT_TRUE(db);
@@ -132,7 +120,7 @@ TEST(StateDb, NewDatabaseUsesSimHashVersion2) {
 // version) holds version 1 fingerprints: it is version 1, recorded at the first open, and
 // stays 1.
 TEST(StateDb, OldDatabaseKeepsSimHashVersion1) {
-  TempDir dir;
+  TempDir dir("state_test");
   {
     auto db = OpenDb(dir.path());
     ASSERT_TRUE(db);
@@ -147,7 +135,7 @@ TEST(StateDb, OldDatabaseKeepsSimHashVersion1) {
 }
 
 TEST(StateDb, RefusesAnUnknownSimHashVersion) {
-  TempDir dir;
+  TempDir dir("state_test");
   {
     auto db = OpenDb(dir.path());
     ASSERT_TRUE(db);
@@ -160,7 +148,7 @@ TEST(StateDb, RefusesAnUnknownSimHashVersion) {
 }
 
 TEST(StateDb, RefusesASecondProcessOnTheSameDirectory) {
-  TempDir dir;
+  TempDir dir("state_test");
   auto db = OpenDb(dir.path());
   ASSERT_TRUE(db);
   Result<std::unique_ptr<StateDb>> second = StateDb::Open({.dir = dir.path()});
@@ -170,7 +158,7 @@ TEST(StateDb, RefusesASecondProcessOnTheSameDirectory) {
 }
 
 TEST(StateDb, SeenStoreIsExactReadsItsOwnPendingWritesAndPersists) {
-  TempDir dir;
+  TempDir dir("state_test");
   {
     auto db = OpenDb(dir.path());
     dedup::SeenBackend* seen = db->seen();
@@ -196,7 +184,7 @@ TEST(StateDb, SeenStoreIsExactReadsItsOwnPendingWritesAndPersists) {
 // BackgroundWorkPending reports flushes and compactions while they run and false once the
 // database is idle (state_scale_bench waits for that before it times lookups).
 TEST(StateDb, BackgroundWorkSettlesOnAnIdleDatabase) {
-  TempDir dir;
+  TempDir dir("state_test");
   Result<std::unique_ptr<StateDb>> opened = StateDb::Open(
       {.dir = dir.path(), .write_buffer_bytes = 1u << 20, .ingest_every = 5000, .sync = false});
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
@@ -219,7 +207,7 @@ TEST(StateDb, BackgroundWorkSettlesOnAnIdleDatabase) {
 // The admitted set as sorted runs: ForEachSeen merges them with the seen family, each
 // fingerprint once, ascending; they survive reopening.
 TEST(StateDb, ForEachSeenMergesTheAdmittedRunsOnce) {
-  TempDir dir;
+  TempDir dir("state_test");
   std::set<uint64_t> oracle;
   std::mt19937_64 rng(5);
   {
@@ -251,7 +239,7 @@ TEST(StateDb, ForEachSeenMergesTheAdmittedRunsOnce) {
 // A database written before the admitted set moved out of RocksDB keeps it in the `admitted`
 // column family: opening moves every fingerprint into the runs and empties the family.
 TEST(StateDb, MovesAnOlderAdmittedFamilyIntoTheRuns) {
-  TempDir dir;
+  TempDir dir("state_test");
   { ASSERT_TRUE(OpenDb(dir.path())); }
   std::vector<uint64_t> old;
   for (uint64_t i = 1; i <= 3000; ++i) old.push_back(i * 0x9E3779B97F4A7C15ull);
@@ -304,7 +292,7 @@ TEST(StateDb, MovesAnOlderAdmittedFamilyIntoTheRuns) {
 // Admissions since the last ingest of the admitted set live in RAM; after a crash they come
 // back from their queue entries, so the exact seen store still knows every admitted URL.
 TEST(StateDb, AdmissionsSurviveACrashBetweenIngests) {
-  TempDir dir;
+  TempDir dir("state_test");
   constexpr uint64_t kUrls = 350;
   std::set<uint64_t> done;
   {
@@ -365,7 +353,7 @@ TEST(StateDb, AdmissionsSurviveACrashBetweenIngests) {
 }
 
 TEST(StateDb, MarkDoneRecordsTheFetch) {
-  TempDir dir;
+  TempDir dir("state_test");
   auto db = OpenDb(dir.path());
   frontier::UrlItem item;
   item.url = "http://a.test/";
@@ -386,8 +374,46 @@ TEST(StateDb, MarkDoneRecordsTheFetch) {
   EXPECT_EQ(r->last_modified, "Tue");
 }
 
+TEST(StateDb, TheBlockCacheGrowsWithTheTablesIndexAndFilterBlocks) {
+  TempDir dir("state_test");
+  const size_t least = 64u << 10;
+  {
+    Result<std::unique_ptr<StateDb>> db = StateDb::Open({.dir = dir.path(),
+                                                         .block_cache_bytes = least,
+                                                         .block_cache_max_bytes = 64u << 20,
+                                                         .write_buffer_bytes = 1u << 20});
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    EXPECT_EQ((*db)->stats().block_cache_bytes, least);  // no tables yet
+    frontier::UrlItem item;
+    item.url = "http://a.test/";
+    for (uint64_t fp = 1; fp <= 100'000; ++fp) {
+      item.fp = fp * 0x9E3779B97F4A7C15ull;
+      (*db)->MarkDone(item, {.state = SeenRecord::State::kDone, .status = 200});
+    }
+    ASSERT_TRUE((*db)->Commit().ok());
+  }
+  // Measured at open (and every 10 s of commits): 100 k seen records' Bloom filter alone is
+  // ~120 KiB.
+  uint64_t metadata = 0;
+  {
+    Result<std::unique_ptr<StateDb>> db = StateDb::Open(
+        {.dir = dir.path(), .block_cache_bytes = least, .block_cache_max_bytes = 64u << 20});
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    const StateStats st = (*db)->stats();
+    metadata = st.table_metadata_bytes;
+    EXPECT_GT(metadata, 100u << 10);
+    EXPECT_EQ(st.block_cache_bytes, 2 * metadata);
+  }
+  {  // the most it may grow to
+    Result<std::unique_ptr<StateDb>> db = StateDb::Open(
+        {.dir = dir.path(), .block_cache_bytes = least, .block_cache_max_bytes = metadata});
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    EXPECT_EQ((*db)->stats().block_cache_bytes, metadata);
+  }
+}
+
 TEST(StateDb, HostRecordsRoundTrip) {
-  TempDir dir;
+  TempDir dir("state_test");
   {
     auto db = OpenDb(dir.path());
     EXPECT_FALSE(db->GetPoliteness("a.test"));
@@ -416,7 +442,7 @@ TEST(StateDb, HostRecordsRoundTrip) {
 }
 
 TEST(StateDb, DigestsAreWrittenDirectly) {
-  TempDir dir;
+  TempDir dir("state_test");
   {
     auto db = OpenDb(dir.path());
     EXPECT_FALSE(db->FindDigest("sha256:AAAA"));
