@@ -304,7 +304,10 @@ struct CrawlStats {
   // Resume of an existing crawl directory.
   bool resumed = false;
   uint64_t resumed_queued = 0;  // URLs queued (or in flight) when the last run stopped
-  uint64_t resumed_seen = 0;    // fingerprints restored into the Bloom filter
+  // Hosts of those URLs, all in RAM from the start of this run: more than crawl.host_cache
+  // when pages of hosts already done were still in the pipeline at a kill.
+  uint64_t resumed_hosts = 0;
+  uint64_t resumed_seen = 0;  // fingerprints restored into the Bloom filter
   double bloom_restore_s = 0;
   uint64_t recovered_bytes_cut = 0;   // torn WARC tail removed
   uint64_t recovered_cdxj_lines = 0;  // CDXJ lines written for unindexed records

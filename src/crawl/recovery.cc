@@ -128,6 +128,7 @@ void Crawler::Impl::RestoreState() {
     hosts_->Ensure(host);
     stats_.resumed_queued += n;
   });
+  stats_.resumed_hosts = hosts_->size();
   spdlog::info(
       "resuming the crawl in {}: {} URLs queued or in flight over {} hosts, {} URLs "
       "seen (Bloom filter restored in {:.2f} s)",

@@ -70,10 +70,11 @@ std::string FormatSummary(const CrawlStats& s) {
                                              : "stopped";
   out << "crawl " << state << " in " << s.elapsed_s << " s\n";
   if (s.resumed) {
-    out << "  resumed: " << u(s.resumed_queued) << " URLs were queued or in flight, "
-        << u(s.resumed_seen) << " seen (Bloom filter restored in " << s.bloom_restore_s
-        << " s); WARC recovery cut " << u(s.recovered_bytes_cut) << " bytes, indexed "
-        << u(s.recovered_cdxj_lines) << " records\n";
+    out << "  resumed: " << u(s.resumed_queued) << " URLs were queued or in flight (over "
+        << u(s.resumed_hosts) << " hosts), " << u(s.resumed_seen)
+        << " seen (Bloom filter restored in " << s.bloom_restore_s << " s); WARC recovery cut "
+        << u(s.recovered_bytes_cut) << " bytes, indexed " << u(s.recovered_cdxj_lines)
+        << " records\n";
   }
   out << "  seeds " << u(s.seeds) << ", admitted " << u(s.admitted) << ", links refused "
       << u(s.rejected) << "\n";

@@ -335,8 +335,8 @@ Status StateDb::Impl::Ingest() {
 // bytes per key). A point lookup whose index or filter partition is not cached reads and
 // checksums it from the file: at 100 M admitted URLs with the cache at 64 MiB, lookups of
 // seen records, depths and digests cost 1.4-3.2x what they cost at 1 M (docs/benchmarks.md,
-// "An admitted set of sorted runs"). Index and filter blocks are cached with high priority,
-// in a pool of half the cache; twice their size keeps them all there.
+// "A block cache that grows with the tables"). Index and filter blocks are cached with high
+// priority, in a pool of half the cache; twice their size keeps them all there.
 void StateDb::Impl::SizeBlockCache() {
   uint64_t metadata = 0;
   for (rocksdb::ColumnFamilyHandle* h : handles_) {
