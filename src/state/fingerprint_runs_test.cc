@@ -88,6 +88,37 @@ TEST(FingerprintRuns, AddsAndMergesInTheForeground) {
   ExpectMatches(**set, oracle, &rng);
 }
 
+// Keys far from evenly spread (the page search starts where an even spread would put a key
+// and widens from there): a dense block of small keys, a few huge ones and a gap, in runs
+// with and without a Bloom filter.
+TEST(FingerprintRuns, FindsKeysBunchedAnywhere) {
+  TempDir dir("fingerprint_runs_bunched");
+  auto set = FingerprintRuns::Open(Opts(dir.path(), false));
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  std::set<uint64_t> oracle;
+  std::vector<uint64_t> dense, high, sparse;
+  for (uint64_t k = 1000; k < 1000 + 20000 * 3; k += 3) dense.push_back(k);
+  for (uint64_t k = 0; k < 20000; ++k) high.push_back((~uint64_t{0} - (1u << 20)) - 3 * k);
+  for (uint64_t k = 0; k < 64; ++k) sparse.push_back(~uint64_t{0} - k * 1000);
+  std::sort(high.begin(), high.end());
+  std::sort(sparse.begin(), sparse.end());
+  for (const std::vector<uint64_t>* keys : {&dense, &high, &sparse}) {
+    ASSERT_TRUE((*set)->Add(*keys).ok());
+    oracle.insert(keys->begin(), keys->end());
+  }
+  for (uint64_t k : oracle) {
+    for (uint64_t probe : {k, k + 1, k - 1}) {
+      Result<bool> r = (*set)->Contains(probe);
+      ASSERT_TRUE(r.ok());
+      EXPECT_EQ(*r, oracle.contains(probe)) << probe;
+    }
+  }
+  for (uint64_t probe :
+       {uint64_t{0}, uint64_t{999}, uint64_t{1} << 40, uint64_t{1} << 63, ~uint64_t{0}}) {
+    EXPECT_EQ(*(*set)->Contains(probe), oracle.contains(probe)) << probe;
+  }
+}
+
 TEST(FingerprintRuns, RepeatedKeysAcrossRunsAreMergedOnce) {
   TempDir dir("fingerprint_runs_test");
   std::mt19937_64 rng(8);
