@@ -89,8 +89,9 @@ TEST(FingerprintRuns, AddsAndMergesInTheForeground) {
 }
 
 // Keys far from evenly spread (the page search starts where an even spread would put a key
-// and widens from there): a dense block of small keys, a few huge ones and a gap, in runs
-// with and without a Bloom filter.
+// and widens from there, to the right or to the left): a dense block of small keys, a dense
+// block just below 2^64 - 2^20 and a few keys above it, with the whole middle of the range
+// empty; each key and its neighbours probed against a set.
 TEST(FingerprintRuns, FindsKeysBunchedAnywhere) {
   TempDir dir("fingerprint_runs_bunched");
   auto set = FingerprintRuns::Open(Opts(dir.path(), false));
