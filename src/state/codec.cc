@@ -72,6 +72,13 @@ bool Reader::Fixed(size_t n, std::string* s) {
   return true;
 }
 
+bool Reader::View(size_t n, std::string_view* s) {
+  if (n > data_.size()) return false;
+  *s = data_.substr(0, n);
+  data_.remove_prefix(n);
+  return true;
+}
+
 bool Reader::Bytes(std::string* s) {
   uint64_t n = 0;
   if (!Varint(&n) || n > data_.size()) return false;

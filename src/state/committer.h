@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -43,6 +44,9 @@ class Committer {
   void Stop() EXCLUDES(mu_);
 
   // ---- I/O thread ----
+  // Called at the start of every hand-over, before the pending batch is looked at: a table
+  // that gathers its writes in RAM puts them into the batch there (ParkedTable's groups).
+  void SetBeforeHandOver(std::function<void()> fn) { before_hand_over_ = std::move(fn); }
   // The pending batch: the I/O thread's writes until the next hand-over. The pointer stays
   // valid (a hand-over swaps the batch's contents, not the object).
   rocksdb::WriteBatch* batch() { return &batch_; }
@@ -85,7 +89,8 @@ class Committer {
   const bool sync_;
 
   // ---- I/O thread ----
-  rocksdb::WriteBatch batch_;     // the pending batch
+  rocksdb::WriteBatch batch_;  // the pending batch
+  std::function<void()> before_hand_over_;
   uint64_t needed_by_reads_ = 0;  // NoteNeededByReads calls since the last hand-over
   // A batch holding such entries was handed over and not waited for since: a read must
   // wait for it (the committer thread writes it without the I/O thread waiting).

@@ -22,7 +22,11 @@ class WriteBatch;
 namespace harvest::state {
 
 // Bumped when a key or value layout changes incompatibly.
-inline constexpr std::string_view kFormatVersion = "3";
+inline constexpr std::string_view kFormatVersion = "4";
+// A database of this version opens too (StateDb raises it to kFormatVersion): version 4 added
+// the grouped parked entries (parked_table.h) and still reads version 3's single ones. An
+// older Harvest refuses a version-4 database rather than dropping the groups as malformed.
+inline constexpr std::string_view kReadableOlderFormatVersion = "3";
 // The meta key of the crawl's SimHash version ("1" or "2"; StateDb::simhash_version).
 inline constexpr std::string_view kSimHashVersionKey = "simhash_version";
 
@@ -41,6 +45,8 @@ class Reader {
   bool Int(int* v);
   bool Bytes(std::string* s);
   bool Fixed(size_t n, std::string* s);
+  // The next n bytes, not copied (valid while the data is).
+  bool View(size_t n, std::string_view* s);
   bool done() const { return data_.empty(); }
 
  private:

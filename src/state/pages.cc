@@ -207,7 +207,7 @@ Result<std::unique_ptr<StateReader>> StateReader::Open(const std::filesystem::pa
   std::string version;
   rocksdb::ColumnFamilyHandle* meta = impl->Family("meta");
   if (meta == nullptr || !impl->db->Get(rocksdb::ReadOptions(), meta, "version", &version).ok() ||
-      version != kFormatVersion) {
+      (version != kFormatVersion && version != kReadableOlderFormatVersion)) {
     return Status::InvalidArgument("state: " + dir.string() + " has format version '" + version +
                                    "'; this harvest reads version " + std::string(kFormatVersion));
   }

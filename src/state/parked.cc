@@ -14,25 +14,57 @@ namespace harvest::state {
 namespace {
 
 constexpr size_t kSeqBytes = 8;
+// The last byte of a group's key (format version 4); a version-3 key ends in its sequence.
+constexpr char kParkedGroupMark = 1;
+// Gathered URLs beyond which Add puts their groups into the batch without waiting for a
+// hand-over (the owner commits far more often: a bound, not a tuning).
+constexpr size_t kMaxGatheredUrls = 1 << 16;
 
-std::string ParkedKey(int cls, std::string_view host, uint64_t seq) {
-  std::string k;
-  k.reserve(1 + host.size() + 1 + kSeqBytes);
-  k.push_back(static_cast<char>(static_cast<uint8_t>(cls)));
-  k.append(host);
-  k.push_back('\0');
-  PutBigEndian(&k, seq, kSeqBytes);
-  return k;
+// A parked key, parsed.
+struct ParkedKey {
+  std::string_view group;  // class byte, host, '\0': the prefix of the (class, host)
+  std::string_view host;
+  uint64_t seq = 0;      // the first URL's sequence
+  bool grouped = false;  // a group of URLs (else a version-3 single URL)
+};
+
+// False for a malformed key. A host holds no NUL, so the NUL before the sequence tells the
+// two layouts apart: a group's key has it one byte earlier.
+bool ParseParkedKey(std::string_view key, ParkedKey* out) {
+  size_t tail = kSeqBytes;  // bytes after the NUL
+  if (key.size() >= 1 + 1 + 1 + kSeqBytes + 1 && key.back() == kParkedGroupMark &&
+      key[key.size() - kSeqBytes - 2] == '\0') {
+    tail = kSeqBytes + 1;
+    out->grouped = true;
+  } else if (key.size() < 1 + 1 + 1 + kSeqBytes || key[key.size() - kSeqBytes - 1] != '\0') {
+    return false;
+  } else {
+    out->grouped = false;
+  }
+  out->group = key.substr(0, key.size() - tail);
+  out->host = key.substr(1, key.size() - tail - 2);
+  out->seq = ReadBigEndian(key.substr(key.size() - tail, kSeqBytes), kSeqBytes);
+  return !out->host.empty();
 }
 
-// The (class, host) group of a key and its sequence; false for a malformed key.
-bool ParseParkedKey(std::string_view key, std::string_view* group, std::string_view* host,
-                    uint64_t* seq) {
-  if (key.size() < 1 + 1 + kSeqBytes || key[key.size() - kSeqBytes - 1] != '\0') return false;
-  *group = key.substr(0, key.size() - kSeqBytes);
-  *host = key.substr(1, key.size() - kSeqBytes - 2);
-  *seq = ReadBigEndian(key.substr(key.size() - kSeqBytes), kSeqBytes);
-  return !host->empty();
+// Calls fn(sequence, queue entry) for each URL of the entry (one for a version-3 entry);
+// false when the value is malformed (fn was called for the URLs before the fault).
+template <typename Fn>
+bool ForEachParked(const ParkedKey& key, std::string_view value, Fn&& fn) {
+  if (!key.grouped) {
+    fn(key.seq, value);
+    return true;
+  }
+  Reader r(value);
+  uint64_t seq = key.seq;
+  while (!r.done()) {
+    uint64_t step = 0, size = 0;
+    std::string_view entry;
+    if (!r.Varint(&step) || !r.Varint(&size) || !r.View(size, &entry)) return false;
+    seq += step;
+    fn(seq, entry);
+  }
+  return true;
 }
 
 // The prefix of a parked key: its (class, host) group, class byte to the NUL after the host.
@@ -64,10 +96,45 @@ std::shared_ptr<const rocksdb::SliceTransform> NewParkedGroupPrefix() {
 }
 
 void ParkedTable::Add(const frontier::UrlItem& item, uint64_t seq) {
+  group_.clear();
+  group_.push_back(static_cast<char>(static_cast<uint8_t>(item.priority)));
+  group_.append(item.host);
+  auto it = gathered_.find(group_);
+  if (it != gathered_.end() && seq <= it->second.last_seq) {
+    Flush();  // sequences only grow; were one to repeat, it starts an entry of its own
+    it = gathered_.end();
+  }
+  if (it == gathered_.end()) it = gathered_.emplace(group_, Group{seq, seq, {}}).first;
+  Group& g = it->second;
   EncodeItemTo(item, &scratch_);
-  committer_->batch()->Put(cf_, ParkedKey(item.priority, item.host, seq), scratch_);
+  PutVarint(&g.value, seq - g.last_seq);
+  PutVarint(&g.value, scratch_.size());
+  g.value.append(scratch_);
+  g.last_seq = seq;
   ++count_;
+  if (++gathered_urls_ >= kMaxGatheredUrls) Flush();
   committer_->MaybeHandOver();
+}
+
+void ParkedTable::Flush() {
+  if (gathered_.empty()) return;
+  std::vector<std::pair<std::string, const std::string*>> entries;
+  entries.reserve(gathered_.size());
+  for (const auto& [group, g] : gathered_) {
+    std::string key;
+    key.reserve(group.size() + 1 + kSeqBytes + 1);
+    key.append(group);
+    key.push_back('\0');
+    PutBigEndian(&key, g.first_seq, kSeqBytes);
+    key.push_back(kParkedGroupMark);
+    entries.emplace_back(std::move(key), &g.value);
+  }
+  std::sort(entries.begin(), entries.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  rocksdb::WriteBatch* batch = committer_->batch();
+  for (const auto& [key, value] : entries) batch->Put(cf_, key, *value);
+  gathered_.clear();
+  gathered_urls_ = 0;
 }
 
 size_t ParkedTable::Take(size_t max_hosts, int classes,
@@ -77,18 +144,29 @@ size_t ParkedTable::Take(size_t max_hosts, int classes,
   if (!committer_->WritePending().ok()) return 0;
   rocksdb::WriteBatch* batch = committer_->batch();
   std::vector<TakenEntry> taken;
-  // Collects the entry under `it` (false: malformed or undecodable, deleted).
-  auto collect = [&](rocksdb::Iterator* it, std::string_view host) {
-    TakenEntry t;
-    t.key.assign(it->key().ToStringView());
-    t.item.host.assign(host);
-    if (!DecodeItem(it->value().ToStringView(), &t.item)) {
-      spdlog::error("state: undecodable parked entry for {} dropped", host);
+  // Collects the URLs of the entry under `it`, parsed as `key` (an undecodable URL is
+  // dropped, and with it the rest of its entry, whose layout is lost).
+  auto collect = [&](rocksdb::Iterator* it, const ParkedKey& key) {
+    const size_t before = taken.size();
+    bool decoded = true;
+    const bool parsed =
+        ForEachParked(key, it->value().ToStringView(), [&](uint64_t, std::string_view entry) {
+          if (!decoded) return;
+          TakenEntry t;
+          t.item.host.assign(key.host);
+          if (!DecodeItem(entry, &t.item)) {
+            decoded = false;
+            return;
+          }
+          t.key.assign(it->key().ToStringView());
+          taken.push_back(std::move(t));
+        });
+    if (!parsed || !decoded) {
+      spdlog::error("state: undecodable parked entry for {} dropped ({} of its URLs kept)",
+                    key.host, taken.size() - before);
       batch->Delete(cf_, it->key());
       if (count_ > 0) --count_;
-      return;
     }
-    taken.push_back(std::move(t));
   };
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(TotalOrder(), cf_));
   // Within one group: a seek does not walk the deleted entries of the groups after it (a
@@ -101,9 +179,12 @@ size_t ParkedTable::Take(size_t max_hosts, int classes,
   auto take_other_classes = [&](int cls, std::string_view host) {
     for (int c = 0; c < classes; ++c) {
       if (c == cls) continue;
-      const std::string prefix = ParkedKey(c, host, 0).substr(0, 1 + host.size() + 1);
+      std::string prefix(1, static_cast<char>(static_cast<uint8_t>(c)));
+      prefix.append(host);
+      prefix.push_back('\0');
       for (other->Seek(prefix); other->Valid() && other->key().starts_with(prefix); other->Next()) {
-        collect(other.get(), host);
+        ParkedKey key;
+        if (ParseParkedKey(other->key().ToStringView(), &key)) collect(other.get(), key);
       }
     }
     if (!other->status().ok()) {
@@ -129,14 +210,14 @@ size_t ParkedTable::Take(size_t max_hosts, int classes,
       continue;
     }
     std::string_view key = it->key().ToStringView();
-    std::string_view group, host;
-    uint64_t seq = 0;
-    if (!ParseParkedKey(key, &group, &host, &seq)) {
+    ParkedKey parsed;
+    if (!ParseParkedKey(key, &parsed)) {
       spdlog::error("state: malformed parked key dropped");
       batch->Delete(cf_, it->key());
       it->Next();
       continue;
     }
+    const std::string_view group = parsed.group, host = parsed.host;
     if (group != last_group) {
       // Wrapped around to where this call began (what it took is deleted only in the batch).
       if (!start.empty() && wrapped && key >= std::string_view(start)) {
@@ -155,7 +236,7 @@ size_t ParkedTable::Take(size_t max_hosts, int classes,
         take_other_classes(static_cast<uint8_t>(group[0]), host);
       }
     }
-    if (!skipping) collect(it.get(), host);
+    if (!skipping) collect(it.get(), parsed);
     it->Next();
   }
   if (!it->status().ok()) committer_->SetError(FromRocks(it->status(), "state: read parked URLs"));
@@ -174,12 +255,14 @@ Status ParkedTable::Load(uint64_t* max_seq,
   ro.readahead_size = 2u << 20;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cf_));
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    std::string_view group, host;
-    uint64_t seq = 0;
-    if (!ParseParkedKey(it->key().ToStringView(), &group, &host, &seq)) continue;
-    ++count_;
-    *max_seq = std::max(*max_seq, seq);
-    if (readmit(seq, it->value().ToStringView())) ++readmitted;
+    ParkedKey key;
+    if (!ParseParkedKey(it->key().ToStringView(), &key)) continue;
+    // A malformed group counts the URLs before the fault (Take drops the rest).
+    (void)ForEachParked(key, it->value().ToStringView(), [&](uint64_t seq, std::string_view e) {
+      ++count_;
+      *max_seq = std::max(*max_seq, seq);
+      if (readmit(seq, e)) ++readmitted;
+    });
   }
   if (Status s = FromRocks(it->status(), "state: loading parked URLs"); !s.ok()) return s;
   if (count_ > 0) {

@@ -24,7 +24,8 @@
 //   pages    stored fetches for the admin API: id (8, big-endian, increasing) -> page record
 //            (URL, status, time, mime, title, digest, WARC location), the newest pages_max.
 //   parked   admitted URLs of hosts not in RAM, waiting for room in the host table (bounded
-//            memory, docs/architecture.md §1.5): (class, host, sequence) -> URL item.
+//            memory, docs/architecture.md §1.5): (class, host, first sequence) -> the URL
+//            items that (class, host) got between two hand-overs of the pending batch.
 //   deferred URLs of a host over its budget (discovery ratio, daily fetch quota), waiting
 //            to be admitted as its fetches catch up or the next day comes: (host name,
 //            sequence) -> URL item (docs/admission.md "Budgets").
@@ -319,9 +320,10 @@ class StateDb {
   // URLs in the schedule (RocksDB's estimate at open, then kept up to date).
   uint64_t scheduled() const;
   // Parked URLs: admitted URLs of hosts that are not in RAM while the crawl's host table is
-  // full (docs/architecture.md §1.5). Park writes the item to the `parked` column family in
-  // the pending batch (durable like a queue entry: it carries the fingerprint and a queue
-  // sequence, so a crash readmits it the same way). TakeParked hands over the parked URLs
+  // full (docs/architecture.md §1.5). Park gathers the item with its host's others and
+  // writes them to the `parked` column family as one entry when the pending batch is handed
+  // over (durable like a queue entry: each carries its fingerprint and a queue sequence, so a
+  // crash readmits it the same way). TakeParked hands over the parked URLs
   // of up to `max_hosts` hosts: hosts are met in class order, then host name, going on from
   // where the last call stopped and wrapping once, and each comes with its URLs of every
   // class below `classes` (a host taken for its seed does not come back later, evicted and

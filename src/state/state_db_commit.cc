@@ -14,6 +14,7 @@ Status Committer::HandOver() {
   // Handed to the committer thread, which writes batches in order: the I/O thread does not
   // wait for RocksDB (writing would take about half of its admission time).
   constexpr size_t kMaxWaiting = 4;
+  if (before_hand_over_) before_hand_over_();
   {
     MutexLock lock(&mu_);
     if (write_failed_) {

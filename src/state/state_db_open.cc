@@ -355,6 +355,7 @@ void StateDb::Impl::CreateTables() {
       std::make_unique<HostRecordTable>(db, ColumnFamily(kHosts), meta_, c, options_.evicted_hosts);
   schedule_ = std::make_unique<ScheduleTable>(db, ColumnFamily(kSchedule), c);
   parked_ = std::make_unique<ParkedTable>(db, ColumnFamily(kParked), c);
+  c->SetBeforeHandOver([p = parked_.get()] { p->Flush(); });
   deferred_ = std::make_unique<DeferredTable>(db, ColumnFamily(kDeferred), c);
   depths_ = std::make_unique<DepthTable>(db, ColumnFamily(kDepths), c);
   simhashes_ = std::make_unique<SimHashTable>(db, ColumnFamily(kSimHash), c);
@@ -376,6 +377,7 @@ Status StateDb::Impl::CheckFormatVersion(bool* new_database) {
   if (*new_database) return PutMeta("version", kFormatVersion);
   if (!s.ok()) return s;
   if (version == kFormatVersion) return Status::Ok();
+  if (version == kReadableOlderFormatVersion) return PutMeta("version", kFormatVersion);
   return Status::InvalidArgument("state: " + options_.dir.string() + " has format version " +
                                  version + "; this harvest reads version " +
                                  std::string(kFormatVersion));
