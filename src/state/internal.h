@@ -116,7 +116,7 @@ Status ReadValue(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf, std::string_v
 
 // An entry read out of a table of waiting URLs (parked, deferred) to be handed to the queues.
 struct TakenEntry {
-  std::string key;
+  std::string key;  // empty: deleted with an earlier item's key (a parked group's)
   frontier::UrlItem item;
 };
 // Deletes each taken entry in `batch`, then hands its item to `fn`: fn's queue push lands in

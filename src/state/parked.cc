@@ -101,7 +101,7 @@ void ParkedTable::Add(const frontier::UrlItem& item, uint64_t seq) {
   group_.append(item.host);
   auto it = gathered_.find(group_);
   if (it != gathered_.end() && seq <= it->second.last_seq) {
-    Flush();  // sequences only grow; were one to repeat, it starts an entry of its own
+    Flush();  // a step below 0 (never: TakeSeq only grows): a new entry instead
     it = gathered_.end();
   }
   if (it == gathered_.end()) it = gathered_.emplace(group_, Group{seq, seq, {}}).first;
@@ -158,7 +158,7 @@ size_t ParkedTable::Take(size_t max_hosts, int classes,
             decoded = false;
             return;
           }
-          t.key.assign(it->key().ToStringView());
+          if (taken.size() == before) t.key.assign(it->key().ToStringView());  // once per entry
           taken.push_back(std::move(t));
         });
     if (!parsed || !decoded) {

@@ -36,7 +36,7 @@ size_t HandOverTaken(std::vector<TakenEntry>* taken, rocksdb::WriteBatch* batch,
                      rocksdb::ColumnFamilyHandle* cf, uint64_t* count,
                      const std::function<void(frontier::UrlItem)>& fn) {
   for (TakenEntry& t : *taken) {
-    batch->Delete(cf, t.key);
+    if (!t.key.empty()) batch->Delete(cf, t.key);
     if (*count > 0) --*count;
     fn(std::move(t.item));
   }
