@@ -227,6 +227,15 @@ AdmitVerdict Admission::Judge(const AdmitCandidate& c) {
   if (seen_ != nullptr && seen_->Contains(c.fp)) return AdmitVerdict::kSeen;
 
   const std::string_view name = NameOfAuthority(c.host);
+  if (const uint64_t blind_key = HostHash(name); CertainlyOpen(blind_key)) {
+    // A host whose counters are not in RAM, within every budget for certain: counted without
+    // reading them (docs/admission.md "Budgets"; a broad crawl's links mostly go to such hosts).
+    if (seen_ != nullptr && !seen_->InsertIfNew(c.fp)) return AdmitVerdict::kSeen;
+    ++blind_admitted_[blind_key];
+    activity_->Add(blind_key);
+    ++admitted_blind_;
+    return AdmitVerdict::kAccept;
+  }
   uint64_t key = 0;
   Resident& r = CountersFor(name, &key);
   HostCounters& h = r.counters;
@@ -287,6 +296,42 @@ uint64_t Admission::HostHash(std::string_view host) { return Fnv1a64(host); }
 void Admission::SetCounterStore(CounterStore* store, size_t max_resident) {
   counter_store_ = store;
   max_resident_ = max_resident;
+  activity_.reset();
+  blind_admitted_.clear();
+  if (store == nullptr) return;
+  // 4 rows of 2^20 16-bit counters (8 MiB, touched as hosts come): estimates stay near the
+  // true counts until the crawl's admissions and fetches number several hundred million,
+  // after which more hosts take the loading path.
+  constexpr size_t kActivityBoundBytes = size_t{8} << 20;
+  activity_.emplace(kActivityBoundBytes);
+  const bool blind =
+      store->ListSaved([this](uint64_t key, const HostCounters& c) { RaiseBound(key, c); });
+  if (!blind) activity_.reset();
+}
+
+bool Admission::CertainlyOpen(uint64_t key) const {
+  if (!activity_ || hosts_.contains(key)) return false;
+  // A bound of 0: a new host (or one with no activity), whose load finds nothing and costs
+  // no read; it enters RAM, and is fetched while there in a focused crawl. Counted blind, it
+  // would be read when fetched. The activity bound is >= the admitted count and >= today's
+  // fetches; a saturated counter (kMaxCount) never passes.
+  const uint32_t bound = activity_->Estimate(key);
+  if (bound == 0) return false;
+  if (!defer_over_budget_) return true;  // no budget is judged at admission
+  uint64_t below = dedup::CountMinSketch::kMaxCount;
+  if (traps_.max_discovery_ratio > 0) below = std::min(below, traps_.discovery_ratio_after);
+  if (traps_.host_daily_quota > 0) below = std::min(below, traps_.host_daily_quota);
+  return bound < below;
+}
+
+void Admission::RaiseBound(uint64_t key, const HostCounters& c) {
+  if (!activity_) return;
+  const uint64_t activity = c.admitted + c.fetched;
+  const uint32_t bound = activity_->Estimate(key);
+  if (activity > bound) {
+    activity_->Add(key, static_cast<uint32_t>(std::min<uint64_t>(
+                            activity - bound, dedup::CountMinSketch::kMaxCount)));
+  }
 }
 
 Admission::Resident& Admission::CountersFor(std::string_view host, uint64_t* key_out) {
@@ -296,6 +341,13 @@ Admission::Resident& Admission::CountersFor(std::string_view host, uint64_t* key
   if (!inserted || counter_store_ == nullptr) return it->second;
   (void)counter_store_->Load(key, &it->second.counters);
   order_.push_back(key);
+  // Admissions counted blind since the last save are not in the store yet: they join the
+  // counters now (and are saved with them).
+  if (auto b = blind_admitted_.find(key); b != blind_admitted_.end()) {
+    it->second.counters.admitted += b->second;
+    blind_admitted_.erase(b);
+    NoteChanged(key, &it->second);
+  }
   return it->second;
 }
 
@@ -314,6 +366,8 @@ void Admission::SaveChanged() {
     it->second.changed = false;
   }
   changed_.clear();
+  for (const auto& [key, n] : blind_admitted_) counter_store_->AddAdmitted(key, n);
+  blind_admitted_.clear();
 }
 
 void Admission::TrimResident() {
@@ -322,7 +376,11 @@ void Admission::TrimResident() {
   while (max_resident_ > 0 && hosts_.size() > max_resident_ && !order_.empty()) {
     const uint64_t old = order_.front();
     order_.pop_front();
-    if (hosts_.erase(old) > 0 && counter_store_ != nullptr) counter_store_->Evicted(old);
+    auto it = hosts_.find(old);
+    if (it == hosts_.end()) continue;
+    RaiseBound(old, it->second.counters);  // judged by its bound while out of RAM
+    hosts_.erase(it);
+    if (counter_store_ != nullptr) counter_store_->Evicted(old);
   }
 }
 

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -210,6 +211,15 @@ class Admission {
     virtual void Save(uint64_t host_hash, const HostCounters& counters) = 0;
     // The host's counters left RAM (they were saved before).
     virtual void Evicted(uint64_t host_hash) = 0;
+    // Blind increments (optional). A store that can add to a host's admitted count without
+    // reading its counters (AddAdmitted; a later Load sees the sum) lists every host whose
+    // counters it holds, calling `fn` for each, and returns true; Admission then admits a link
+    // to a host whose counters are not in RAM without loading them while a bound of the
+    // host's activity proves its budget open. False (the default): every such link loads.
+    virtual bool ListSaved(const std::function<void(uint64_t, const HostCounters&)>& /*fn*/) {
+      return false;
+    }
+    virtual void AddAdmitted(uint64_t /*host_hash*/, uint64_t /*n*/) {}
   };
   // Off: Admit judges no budget (never defers); the daily quota still holds through MayFetch.
   // A worker of a shared crawl admits links to hosts other workers fetch, whose fetches its
@@ -217,19 +227,26 @@ class Admission {
   void SetDeferOverBudget(bool on) { defer_over_budget_ = on; }
 
   // Persists the counters through `store` (not owned; nullptr: RAM only); TrimResident keeps
-  // at most `max_resident` hosts' counters in RAM (0: unbounded).
+  // at most `max_resident` hosts' counters in RAM (0: unbounded). A store that takes blind
+  // increments (CounterStore::ListSaved) is listed once here, to bound the activity of the
+  // hosts it holds.
   void SetCounterStore(CounterStore* store, size_t max_resident);
   // Saves the counters changed since the last call through the store, then evicts the
   // oldest counters beyond max_resident (first met, first out). Call it where the store's
   // writes are handed over next, so a reload reads them (the crawler: right before its
   // state commit).
   void TrimResident();
-  // Saves the counters changed since the last call through the store (TrimResident does
-  // it too); the crawler calls it before its last commit.
+  // Saves the counters changed since the last call through the store, and the admissions
+  // counted blind since then (TrimResident does it too); the crawler calls it before its last
+  // commit.
   void SaveChanged();
   // A stable 64-bit hash (FNV-1a) of a host name: the counters' key in RAM and on disk.
   static uint64_t HostHash(std::string_view host);
   size_t hosts_resident() const { return hosts_.size(); }
+  // Admissions to hosts whose counters were not in RAM, counted without loading them.
+  uint64_t admitted_blind() const { return admitted_blind_; }
+  // Memory of the activity bound (0 without a store that takes blind increments).
+  size_t activity_bound_bytes() const { return activity_ ? activity_->memory_bytes() : 0; }
 
  private:
   AdmitVerdict Judge(const AdmitCandidate& c);
@@ -264,6 +281,12 @@ class Admission {
   Resident& CountersFor(std::string_view host, uint64_t* key);
   // After a change to the counters of r (key `key`): listed for SaveChanged().
   void NoteChanged(uint64_t key, Resident* r);
+  // True when the budget of host `key`, whose counters are not in RAM, is open for certain:
+  // its activity bound is below every active budget's threshold (or budgets are off). Such
+  // an admission is counted blind (blind_admitted_) instead of loading the counters.
+  bool CertainlyOpen(uint64_t key) const;
+  // Raises the activity bound of host `key` to at least its admitted + fetched counts.
+  void RaiseBound(uint64_t key, const HostCounters& c);
   // Keyed by a 64-bit hash of the host name (no port), not the name: ~70 bytes less per host (a
   // crawl of millions of hosts keeps one entry each). Two hosts sharing a hash (odds ~1e-8 at a
   // million hosts) would share their trap counters, nothing else.
@@ -273,6 +296,16 @@ class Admission {
   CounterStore* counter_store_ = nullptr;
   size_t max_resident_ = 0;
   std::deque<uint64_t> order_;
+  // With a store that takes blind increments: an upper bound of admitted + fetched per host
+  // (a count-min sketch, so a bound for every host at a fixed size; it is >= the admitted
+  // count and today's fetches, the two figures a budget judges). Raised as a host's counters
+  // leave RAM, by every blind admission, and from the store's list when it is set. A host
+  // whose bound reaches a threshold is loaded as before: a full sketch only costs speed.
+  std::optional<dedup::CountMinSketch> activity_;
+  // Admissions counted blind since the last SaveChanged, per host not in RAM: written to the
+  // store as increments by SaveChanged, or added to the counters if the host enters RAM first.
+  std::unordered_map<uint64_t, uint64_t, Identity> blind_admitted_;
+  uint64_t admitted_blind_ = 0;
   std::array<uint64_t, kAdmitVerdictCount> counts_{};
   // Deferred URLs per name (only names with some: at most one per discovery_ratio_after
   // admissions, or per host_daily_quota fetches) and in total; released in total.

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <string>
 #include <unordered_map>
 
 namespace harvest::frontier {
@@ -374,6 +376,148 @@ TEST_F(AdmissionTest, CountersAreSavedOncePerHostAndTurn) {
   EXPECT_EQ(store.evictions, 1);
   EXPECT_EQ(a.hosts_resident(), 1u);
   EXPECT_EQ(store.saved.at(Admission::HostHash("a.test")).fetched, 2u);
+}
+
+// A counter store in a map; with `blind`, it takes blind increments (ListSaved, AddAdmitted)
+// as the crawl state's does.
+struct MapStore final : Admission::CounterStore {
+  explicit MapStore(bool blind_adds) : blind(blind_adds) {}
+  bool Load(uint64_t key, HostCounters* c) override {
+    ++loads;
+    auto it = saved.find(key);
+    if (it == saved.end()) return false;
+    *c = it->second;
+    return true;
+  }
+  void Save(uint64_t key, const HostCounters& c) override { saved[key] = c; }
+  void Evicted(uint64_t) override {}
+  bool ListSaved(const std::function<void(uint64_t, const HostCounters&)>& fn) override {
+    if (!blind) return false;
+    for (const auto& [key, c] : saved) fn(key, c);
+    return true;
+  }
+  void AddAdmitted(uint64_t key, uint64_t n) override {
+    ASSERT_TRUE(blind);
+    saved[key].admitted += n;
+    ++adds;
+  }
+  const bool blind;
+  std::unordered_map<uint64_t, HostCounters> saved;
+  int loads = 0, adds = 0;
+};
+
+// Links to hosts whose counters left RAM are counted without loading them while the hosts'
+// budgets are open for certain; the counts reach the store once per host and turn, or join
+// the counters of a host that enters RAM first; near a threshold the host is loaded. A new
+// host enters RAM (its load finds nothing, which costs no read in the crawl state).
+TEST_F(AdmissionTest, AdmissionsToHostsOutOfRamAreCountedBlind) {
+  TrapOptions t;
+  t.discovery_ratio_after = 5;
+  t.max_discovery_ratio = 1;
+  MapStore store(/*blind_adds=*/true);
+  Admission a({}, t, &seen_, &clock_);
+  a.SetCounterStore(&store, /*max_resident=*/1);
+  EXPECT_EQ(a.Admit(Candidate(Make("a.test", "/0"))), AdmitVerdict::kAccept);
+  EXPECT_EQ(a.Admit(Candidate(Make("b.test", "/0"))), AdmitVerdict::kAccept);
+  EXPECT_EQ(a.admitted_blind(), 0u);
+  EXPECT_EQ(store.loads, 2);
+  a.TrimResident();  // a.test leaves RAM (saved: 1 admitted)
+  EXPECT_EQ(a.hosts_resident(), 1u);
+  for (int i = 1; i < 5; ++i) {
+    EXPECT_EQ(a.Admit(Candidate(Make("a.test", "/" + std::to_string(i)))), AdmitVerdict::kAccept);
+  }
+  EXPECT_EQ(a.admitted_blind(), 4u);
+  EXPECT_EQ(store.loads, 2);
+  EXPECT_EQ(a.hosts_resident(), 1u);
+  // A seen URL is refused on the blind path too, and not counted.
+  EXPECT_EQ(a.Admit(Candidate(Make("a.test", "/1"))), AdmitVerdict::kSeen);
+  EXPECT_EQ(a.admitted_blind(), 4u);
+  // The sixth: its bound reached discovery_ratio_after, so it is loaded and judged (1 saved +
+  // 4 counted blind = 5 admitted, none fetched: deferred).
+  EXPECT_EQ(a.Admit(Candidate(Make("a.test", "/5"))), AdmitVerdict::kDeferredRatio);
+  EXPECT_EQ(store.loads, 3);
+  EXPECT_EQ(a.CountersOf("a.test").admitted, 5u);
+  EXPECT_EQ(store.adds, 0);
+  // b.test leaves RAM, then is counted blind until the turn's save, which adds its count in
+  // one increment.
+  a.TrimResident();
+  a.Admit(Candidate(Make("b.test", "/1")));
+  a.Admit(Candidate(Make("b.test", "/2")));
+  EXPECT_EQ(a.admitted_blind(), 6u);
+  a.SaveChanged();
+  EXPECT_EQ(store.adds, 1);
+  EXPECT_EQ(store.saved.at(Admission::HostHash("b.test")).admitted, 3u);
+  EXPECT_EQ(store.saved.at(Admission::HostHash("a.test")).admitted, 5u);
+  a.SaveChanged();
+  EXPECT_EQ(store.adds, 1) << "nothing counted since";
+  // A host listed by the store at SetCounterStore (a resumed crawl) with 4 admitted: its bound
+  // is 4, so its next link is blind and the one after is loaded.
+  MapStore resumed(/*blind_adds=*/true);
+  resumed.saved[Admission::HostHash("c.test")].admitted = 4;
+  Admission r({}, t, &seen_, &clock_);
+  r.SetCounterStore(&resumed, 100);
+  EXPECT_EQ(r.Admit(Candidate(Make("c.test", "/1"))), AdmitVerdict::kAccept);
+  EXPECT_EQ(r.admitted_blind(), 1u);
+  EXPECT_EQ(r.Admit(Candidate(Make("c.test", "/2"))), AdmitVerdict::kDeferredRatio);
+  EXPECT_EQ(r.CountersOf("c.test").admitted, 5u);
+  // A store without blind increments: every host is loaded.
+  MapStore plain(/*blind_adds=*/false);
+  Admission p({}, t, &seen_, &clock_);
+  p.SetCounterStore(&plain, 1);
+  p.Admit(Candidate(Make("d.test", "/1")));
+  p.Admit(Candidate(Make("e.test", "/1")));
+  p.TrimResident();  // d.test leaves RAM
+  EXPECT_EQ(p.Admit(Candidate(Make("d.test", "/2"))), AdmitVerdict::kAccept);
+  EXPECT_EQ(p.admitted_blind(), 0u);
+  EXPECT_EQ(p.activity_bound_bytes(), 0u);
+  EXPECT_EQ(plain.loads, 3);
+}
+
+// The same random stream of links, fetches and evictions through an Admission that counts
+// blind and one that loads every host: the same verdicts, and the same counters at the end.
+TEST_F(AdmissionTest, BlindCountingChangesNoVerdict) {
+  TrapOptions t;
+  t.discovery_ratio_after = 12;
+  t.max_discovery_ratio = 2;
+  t.host_daily_quota = 40;
+  t.max_backlog = 1'000'000;
+  MapStore blind_store(true), plain_store(false);
+  dedup::SeenSet seen_blind{dedup::SeenSetOptions{.expected_urls = 20'000}};
+  dedup::SeenSet seen_plain{dedup::SeenSetOptions{.expected_urls = 20'000}};
+  Admission blind({}, t, &seen_blind, &clock_), plain({}, t, &seen_plain, &clock_);
+  blind.SetCounterStore(&blind_store, /*max_resident=*/4);
+  plain.SetCounterStore(&plain_store, /*max_resident=*/4);
+  uint64_t rng = 42;
+  auto next = [&rng] {
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    return rng >> 33;
+  };
+  for (int i = 0; i < 6000; ++i) {
+    const std::string host = "h" + std::to_string(next() % 30) + ".test";
+    const uint64_t op = next() % 10;
+    if (op < 7) {
+      const Url u = Make(host, "/" + std::to_string(next() % 400));
+      ASSERT_EQ(blind.Admit(Candidate(u)), plain.Admit(Candidate(u))) << "link " << i;
+    } else if (op < 9) {
+      blind.NoteFetched(host);
+      plain.NoteFetched(host);
+    } else {
+      blind.TrimResident();
+      plain.TrimResident();
+    }
+    if (i % 1000 == 999) clock_.Advance(std::chrono::hours(12));  // days roll
+  }
+  EXPECT_GT(blind.admitted_blind(), 100u);
+  EXPECT_GT(blind.count(AdmitVerdict::kDeferredRatio), 0u);
+  blind.SaveChanged();
+  plain.SaveChanged();
+  for (int h = 0; h < 30; ++h) {
+    const std::string host = "h" + std::to_string(h) + ".test";
+    const HostCounters b = blind.CountersOf(host), p = plain.CountersOf(host);
+    EXPECT_EQ(b.admitted, p.admitted) << host;
+    EXPECT_EQ(b.fetched, p.fetched) << host;
+    EXPECT_EQ(b.fetched_today, p.fetched_today) << host;
+  }
 }
 
 TEST(VerdictName, AllNamed) {

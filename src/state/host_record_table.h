@@ -9,10 +9,12 @@
 #pragma once
 
 #include <rocksdb/db.h>
+#include <rocksdb/merge_operator.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,6 +25,11 @@
 #include "state/state.h"
 
 namespace harvest::state {
+
+// The `hosts` family's merge operator (every opener of the family must install it): an
+// operand adds to a counters record's admitted count (HostRecordTable::AddAdmitted); the
+// family's other records are only ever put.
+std::shared_ptr<rocksdb::MergeOperator> NewHostCountersOperator();
 
 class HostRecordTable {
  public:
@@ -45,6 +52,13 @@ class HostRecordTable {
   std::optional<UpgradeRecord> GetUpgrade(std::string_view name) const;
   void PutCounters(uint64_t host_hash, const frontier::HostCounters& c);
   std::optional<frontier::HostCounters> GetCounters(uint64_t host_hash) const;
+  // Adds `n` to the host's admitted count without reading its counters: a merge operand
+  // (NewHostCountersOperator) in the pending batch; the host is noted as evicted, so that a
+  // later load reads the sum.
+  void AddAdmitted(uint64_t host_hash, uint64_t n);
+  // Every host's saved counters (after the handed-over batches are written).
+  Status ForEachCounters(
+      const std::function<void(uint64_t, const frontier::HostCounters&)>& fn) const;
   void PutOverride(std::string_view host, const HostOverride& o);
   std::optional<HostOverride> GetOverride(std::string_view host) const;
   Status ForEachOverride(

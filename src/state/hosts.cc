@@ -9,6 +9,57 @@
 #include "state/internal.h"
 
 namespace harvest::state {
+namespace {
+
+// An AddAdmitted operand: the increment, a varint.
+std::string EncodeAdmittedDelta(uint64_t n) {
+  std::string v;
+  PutVarint(&v, n);
+  return v;
+}
+
+bool DecodeAdmittedDelta(const rocksdb::Slice& value, uint64_t* n) {
+  Reader r(value.ToStringView());
+  return r.Varint(n) && r.done();
+}
+
+// Counters record + increments -> counters record; increments -> their sum. An unreadable
+// record counts as none (as GetCounters reads it), an unreadable operand as 0: logged.
+class HostCountersOperator final : public rocksdb::MergeOperator {
+ public:
+  bool FullMergeV2(const MergeOperationInput& in, MergeOperationOutput* out) const override {
+    frontier::HostCounters c;
+    if (in.existing_value != nullptr && !DecodeCounters(in.existing_value->ToStringView(), &c)) {
+      spdlog::warn("state: unreadable admission counters record replaced by its increments");
+      c = frontier::HostCounters{};
+    }
+    for (const rocksdb::Slice& operand : in.operand_list) {
+      uint64_t n = 0;
+      if (DecodeAdmittedDelta(operand, &n)) {
+        c.admitted += n;
+      } else {
+        spdlog::warn("state: unreadable admission counters increment ignored");
+      }
+    }
+    out->new_value = EncodeCounters(c);
+    return true;
+  }
+  bool PartialMerge(const rocksdb::Slice& /*key*/, const rocksdb::Slice& left,
+                    const rocksdb::Slice& right, std::string* new_value,
+                    rocksdb::Logger* /*logger*/) const override {
+    uint64_t a = 0, b = 0;
+    if (!DecodeAdmittedDelta(left, &a) || !DecodeAdmittedDelta(right, &b)) return false;
+    *new_value = EncodeAdmittedDelta(a + b);
+    return true;
+  }
+  const char* Name() const override { return "harvest.HostCounters"; }
+};
+
+}  // namespace
+
+std::shared_ptr<rocksdb::MergeOperator> NewHostCountersOperator() {
+  return std::make_shared<HostCountersOperator>();
+}
 
 HostRecordTable::HostRecordTable(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* hosts,
                                  rocksdb::ColumnFamilyHandle* meta, Committer* committer,
@@ -113,6 +164,26 @@ std::optional<frontier::HostCounters> HostRecordTable::GetCounters(uint64_t host
   return c;
 }
 
+void HostRecordTable::AddAdmitted(uint64_t host_hash, uint64_t n) {
+  committer_->batch()->Merge(hosts_, HostCountersKey(host_hash), EncodeAdmittedDelta(n));
+  NoteEvicted(host_hash);
+  committer_->MaybeHandOver();
+}
+
+Status HostRecordTable::ForEachCounters(
+    const std::function<void(uint64_t, const frontier::HostCounters&)>& fn) const {
+  if (Status s = committer_->WaitWritten(); !s.ok()) return s;
+  const std::string prefix = HostCountersKey(0).substr(0, 1);
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), hosts_));
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+    frontier::HostCounters c;
+    const std::string_view key = it->key().ToStringView();
+    if (key.size() != 1 + 8 || !DecodeCounters(it->value().ToStringView(), &c)) continue;
+    fn(ReadBigEndian(key.substr(1), 8), c);
+  }
+  return FromRocks(it->status(), "state: read admission counters");
+}
+
 void HostRecordTable::PutOverride(std::string_view host, const HostOverride& o) {
   // An empty value is read as "no override" (GetOverride, ForEachOverride).
   Put(HostKey(kOverrideKind, host), o.empty() ? std::string() : EncodeOverride(o));
@@ -189,5 +260,19 @@ void HostCounterStore::Save(uint64_t host_hash, const frontier::HostCounters& co
 }
 
 void HostCounterStore::Evicted(uint64_t host_hash) { db_->NoteHostEvicted(host_hash); }
+
+bool HostCounterStore::ListSaved(
+    const std::function<void(uint64_t, const frontier::HostCounters&)>& fn) {
+  // A new crawl's store holds no counters yet (none to list, none to read).
+  if (!resumed_) return true;
+  Status s = db_->ForEachHostCounters(fn);
+  if (!s.ok())
+    spdlog::warn("state: admission counters not listed ({}): each is read", s.ToString());
+  return s.ok();
+}
+
+void HostCounterStore::AddAdmitted(uint64_t host_hash, uint64_t n) {
+  db_->AddHostAdmitted(host_hash, n);
+}
 
 }  // namespace harvest::state

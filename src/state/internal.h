@@ -22,11 +22,15 @@ class WriteBatch;
 namespace harvest::state {
 
 // Bumped when a key or value layout changes incompatibly.
-inline constexpr std::string_view kFormatVersion = "4";
-// A database of this version opens too (StateDb raises it to kFormatVersion): version 4 added
-// the grouped parked entries (parked_table.h) and still reads version 3's single ones. An
-// older Harvest refuses a version-4 database rather than dropping the groups as malformed.
-inline constexpr std::string_view kReadableOlderFormatVersion = "3";
+inline constexpr std::string_view kFormatVersion = "5";
+// Databases of these versions open too (StateDb raises them to kFormatVersion): version 4
+// added the grouped parked entries (parked_table.h) and still reads version 3's single ones;
+// version 5 added increments of the admission counters (merge operands in `hosts`,
+// NewHostCountersOperator), which versions 3 and 4 never wrote. An older Harvest refuses a
+// newer database rather than dropping the groups as malformed or failing on an operand.
+inline bool IsReadableOlderFormatVersion(std::string_view version) {
+  return version == "3" || version == "4";
+}
 // The meta key of the crawl's SimHash version ("1" or "2"; StateDb::simhash_version).
 inline constexpr std::string_view kSimHashVersionKey = "simhash_version";
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "state/depth_table.h"
+#include "state/host_record_table.h"
 #include "state/internal.h"
 #include "state/page_table.h"
 #include "state/parked_table.h"
@@ -196,6 +197,7 @@ Result<std::unique_ptr<StateReader>> StateReader::Open(const std::filesystem::pa
     // first merge record ends the replay silently and everything written after it is lost
     // to this reader.
     if (name == "depths") cf.merge_operator = NewMinDepthOperator();
+    if (name == "hosts") cf.merge_operator = NewHostCountersOperator();
     if (name == "parked") cf.prefix_extractor = NewParkedGroupPrefix();
     descriptors.emplace_back(name, cf);
   }
@@ -207,7 +209,7 @@ Result<std::unique_ptr<StateReader>> StateReader::Open(const std::filesystem::pa
   std::string version;
   rocksdb::ColumnFamilyHandle* meta = impl->Family("meta");
   if (meta == nullptr || !impl->db->Get(rocksdb::ReadOptions(), meta, "version", &version).ok() ||
-      (version != kFormatVersion && version != kReadableOlderFormatVersion)) {
+      (version != kFormatVersion && !IsReadableOlderFormatVersion(version))) {
     return Status::InvalidArgument("state: " + dir.string() + " has format version '" + version +
                                    "'; this harvest reads version " + std::string(kFormatVersion));
   }

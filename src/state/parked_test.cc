@@ -281,7 +281,7 @@ TEST(Parked, Version3SingleEntriesAreRead) {
   const frontier::UrlItem old1 = Item("c.test", 2, 0), old2 = Item("d.test", 1, 3);
   {
     RawState raw(dir.path());
-    EXPECT_EQ(raw.Meta("version"), "4");
+    EXPECT_EQ(raw.Meta("version"), kFormatVersion);
     raw.PutParked(KeyOf(0, old1.host, 500, false), EncodeItem(old1));
     raw.PutParked(KeyOf(3, old2.host, 501, false), EncodeItem(old2));
     raw.PutMeta("version", "3");
@@ -298,7 +298,7 @@ TEST(Parked, Version3SingleEntriesAreRead) {
     EXPECT_EQ((*db)->parked(), 0u);
   }
   RawState raw(dir.path());
-  EXPECT_EQ(raw.Meta("version"), "4");
+  EXPECT_EQ(raw.Meta("version"), kFormatVersion);
 }
 
 // A group whose value is cut or corrupt: the URLs before the fault are taken, the entry is

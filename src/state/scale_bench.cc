@@ -593,9 +593,13 @@ bool Admit(const Flags& f, StateDb* db, dedup::SeenSet* seen, frontier::Admissio
               static_cast<double>(n) / wall, static_cast<double>(n) / cpu, cpu * per_url);
   std::printf(
       "  hosts in RAM: frontier %zu, admission counters %zu (host cache %zu); URLs "
-      "queued %zu, parked %" PRIu64 "\n",
+      "queued %zu, parked %" PRIu64
+      "; admissions counted blind (host's counters not read) "
+      "%.1f%%\n",
       frontier->hosts_resident(), admission->hosts_resident(), f.host_cache, frontier->queued(),
-      db->parked());
+      db->parked(),
+      100.0 * static_cast<double>(admission->admitted_blind()) /
+          static_cast<double>(std::max<uint64_t>(n, 1)));
   std::printf(
       "  CPU-us per admission: I/O thread %.2f, producer thread %.2f, RocksDB "
       "background threads and the rest %.2f\n",

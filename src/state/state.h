@@ -365,6 +365,12 @@ class StateDb {
   // changed (Admission::SaveChanged; pending batch).
   void PutHostCounters(uint64_t host_hash, const frontier::HostCounters& c);
   std::optional<frontier::HostCounters> GetHostCounters(uint64_t host_hash) const;
+  // Adds `n` to a host's admitted count without reading its counters (a merge operand in
+  // the pending batch); GetHostCounters reads the sum once it is handed over.
+  void AddHostAdmitted(uint64_t host_hash, uint64_t n);
+  // Every host's saved counters, by host hash.
+  Status ForEachHostCounters(
+      const std::function<void(uint64_t, const frontier::HostCounters&)>& fn) const;
   void PutBreaker(std::string_view host, const BreakerRecord& b);
   std::optional<BreakerRecord> GetBreaker(std::string_view host) const;
   // A host name's http->https record (by name, e.g. "example.com"); an empty one is erased.
@@ -452,6 +458,8 @@ class HostCounterStore final : public frontier::Admission::CounterStore {
   bool Load(uint64_t host_hash, frontier::HostCounters* counters) override;
   void Save(uint64_t host_hash, const frontier::HostCounters& counters) override;
   void Evicted(uint64_t host_hash) override;
+  bool ListSaved(const std::function<void(uint64_t, const frontier::HostCounters&)>& fn) override;
+  void AddAdmitted(uint64_t host_hash, uint64_t n) override;
 
  private:
   StateDb* const db_;

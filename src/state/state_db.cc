@@ -458,6 +458,13 @@ void StateDb::PutHostCounters(uint64_t host_hash, const frontier::HostCounters& 
 std::optional<frontier::HostCounters> StateDb::GetHostCounters(uint64_t host_hash) const {
   return impl_->host_records().GetCounters(host_hash);
 }
+void StateDb::AddHostAdmitted(uint64_t host_hash, uint64_t n) {
+  impl_->host_records().AddAdmitted(host_hash, n);
+}
+Status StateDb::ForEachHostCounters(
+    const std::function<void(uint64_t, const frontier::HostCounters&)>& fn) const {
+  return impl_->host_records().ForEachCounters(fn);
+}
 void StateDb::PutUpgrade(std::string_view name, const UpgradeRecord& u) {
   impl_->host_records().PutUpgrade(name, u);
 }

@@ -188,6 +188,9 @@ std::vector<rocksdb::ColumnFamilyDescriptor> Descriptors(
     if (std::string_view(spec.name) == kDepths) {
       descriptors.back().options.merge_operator = NewMinDepthOperator();
     }
+    if (std::string_view(spec.name) == kHosts) {
+      descriptors.back().options.merge_operator = NewHostCountersOperator();
+    }
     if (std::string_view(spec.name) == kParked) {
       descriptors.back().options.prefix_extractor = NewParkedGroupPrefix();
     }
@@ -377,7 +380,7 @@ Status StateDb::Impl::CheckFormatVersion(bool* new_database) {
   if (*new_database) return PutMeta("version", kFormatVersion);
   if (!s.ok()) return s;
   if (version == kFormatVersion) return Status::Ok();
-  if (version == kReadableOlderFormatVersion) return PutMeta("version", kFormatVersion);
+  if (IsReadableOlderFormatVersion(version)) return PutMeta("version", kFormatVersion);
   return Status::InvalidArgument("state: " + options_.dir.string() + " has format version " +
                                  version + "; this harvest reads version " +
                                  std::string(kFormatVersion));

@@ -10,6 +10,7 @@
 #include <array>
 #include <chrono>
 #include <functional>
+#include <map>
 #include <random>
 #include <set>
 #include <thread>
@@ -439,6 +440,47 @@ TEST(StateDb, HostRecordsRoundTrip) {
   EXPECT_EQ(r->redirects, 1);
   EXPECT_EQ(r->expiry_us, 77);
   EXPECT_EQ(r->body, "User-agent: *\nDisallow: /x\n");
+}
+
+// Admissions counted blind (HostCounterStore::AddAdmitted) are read back by a load, even of a
+// host never saved whole, across a reopen, and listed for a resumed crawl; the database
+// opens read-only too (the family's merge operator installed there).
+TEST(StateDb, AdmissionCounterIncrementsAreLoadedAndListed) {
+  TempDir dir("state_test");
+  const uint64_t a = frontier::Admission::HostHash("a.test");
+  const uint64_t b = frontier::Admission::HostHash("b.test");
+  {
+    auto db = OpenDb(dir.path());
+    HostCounterStore store(db.get(), /*resumed=*/false);
+    EXPECT_TRUE(store.ListSaved([](uint64_t, const frontier::HostCounters&) {
+      ADD_FAILURE() << "a new crawl's store lists nothing";
+    }));
+    frontier::HostCounters c;
+    c.admitted = 10;
+    c.fetched = 4;
+    store.Save(a, c);
+    store.AddAdmitted(a, 2);
+    store.AddAdmitted(b, 7);
+    ASSERT_TRUE(db->Commit().ok());
+    frontier::HostCounters read;
+    ASSERT_TRUE(store.Load(b, &read)) << "a host counted blind is read, never saved whole";
+    EXPECT_EQ(read.admitted, 7u);
+    ASSERT_TRUE(store.Load(a, &read));
+    EXPECT_EQ(read.admitted, 12u);
+    EXPECT_EQ(read.fetched, 4u);
+    store.AddAdmitted(b, 1);
+    ASSERT_TRUE(db->Commit().ok());
+  }
+  {
+    Result<std::unique_ptr<StateReader>> reader = StateReader::Open(dir.path());
+    ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  }
+  auto db = OpenDb(dir.path());
+  HostCounterStore store(db.get(), /*resumed=*/true);
+  std::map<uint64_t, uint64_t> listed;
+  EXPECT_TRUE(store.ListSaved(
+      [&](uint64_t key, const frontier::HostCounters& c) { listed[key] = c.admitted; }));
+  EXPECT_EQ(listed, (std::map<uint64_t, uint64_t>{{a, 12}, {b, 8}}));
 }
 
 TEST(StateDb, DigestsAreWrittenDirectly) {

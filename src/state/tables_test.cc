@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "state/committer.h"
@@ -38,9 +39,11 @@ class TablesTest : public testing::Test {
     options.create_missing_column_families = true;
     rocksdb::ColumnFamilyOptions depths;
     depths.merge_operator = NewMinDepthOperator();
+    rocksdb::ColumnFamilyOptions hosts;
+    hosts.merge_operator = NewHostCountersOperator();
     const std::vector<rocksdb::ColumnFamilyDescriptor> descriptors = {
         {rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions()},
-        {"hosts", rocksdb::ColumnFamilyOptions()},
+        {"hosts", hosts},
         {"meta", rocksdb::ColumnFamilyOptions()},
         {"depths", depths},
     };
@@ -123,6 +126,59 @@ TEST_F(TablesTest, HostRecordTableReadsItsRecordsBack) {
                   })
                   .ok());
   EXPECT_EQ(overridden, std::vector<std::string>{"a.example"});
+}
+
+// Increments of a host's admitted count are added to its saved counters (or make them)
+// without a read, before and after compaction and across a reopen; the listing sees the sums.
+TEST_F(TablesTest, HostCounterIncrementsAddToTheSavedCounters) {
+  const uint64_t a = 0x1234, b = 0x5678;
+  {
+    HostRecordTable table(db_.get(), hosts(), meta(), committer_.get(), 100);
+    frontier::HostCounters saved;
+    saved.day = 20000;
+    saved.fetched_today = 4;
+    saved.admitted = 30;
+    saved.fetched = 9;
+    table.PutCounters(a, saved);
+    table.AddAdmitted(a, 5);
+    table.AddAdmitted(a, 2);
+    table.AddAdmitted(b, 3);  // no record before: one is made
+    EXPECT_TRUE(table.MaybeEvicted(b)) << "a later load must read it";
+    ASSERT_TRUE(committer_->HandOver().ok());
+    std::optional<frontier::HostCounters> read = table.GetCounters(a);
+    ASSERT_TRUE(read.has_value());
+    EXPECT_EQ(read->admitted, 37u);
+    EXPECT_EQ(read->fetched, 9u);
+    EXPECT_EQ(read->fetched_today, 4u);
+    EXPECT_EQ(read->day, 20000);
+    read = table.GetCounters(b);
+    ASSERT_TRUE(read.has_value());
+    EXPECT_EQ(read->admitted, 3u);
+    EXPECT_EQ(read->fetched, 0u);
+    // A put replaces the sum; later increments add to it.
+    saved.admitted = 1;
+    table.PutCounters(a, saved);
+    table.AddAdmitted(a, 1);
+    ASSERT_TRUE(committer_->WritePending().ok());
+    ASSERT_TRUE(db_->Flush(rocksdb::FlushOptions(), hosts()).ok());
+    table.AddAdmitted(b, 10);
+    ASSERT_TRUE(committer_->WritePending().ok());
+    ASSERT_TRUE(db_->CompactRange(rocksdb::CompactRangeOptions(), hosts(), nullptr, nullptr).ok());
+  }
+  Close();
+  Open();
+  HostRecordTable table(db_.get(), hosts(), meta(), committer_.get(), 100);
+  EXPECT_EQ(table.GetCounters(a)->admitted, 2u);
+  EXPECT_EQ(table.GetCounters(b)->admitted, 13u);
+  table.PutPoliteness("c.example", HostPoliteness{});  // other records are not listed
+  ASSERT_TRUE(committer_->HandOver().ok());
+  std::vector<std::pair<uint64_t, uint64_t>> listed;
+  ASSERT_TRUE(table
+                  .ForEachCounters([&](uint64_t key, const frontier::HostCounters& c) {
+                    listed.emplace_back(key, c.admitted);
+                  })
+                  .ok());
+  EXPECT_EQ(listed, (std::vector<std::pair<uint64_t, uint64_t>>{{a, 2}, {b, 13}}));
 }
 
 TEST_F(TablesTest, DepthTableKeepsTheLeastDepth) {
