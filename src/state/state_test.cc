@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <rocksdb/db.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,7 +15,9 @@
 #include <random>
 #include <set>
 #include <thread>
+#include <vector>
 
+#include "state/host_record_table.h"
 #include "state/internal.h"
 
 namespace harvest::state {
@@ -575,6 +578,36 @@ TEST(StateCodec, RandomBytesNeverCrashTheDecoders) {
     (void)DecodeRobots(junk, &r);
     (void)DecodeDigest(junk, &d);
   }
+}
+
+// The counters' merge operator over junk records and operands: a record always comes out,
+// and it decodes.
+TEST(StateCodec, HostCountersMergeOfJunkYieldsARecord) {
+  const std::shared_ptr<rocksdb::MergeOperator> op = NewHostCountersOperator();
+  const spdlog::level::level_enum level = spdlog::get_level();
+  spdlog::set_level(spdlog::level::off);  // every junk record is logged
+  std::mt19937_64 rng(7);
+  auto junk = [&rng] {
+    std::string s(rng() % 24, '\0');
+    for (char& c : s) c = static_cast<char>(rng());
+    return s;
+  };
+  for (int i = 0; i < 5000; ++i) {
+    const std::string existing = junk(), a = junk(), b = junk();
+    const rocksdb::Slice existing_slice(existing);
+    const std::vector<rocksdb::Slice> operands = {rocksdb::Slice(a), rocksdb::Slice(b)};
+    std::string merged;
+    rocksdb::Slice existing_operand;
+    rocksdb::MergeOperator::MergeOperationOutput out(merged, existing_operand);
+    ASSERT_TRUE(op->FullMergeV2(rocksdb::MergeOperator::MergeOperationInput(
+                                    "c", i % 2 ? &existing_slice : nullptr, operands, nullptr),
+                                &out));
+    frontier::HostCounters c;
+    EXPECT_TRUE(DecodeCounters(merged, &c));
+    std::string partial;
+    (void)op->PartialMerge("c", a, b, &partial, nullptr);
+  }
+  spdlog::set_level(level);
 }
 
 TEST(StateCodec, QueueKeysSortByHostClassSequence) {
