@@ -15,6 +15,7 @@
 
 namespace rocksdb {
 class ColumnFamilyHandle;
+struct ColumnFamilyOptions;
 class DB;
 class WriteBatch;
 }  // namespace rocksdb
@@ -31,6 +32,12 @@ inline constexpr std::string_view kFormatVersion = "5";
 inline bool IsReadableOlderFormatVersion(std::string_view version) {
   return version == "3" || version == "4";
 }
+// Installs on a column family's options what every opener of the database must name, the
+// read-only StateReader too: the merge operators of `depths` and `hosts` (a write-ahead-log
+// replay without one stops at the first merge record, and everything after it is lost to the
+// opener) and the prefix extractors of `parked` and `deferred`, whose filters hold prefixes.
+// Other families are left as they are (state_db_open.cc).
+void InstallFamilyHooks(std::string_view family, rocksdb::ColumnFamilyOptions* options);
 // The meta key of the crawl's SimHash version ("1" or "2"; StateDb::simhash_version).
 inline constexpr std::string_view kSimHashVersionKey = "simhash_version";
 

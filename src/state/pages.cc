@@ -11,11 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "state/depth_table.h"
-#include "state/host_record_table.h"
 #include "state/internal.h"
 #include "state/page_table.h"
-#include "state/parked_table.h"
 
 namespace harvest::state {
 namespace {
@@ -196,9 +193,7 @@ Result<std::unique_ptr<StateReader>> StateReader::Open(const std::filesystem::pa
     // Replaying the write-ahead log needs the families' merge operators: without one, the
     // first merge record ends the replay silently and everything written after it is lost
     // to this reader.
-    if (name == "depths") cf.merge_operator = NewMinDepthOperator();
-    if (name == "hosts") cf.merge_operator = NewHostCountersOperator();
-    if (name == "parked") cf.prefix_extractor = NewParkedGroupPrefix();
+    InstallFamilyHooks(name, &cf);
     descriptors.emplace_back(name, cf);
   }
   auto impl = std::make_unique<Impl>();

@@ -176,6 +176,17 @@ rocksdb::ColumnFamilyOptions FamilyOptions(Tuning tuning, size_t write_buffer,
   return cf;
 }
 
+}  // namespace
+
+void InstallFamilyHooks(std::string_view family, rocksdb::ColumnFamilyOptions* options) {
+  if (family == kDepths) options->merge_operator = NewMinDepthOperator();
+  if (family == kHosts) options->merge_operator = NewHostCountersOperator();
+  if (family == kParked) options->prefix_extractor = NewParkedGroupPrefix();
+  if (family == kDeferred) options->prefix_extractor = NewDeferredHostPrefix();
+}
+
+namespace {
+
 // The default column family (unused, but RocksDB requires it) and ours.
 std::vector<rocksdb::ColumnFamilyDescriptor> Descriptors(
     const StateOptions& options, const std::shared_ptr<rocksdb::Cache>& cache) {
@@ -185,18 +196,7 @@ std::vector<rocksdb::ColumnFamilyDescriptor> Descriptors(
   for (const ColumnFamilySpec& spec : kColumnFamilies) {
     descriptors.emplace_back(
         spec.name, FamilyOptions(spec.tuning, WriteBufferFor(spec.tuning, options), cache));
-    if (std::string_view(spec.name) == kDepths) {
-      descriptors.back().options.merge_operator = NewMinDepthOperator();
-    }
-    if (std::string_view(spec.name) == kHosts) {
-      descriptors.back().options.merge_operator = NewHostCountersOperator();
-    }
-    if (std::string_view(spec.name) == kParked) {
-      descriptors.back().options.prefix_extractor = NewParkedGroupPrefix();
-    }
-    if (std::string_view(spec.name) == kDeferred) {
-      descriptors.back().options.prefix_extractor = NewDeferredHostPrefix();
-    }
+    InstallFamilyHooks(spec.name, &descriptors.back().options);
     const std::string_view name = spec.name;
     if (name == kSeen || name == kHosts || name == kDigests || name == kDepths) {
       // Point reads of mostly absent keys (a new payload's digest, a link never reached by a
