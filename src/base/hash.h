@@ -33,4 +33,13 @@ inline uint64_t Fnv1a64(std::string_view s) {
   return h;
 }
 
+// Lemire's multiply-shift range reduction: the upper 64 bits of h x n, which maps a hash h
+// spread evenly over 64 bits onto [0, n) as evenly, without a division (the Bloom filter's
+// block, a count-min column, the page of a sorted run a fingerprint falls on). Keeps the
+// order of h, so it also says where h sits in a sorted, evenly spread array of n.
+inline uint64_t RangeReduce(uint64_t h, uint64_t n) {
+  __extension__ using Uint128 = unsigned __int128;
+  return static_cast<uint64_t>((static_cast<Uint128>(h) * n) >> 64);
+}
+
 }  // namespace harvest

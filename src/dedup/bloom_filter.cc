@@ -49,13 +49,10 @@ struct Probe {
   }
 };
 
-// Multiply-shift range reduction (Lemire): maps h uniformly onto [0, n) without a division.
-__extension__ typedef unsigned __int128 Uint128;
-
 Probe ProbeFor(uint64_t key, uint64_t num_blocks) {
   const uint64_t h = Mix64(key);
   const uint64_t g = Mix64(h + 0x9e3779b97f4a7c15ULL);
-  const auto block = static_cast<uint64_t>((static_cast<Uint128>(h) * num_blocks) >> 64);
+  const uint64_t block = RangeReduce(h, num_blocks);
   return {block, g, 7};
 }
 

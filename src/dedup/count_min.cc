@@ -10,8 +10,6 @@ namespace {
 
 constexpr uint64_t kRowSeed = 0x9e3779b97f4a7c15ULL;
 
-__extension__ typedef unsigned __int128 Uint128;
-
 }  // namespace
 
 CountMinSketch::CountMinSketch(size_t bytes, int depth)
@@ -22,8 +20,7 @@ CountMinSketch::CountMinSketch(size_t bytes, int depth)
 size_t CountMinSketch::Index(int row, uint64_t key) const {
   // Mixed (base/hash.h): a caller's weak hash must not put keys in the same columns.
   const uint64_t h = Mix64(key ^ (kRowSeed * static_cast<uint64_t>(row + 1)));
-  // Lemire's multiply-shift range reduction: uniform over [0, width) without a division.
-  const auto col = static_cast<size_t>((static_cast<Uint128>(h) * width_) >> 64);
+  const auto col = static_cast<size_t>(RangeReduce(h, width_));
   return static_cast<size_t>(row) * width_ + col;
 }
 

@@ -18,6 +18,7 @@
 #include <system_error>
 #include <utility>
 
+#include "base/hash.h"
 #include "dedup/dedup.h"
 
 namespace harvest::state {
@@ -169,8 +170,7 @@ struct FingerprintRuns::Run {
   size_t PageOf(uint64_t fp) const {
     const size_t n = fences.size();
     if (n == 0 || fp < fences[0]) return std::string::npos;
-    __extension__ using U128 = unsigned __int128;
-    size_t lo = static_cast<size_t>((static_cast<U128>(fp) * n) >> 64);
+    size_t lo = static_cast<size_t>(RangeReduce(fp, n));
     size_t hi = lo + 1;
     size_t step = 4;
     if (fences[lo] > fp) {
