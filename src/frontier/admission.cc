@@ -227,17 +227,17 @@ AdmitVerdict Admission::Judge(const AdmitCandidate& c) {
   if (seen_ != nullptr && seen_->Contains(c.fp)) return AdmitVerdict::kSeen;
 
   const std::string_view name = NameOfAuthority(c.host);
-  if (const uint64_t blind_key = HostHash(name); CertainlyOpen(blind_key)) {
+  const uint64_t key = HostHash(name);
+  if (CertainlyOpen(key)) {
     // A host whose counters are not in RAM, within every budget for certain: counted without
     // reading them (docs/admission.md "Budgets"; a broad crawl's links mostly go to such hosts).
     if (seen_ != nullptr && !seen_->InsertIfNew(c.fp)) return AdmitVerdict::kSeen;
-    ++blind_admitted_[blind_key];
-    activity_->Add(blind_key);
+    ++blind_admitted_[key];
+    activity_->Add(key);
     ++admitted_blind_;
     return AdmitVerdict::kAccept;
   }
-  uint64_t key = 0;
-  Resident& r = CountersFor(name, &key);
+  Resident& r = CountersFor(key);
   HostCounters& h = r.counters;
   RollDay(&h);
   const Budget budget = defer_over_budget_ ? BudgetFor(h) : Budget::kOpen;
@@ -335,8 +335,11 @@ void Admission::RaiseBound(uint64_t key, const HostCounters& c) {
 }
 
 Admission::Resident& Admission::CountersFor(std::string_view host, uint64_t* key_out) {
-  const uint64_t key = HostHash(host);
-  *key_out = key;
+  *key_out = HostHash(host);
+  return CountersFor(*key_out);
+}
+
+Admission::Resident& Admission::CountersFor(uint64_t key) {
   auto [it, inserted] = hosts_.try_emplace(key);
   if (!inserted || counter_store_ == nullptr) return it->second;
   (void)counter_store_->Load(key, &it->second.counters);

@@ -279,6 +279,7 @@ class Admission {
   // The host's resident counters (loaded from the store when it enters RAM); its key,
   // HostHash(host), into *key.
   Resident& CountersFor(std::string_view host, uint64_t* key);
+  Resident& CountersFor(uint64_t key);  // key: HostHash of the host's name
   // After a change to the counters of r (key `key`): listed for SaveChanged().
   void NoteChanged(uint64_t key, Resident* r);
   // True when the budget of host `key`, whose counters are not in RAM, is open for certain:
