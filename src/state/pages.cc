@@ -190,9 +190,10 @@ Result<std::unique_ptr<StateReader>> StateReader::Open(const std::filesystem::pa
   std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
   for (const std::string& name : names) {
     rocksdb::ColumnFamilyOptions cf;
-    // Replaying the write-ahead log needs the families' merge operators: without one, the
+    // Replaying the write-ahead log needs the families' merge operators (without one, the
     // first merge record ends the replay silently and everything written after it is lost
-    // to this reader.
+    // to this reader), and prefix scans of parked and deferred entries their prefix
+    // extractors.
     InstallFamilyHooks(name, &cf);
     descriptors.emplace_back(name, cf);
   }

@@ -20,6 +20,13 @@ constexpr char kParkedGroupMark = 1;
 // hand-over (the owner commits far more often: a bound, not a tuning).
 constexpr size_t kMaxGatheredUrls = 1 << 16;
 
+// A (class, host) group's prefix: class byte, host, '\0' (every key of the group starts with it).
+void SetGroupPrefix(int cls, std::string_view host, std::string* out) {
+  out->assign(1, static_cast<char>(static_cast<uint8_t>(cls)));
+  out->append(host);
+  out->push_back('\0');
+}
+
 // A parked key, parsed.
 struct ParkedKey {
   std::string_view group;  // class byte, host, '\0': the prefix of the (class, host)
@@ -96,9 +103,7 @@ std::shared_ptr<const rocksdb::SliceTransform> NewParkedGroupPrefix() {
 }
 
 void ParkedTable::Add(const frontier::UrlItem& item, uint64_t seq) {
-  group_.clear();
-  group_.push_back(static_cast<char>(static_cast<uint8_t>(item.priority)));
-  group_.append(item.host);
+  SetGroupPrefix(item.priority, item.host, &group_);
   auto it = gathered_.find(group_);
   if (it != gathered_.end() && seq <= it->second.last_seq) {
     Flush();  // a step below 0 (never: TakeSeq only grows): a new entry instead
@@ -122,9 +127,8 @@ void ParkedTable::Flush() {
   entries.reserve(gathered_.size());
   for (const auto& [group, g] : gathered_) {
     std::string key;
-    key.reserve(group.size() + 1 + kSeqBytes + 1);
+    key.reserve(group.size() + kSeqBytes + 1);
     key.append(group);
-    key.push_back('\0');
     PutBigEndian(&key, g.first_seq, kSeqBytes);
     key.push_back(kParkedGroupMark);
     entries.emplace_back(std::move(key), &g.value);
@@ -176,12 +180,11 @@ size_t ParkedTable::Take(size_t max_hosts, int classes,
   std::unique_ptr<rocksdb::Iterator> other(db_->NewIterator(group_only, cf_));
   // Every other class of a host met at the cursor comes with it: a host that came in for
   // its seed would otherwise be evicted once done and reloaded for each later class.
+  std::string prefix;
   auto take_other_classes = [&](int cls, std::string_view host) {
     for (int c = 0; c < classes; ++c) {
       if (c == cls) continue;
-      std::string prefix(1, static_cast<char>(static_cast<uint8_t>(c)));
-      prefix.append(host);
-      prefix.push_back('\0');
+      SetGroupPrefix(c, host, &prefix);
       for (other->Seek(prefix); other->Valid() && other->key().starts_with(prefix); other->Next()) {
         ParkedKey key;
         if (ParseParkedKey(other->key().ToStringView(), &key)) collect(other.get(), key);

@@ -66,8 +66,8 @@ class ParkedTable {
   uint64_t count_ = 0;                               // URLs, gathered ones included
   std::string cursor_;                               // where Take goes on (wraps to the start)
   std::string scratch_;                              // encoding buffer
-  std::string group_;                                // class byte and host of the URL being added
-  std::unordered_map<std::string, Group> gathered_;  // by class byte and host
+  std::string group_;                                // group prefix of the URL being added
+  std::unordered_map<std::string, Group> gathered_;  // by group prefix
   size_t gathered_urls_ = 0;
 };
 

@@ -176,17 +176,6 @@ rocksdb::ColumnFamilyOptions FamilyOptions(Tuning tuning, size_t write_buffer,
   return cf;
 }
 
-}  // namespace
-
-void InstallFamilyHooks(std::string_view family, rocksdb::ColumnFamilyOptions* options) {
-  if (family == kDepths) options->merge_operator = NewMinDepthOperator();
-  if (family == kHosts) options->merge_operator = NewHostCountersOperator();
-  if (family == kParked) options->prefix_extractor = NewParkedGroupPrefix();
-  if (family == kDeferred) options->prefix_extractor = NewDeferredHostPrefix();
-}
-
-namespace {
-
 // The default column family (unused, but RocksDB requires it) and ours.
 std::vector<rocksdb::ColumnFamilyDescriptor> Descriptors(
     const StateOptions& options, const std::shared_ptr<rocksdb::Cache>& cache) {
@@ -218,6 +207,13 @@ Status CreateDirectory(const std::filesystem::path& dir) {
 }
 
 }  // namespace
+
+void InstallFamilyHooks(std::string_view family, rocksdb::ColumnFamilyOptions* options) {
+  if (family == kDepths) options->merge_operator = NewMinDepthOperator();
+  if (family == kHosts) options->merge_operator = NewHostCountersOperator();
+  if (family == kParked) options->prefix_extractor = NewParkedGroupPrefix();
+  if (family == kDeferred) options->prefix_extractor = NewDeferredHostPrefix();
+}
 
 Result<std::unique_ptr<StateDb::Impl>> StateDb::Impl::Open(const StateOptions& options) {
   if (Status s = CreateDirectory(options.dir); !s.ok()) return s;
