@@ -4,8 +4,9 @@
 // family costs ~0.4 CPU-µs per 16-byte entry rewritten, 2.9 µs per URL at 100 M URLs, and a
 // lookup probes a filter partition per L0 file and level through the block cache
 // (docs/benchmarks.md, "At 100 M URLs"). Here a merge is a k-way merge of arrays of
-// integers (a few ns per key), and a lookup is one Bloom probe per run in RAM and one 4 KiB
-// read of the run that may hold the key.
+// integers (a few ns per key), and a lookup is one Bloom probe per run in RAM and one read
+// of the run that may hold the key: 512 bytes of its 4 KiB page, where an even spread of the
+// page's keys puts it (the whole page when the page's keys bunch).
 //
 // On disk, in its own directory:
 //   <id>.run   a 4096-byte header (magic "HVFPRUN1", key count and CRC-32 of the keys, each

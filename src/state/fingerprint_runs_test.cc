@@ -120,6 +120,32 @@ TEST(FingerprintRuns, FindsKeysBunchedAnywhere) {
   }
 }
 
+// Keys spread unevenly within each 512-key page (a lookup first reads the 64 keys where an
+// even spread between the page's first key and the next page's would put it): each page of
+// this run has 480 consecutive keys at its start and 32 spread over the rest of its range,
+// so most keys lie beyond their estimated window and are found only by reading the page.
+TEST(FingerprintRuns, FindsKeysBunchedWithinAPage) {
+  TempDir dir("fingerprint_runs_in_page");
+  auto set = FingerprintRuns::Open(Opts(dir.path(), false));
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  std::vector<uint64_t> keys;
+  for (uint64_t page = 0; page < 8; ++page) {
+    const uint64_t base = (page + 1) << 50;
+    for (uint64_t i = 0; i < 480; ++i) keys.push_back(base + 2 * i);
+    for (uint64_t i = 1; i <= 32; ++i) keys.push_back(base + i * (uint64_t{1} << 44));
+  }
+  std::sort(keys.begin(), keys.end());
+  ASSERT_TRUE((*set)->Add(keys).ok());
+  const std::set<uint64_t> oracle(keys.begin(), keys.end());
+  for (uint64_t k : keys) {
+    for (uint64_t probe : {k, k + 1, k - 1}) {
+      Result<bool> r = (*set)->Contains(probe);
+      ASSERT_TRUE(r.ok());
+      EXPECT_EQ(*r, oracle.contains(probe)) << probe;
+    }
+  }
+}
+
 TEST(FingerprintRuns, RepeatedKeysAcrossRunsAreMergedOnce) {
   TempDir dir("fingerprint_runs_test");
   std::mt19937_64 rng(8);
