@@ -5,7 +5,8 @@
 // D of them (Next, Complete, MarkDone), optionally writes the records of F fetched pages and
 // times the crawl's point lookups (--fetched F, --lookups L; scale_bench_lookups.cc), then
 // closes and reopens the database and times the restart (queue store load + Bloom filter
-// rebuild from the seen store).
+// rebuild from the seen store). --lookups-only times the point lookups alone, over the
+// state a --keep run left.
 //
 // Goals: 50 M URLs over 1 M hosts admitted at >= 300,000 admissions/s with a peak
 // RSS <= 1 GiB. Exit status: 0 when every distinct URL was accepted, no drained URL came out
@@ -167,15 +168,16 @@ constexpr uint64_t kProgressEvery = 5'000'000;
 constexpr uint64_t kMaxBurst = 16;
 
 void Usage() {
-  std::fprintf(stderr,
-               "usage: state_scale_bench [--urls N (50000000)] [--hosts H (1000000)]\n"
-               "         [--drain D (1000000)] [--dir DIR (/tmp/harvest-scale-<pid>)]\n"
-               "         [--no-restart] [--keep] [--seed S] [--queue-ram-items N]\n"
-               "         [--write-buffer-mb M (32)] [--block-cache-mb M (64)] "
-               "[--block-cache-max-mb M (512)]\n"
-               "         [--fetched F (0)] [--lookups L (1000000)] [--host-cache N (20000)]\n"
-               "         [--ingest-every N (500000 admitted fingerprints per table file)]\n"
-               "         [--small (200000 URLs, 20000 hosts, drain 20000)]\n");
+  std::fprintf(
+      stderr,
+      "usage: state_scale_bench [--urls N (50000000)] [--hosts H (1000000)]\n"
+      "         [--drain D (1000000)] [--dir DIR (/tmp/harvest-scale-<pid>)]\n"
+      "         [--no-restart] [--keep] [--lookups-only] [--seed S] [--queue-ram-items N]\n"
+      "         [--write-buffer-mb M (32)] [--block-cache-mb M (64)] "
+      "[--block-cache-max-mb M (512)]\n"
+      "         [--fetched F (0)] [--lookups L (1000000)] [--host-cache N (20000)]\n"
+      "         [--ingest-every N (500000 admitted fingerprints per table file)]\n"
+      "         [--small (200000 URLs, 20000 hosts, drain 20000)]\n");
 }
 
 bool ParseFlags(int argc, char** argv, Flags* f) {
@@ -224,6 +226,8 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
       f->restart = false;
     } else if (a == "--keep") {
       f->keep = true;
+    } else if (a == "--lookups-only") {
+      f->lookups_only = true;
     } else if (a == "--small") {
       f->urls = 200'000;
       f->hosts = 20'000;
@@ -687,6 +691,49 @@ bool Drain(const Flags& f, StateDb* db, frontier::Admission* admission,
   return db->status().ok();
 }
 
+// --lookups-only: phase 3's timed lookups over the state a `--keep --fetched F` run left in
+// --dir (same --fetched and --seed), with a sample of its admitted fingerprints read back;
+// for measuring read options without writing the state again. The state is left as it is.
+bool LookupsOnly(const Flags& f) {
+  if (f.fetched == 0) {
+    std::fprintf(stderr, "--lookups-only needs the --fetched F of the run that left the state\n");
+    return false;
+  }
+  if (!fs::exists(fs::path(f.dir) / "CURRENT")) {
+    std::fprintf(stderr, "--lookups-only: no state in %s (a --keep run leaves one)\n",
+                 f.dir.c_str());
+    return false;
+  }
+  auto opened = StateDb::Open(DbOptions(f));
+  if (!opened.ok()) {
+    std::fprintf(stderr, "%s\n", opened.status().ToString().c_str());
+    return false;
+  }
+  std::unique_ptr<StateDb> db = std::move(opened).value();
+  std::vector<uint64_t> admitted_fps;
+  uint64_t n = 0;
+  const uint64_t sample_every = std::max<uint64_t>(f.urls / kMaxSample, 1);
+  const auto t0 = SteadyClock::now();
+  // Phase 3's fetched pages are in the seen family but were never admitted.
+  std::vector<uint64_t> fetched(f.fetched);
+  for (uint64_t i = 0; i < f.fetched; ++i) fetched[i] = FetchedFp(f.seed, i);
+  std::sort(fetched.begin(), fetched.end());
+  Status s = db->ForEachSeen([&](uint64_t fp) {
+    if (std::binary_search(fetched.begin(), fetched.end(), fp)) return;
+    if (n++ % sample_every == 0) admitted_fps.push_back(fp);
+  });
+  fetched = {};
+  if (!s.ok() || admitted_fps.empty()) {
+    std::fprintf(stderr, "no admitted fingerprints in %s: %s\n", f.dir.c_str(),
+                 s.ToString().c_str());
+    return false;
+  }
+  std::printf("state_scale_bench --lookups-only: %s, %" PRIu64
+              " fingerprints admitted (read in %.1f s), %" PRIu64 " fetched\n",
+              f.dir.c_str(), n, Seconds(t0), f.fetched);
+  return TimeLookups(f, db.get(), admitted_fps);
+}
+
 // Phase 4: reopen and time what a restart does before crawling.
 bool Restart(const Flags& f, uint64_t expected_queued, uint64_t expected_parked) {
   const auto t0 = SteadyClock::now();
@@ -739,6 +786,7 @@ int Run(const Flags& f) {
                  f.dir.c_str());
     return 2;
   }
+  if (f.lookups_only) return LookupsOnly(f) ? 0 : 1;
   fs::remove_all(f.dir, ec);
   std::printf("state_scale_bench: %" PRIu64 " URLs over %" PRIu64 " hosts, drain %" PRIu64
               ", dir %s\n  traps: host_daily_quota and max_discovery_ratio unlimited (the "

@@ -26,6 +26,7 @@ struct Flags {
   std::string dir;
   bool restart = true;
   bool keep = false;
+  bool lookups_only = false;  // phase 3's lookups over the state a --keep run left in dir
   uint64_t seed = 42;
   size_t queue_ram_items = StateOptions{}.queue_ram_items;
   size_t write_buffer_mb = StateOptions{}.write_buffer_bytes >> 20;
@@ -56,9 +57,16 @@ uint64_t DirBytes(const fs::path& dir);
 // ("Sum" row: size, read, written, write amplification, CPU) and the files per level.
 void PrintCompaction(const std::string& stats);
 
+// Phase 3's fetched page i: its synthetic fingerprint (distinct from the admitted URLs' with
+// overwhelming probability).
+uint64_t FetchedFp(uint64_t seed, uint64_t i);
+
 // Phase 3 (--fetched F, --lookups L): the records of F fetched pages, then the timed point
 // lookups (scale_bench_lookups.cc). `admitted_fps`: a sample of the admitted fingerprints.
 // False on a database error.
 bool FetchedAndLookups(const Flags& f, StateDb* db, const std::vector<uint64_t>& admitted_fps);
+// Phase 3's timed lookups alone, over the state in `db` (FetchedAndLookups ends with them;
+// --lookups-only runs them over the state a --keep run left).
+bool TimeLookups(const Flags& f, StateDb* db, const std::vector<uint64_t>& admitted_fps);
 
 }  // namespace harvest::state::scale_bench

@@ -30,13 +30,6 @@ uint64_t BytesRead() {
   return 0;
 }
 
-// A fetched page's synthetic fingerprint and payload digest (distinct from the admitted
-// URLs' with overwhelming probability).
-uint64_t FetchedFp(uint64_t seed, uint64_t i) {
-  uint64_t st = seed ^ 0x5EED0F5EED0F5EEDull ^ (i * 0x9E3779B97F4A7C15ull);
-  return SplitMix(&st);
-}
-
 std::string Digest(uint64_t a) {
   static constexpr char kBase32[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
   std::string d = "sha1:";
@@ -51,6 +44,11 @@ std::string Digest(uint64_t a) {
 }
 
 }  // namespace
+
+uint64_t FetchedFp(uint64_t seed, uint64_t i) {
+  uint64_t st = seed ^ 0x5EED0F5EED0F5EEDull ^ (i * 0x9E3779B97F4A7C15ull);
+  return SplitMix(&st);
+}
 
 // Phase 3 (--fetched F): the records a crawl writes per fetched page — the seen record
 // (MarkDone), a depth note for a quarter of them (NoteDepth: a shorter path found), the
@@ -112,6 +110,10 @@ bool FetchedAndLookups(const Flags& f, StateDb* db, const std::vector<uint64_t>&
               MiB(ProcStatusKb("VmRSS")));
   std::fflush(stdout);
   if (f.fetched == 0 || admitted_fps.empty()) return ok;
+  return TimeLookups(f, db, admitted_fps) && ok;
+}
+
+bool TimeLookups(const Flags& f, StateDb* db, const std::vector<uint64_t>& admitted_fps) {
   // The lookups read a settled state: the records just written are flushed and compacted
   // first, so that compaction threads do not share the 2 cores with the timed thread and
   // the L0 files of a family that was just written to are merged (at most 10 minutes).
@@ -173,7 +175,7 @@ bool FetchedAndLookups(const Flags& f, StateDb* db, const std::vector<uint64_t>&
               total_cpu * 1e6 / static_cast<double>(f.lookups * std::size(kinds)), std::size(kinds),
               MiB(ProcStatusKb("VmHWM")));
   std::fflush(stdout);
-  return ok && db->status().ok();
+  return db->status().ok();
 }
 
 }  // namespace harvest::state::scale_bench
