@@ -173,6 +173,7 @@ void Usage() {
       "usage: state_scale_bench [--urls N (50000000)] [--hosts H (1000000)]\n"
       "         [--drain D (1000000)] [--dir DIR (/tmp/harvest-scale-<pid>)]\n"
       "         [--no-restart] [--keep] [--lookups-only] [--seed S] [--queue-ram-items N]\n"
+      "         [--compare-dir DIR2 --compare-urls N2 --compare-fetched F2 [--rounds R (10)]]\n"
       "         [--write-buffer-mb M (32)] [--block-cache-mb M (64)] "
       "[--block-cache-max-mb M (512)]\n"
       "         [--fetched F (0)] [--lookups L (1000000)] [--host-cache N (20000)]\n"
@@ -228,6 +229,14 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
       f->keep = true;
     } else if (a == "--lookups-only") {
       f->lookups_only = true;
+    } else if (a == "--compare-dir" && i + 1 < argc) {
+      f->compare_dir = argv[++i];
+    } else if (a == "--compare-urls") {
+      if (!number(&f->compare_urls) || f->compare_urls == 0) return false;
+    } else if (a == "--compare-fetched") {
+      if (!number(&f->compare_fetched) || f->compare_fetched == 0) return false;
+    } else if (a == "--rounds") {
+      if (!number(&f->rounds) || f->rounds == 0) return false;
     } else if (a == "--small") {
       f->urls = 200'000;
       f->hosts = 20'000;
@@ -235,6 +244,10 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
     } else {
       return false;
     }
+  }
+  if (!f->compare_dir.empty() &&
+      (!f->lookups_only || f->compare_urls == 0 || f->compare_fetched == 0)) {
+    return false;  // a second state is compared only by --lookups-only, and needs its shape
   }
   return f->hosts > 0 && f->urls >= f->hosts && f->drain <= f->urls;
 }
@@ -691,26 +704,31 @@ bool Drain(const Flags& f, StateDb* db, frontier::Admission* admission,
   return db->status().ok();
 }
 
-// --lookups-only: phase 3's timed lookups over the state a `--keep --fetched F` run left in
-// --dir (same --fetched and --seed), with a sample of its admitted fingerprints read back;
-// for measuring read options without writing the state again. The state is left as it is.
-bool LookupsOnly(const Flags& f) {
+// Opens the state in f.dir; null after printing why it could not.
+std::unique_ptr<StateDb> OpenOrReport(const Flags& f) {
+  auto opened = StateDb::Open(DbOptions(f));
+  if (!opened.ok()) {
+    std::fprintf(stderr, "state_scale_bench: %s\n", opened.status().ToString().c_str());
+    return nullptr;
+  }
+  return std::move(opened).value();
+}
+
+// The state a `--keep --fetched F` run left in f.dir (same --urls, --fetched and --seed),
+// opened, with a sample of its admitted fingerprints read back into *admitted_fps; null after
+// printing why not.
+std::unique_ptr<StateDb> OpenKept(const Flags& f, std::vector<uint64_t>* admitted_fps) {
   if (f.fetched == 0) {
     std::fprintf(stderr, "--lookups-only needs the --fetched F of the run that left the state\n");
-    return false;
+    return nullptr;
   }
   if (!fs::exists(fs::path(f.dir) / "CURRENT")) {
     std::fprintf(stderr, "--lookups-only: no state in %s (a --keep run leaves one)\n",
                  f.dir.c_str());
-    return false;
+    return nullptr;
   }
-  auto opened = StateDb::Open(DbOptions(f));
-  if (!opened.ok()) {
-    std::fprintf(stderr, "%s\n", opened.status().ToString().c_str());
-    return false;
-  }
-  std::unique_ptr<StateDb> db = std::move(opened).value();
-  std::vector<uint64_t> admitted_fps;
+  std::unique_ptr<StateDb> db = OpenOrReport(f);
+  if (db == nullptr) return nullptr;
   uint64_t n = 0;
   const uint64_t sample_every = std::max<uint64_t>(f.urls / kMaxSample, 1);
   const auto t0 = SteadyClock::now();
@@ -720,29 +738,44 @@ bool LookupsOnly(const Flags& f) {
   std::sort(fetched.begin(), fetched.end());
   Status s = db->ForEachSeen([&](uint64_t fp) {
     if (std::binary_search(fetched.begin(), fetched.end(), fp)) return;
-    if (n++ % sample_every == 0) admitted_fps.push_back(fp);
+    if (n++ % sample_every == 0) admitted_fps->push_back(fp);
   });
-  fetched = {};
-  if (!s.ok() || admitted_fps.empty()) {
+  if (!s.ok() || admitted_fps->empty()) {
     std::fprintf(stderr, "no admitted fingerprints in %s: %s\n", f.dir.c_str(),
                  s.ToString().c_str());
-    return false;
+    return nullptr;
   }
   std::printf("state_scale_bench --lookups-only: %s, %" PRIu64
               " fingerprints admitted (read in %.1f s), %" PRIu64 " fetched\n",
               f.dir.c_str(), n, Seconds(t0), f.fetched);
-  return TimeLookups(f, db.get(), admitted_fps);
+  return db;
+}
+
+// --lookups-only: phase 3's timed lookups over the state a `--keep --fetched F` run left in
+// --dir, for measuring read options without writing the state again; with --compare-dir,
+// over that state and a second one, alternating (CompareLookups). Nothing is written but
+// what opening a state does (its write-ahead log flushed to a table file, compactions that
+// follow), so the records and the admitted set stay those of the run that left them.
+bool LookupsOnly(const Flags& f) {
+  std::vector<uint64_t> fps_a;
+  std::unique_ptr<StateDb> da = OpenKept(f, &fps_a);
+  if (da == nullptr) return false;
+  if (f.compare_dir.empty()) return TimeLookups(f, da.get(), fps_a);
+  Flags g = f;
+  g.dir = f.compare_dir;
+  g.urls = f.compare_urls;
+  g.fetched = f.compare_fetched;
+  std::vector<uint64_t> fps_b;
+  std::unique_ptr<StateDb> db = OpenKept(g, &fps_b);
+  if (db == nullptr) return false;
+  return CompareLookups(f, da.get(), fps_a, g, db.get(), fps_b);
 }
 
 // Phase 4: reopen and time what a restart does before crawling.
 bool Restart(const Flags& f, uint64_t expected_queued, uint64_t expected_parked) {
   const auto t0 = SteadyClock::now();
-  auto opened = StateDb::Open(DbOptions(f));
-  if (!opened.ok()) {
-    std::printf("reopen failed: %s\n", opened.status().ToString().c_str());
-    return false;
-  }
-  std::unique_ptr<StateDb> db = std::move(opened).value();
+  std::unique_ptr<StateDb> db = OpenOrReport(f);
+  if (db == nullptr) return false;
   const double open_s = Seconds(t0);
   FakeClock clock;
   frontier::FrontierOptions fo;
@@ -793,16 +826,12 @@ int Run(const Flags& f) {
               "synthetic load would trip them); delay 0; commit every %" PRIu64
               " admissions, WAL sync every 1 s\n",
               f.urls, f.hosts, f.drain, f.dir.c_str(), kCommitEvery);
-  auto opened = StateDb::Open(DbOptions(f));
-  if (!opened.ok()) {
-    std::fprintf(stderr, "%s\n", opened.status().ToString().c_str());
-    return 1;
-  }
+  std::unique_ptr<StateDb> db = OpenOrReport(f);
+  if (db == nullptr) return 1;
   Counters c;
   bool ok = true;
   uint64_t left = 0, left_parked = 0;
   {
-    std::unique_ptr<StateDb> db = std::move(opened).value();
     FakeClock clock;
     dedup::SeenSet seen(dedup::SeenSetOptions{.expected_urls = f.urls}, db->seen());
     frontier::TrapOptions traps;
@@ -822,6 +851,7 @@ int Run(const Flags& f) {
     left = frontier.queued();
     left_parked = db->parked();
   }
+  db.reset();  // closed before Restart opens it again
   if (f.restart) ok = Restart(f, left, left_parked) && ok;
   ok = ok && c.refused == 0 && c.unparsable == 0 && c.duplicates == 0 && c.drained == f.drain;
   std::printf("%s (peak RSS %.0f MiB)\n", ok ? "PASS" : "FAIL", MiB(ProcStatusKb("VmHWM")));

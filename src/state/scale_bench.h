@@ -27,6 +27,12 @@ struct Flags {
   bool restart = true;
   bool keep = false;
   bool lookups_only = false;  // phase 3's lookups over the state a --keep run left in dir
+  // With --lookups-only: a second kept state (the --urls and --fetched of the run that left
+  // it), whose lookups alternate with those over `dir` in `rounds` rounds (CompareLookups).
+  std::string compare_dir;
+  uint64_t compare_urls = 0;
+  uint64_t compare_fetched = 0;
+  uint64_t rounds = 10;
   uint64_t seed = 42;
   size_t queue_ram_items = StateOptions{}.queue_ram_items;
   size_t write_buffer_mb = StateOptions{}.write_buffer_bytes >> 20;
@@ -68,5 +74,12 @@ bool FetchedAndLookups(const Flags& f, StateDb* db, const std::vector<uint64_t>&
 // Phase 3's timed lookups alone, over the state in `db` (FetchedAndLookups ends with them;
 // --lookups-only runs them over the state a --keep run left).
 bool TimeLookups(const Flags& f, StateDb* db, const std::vector<uint64_t>& admitted_fps);
+// --lookups-only --compare-dir: the same lookups over two states open in one process (state
+// a: `a.dir`; state b: `b.dir`), in a.rounds rounds, each a slice of every kind timed on one
+// state and then on the other (which goes first alternates). The machine's slow phases then
+// fall on both states alike: prints each round's mean cost over the kinds for both and their
+// ratio b / a, then per kind the median over the rounds. False on a database error.
+bool CompareLookups(const Flags& a, StateDb* da, const std::vector<uint64_t>& fps_a, const Flags& b,
+                    StateDb* db, const std::vector<uint64_t>& fps_b);
 
 }  // namespace harvest::state::scale_bench

@@ -1,6 +1,7 @@
 // state_scale_bench, phase 3: the records a crawl writes per fetched page, then the crawl's
 // point lookups timed kind by kind (scale_bench.h; docs/benchmarks.md, "State at scale:
 // point lookups").
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <fstream>
@@ -113,18 +114,49 @@ bool FetchedAndLookups(const Flags& f, StateDb* db, const std::vector<uint64_t>&
   return TimeLookups(f, db, admitted_fps) && ok;
 }
 
-bool TimeLookups(const Flags& f, StateDb* db, const std::vector<uint64_t>& admitted_fps) {
-  // The lookups read a settled state: the records just written are flushed and compacted
-  // first, so that compaction threads do not share the 2 cores with the timed thread and
-  // the L0 files of a family that was just written to are merged (at most 10 minutes).
-  // Settled: no flush or compaction running for 2 s in a row (one finishing may start the
-  // next).
+namespace {
+
+// One kind of phase 3's lookups: `lookup(r)` makes one, r a random number; true if found.
+struct Kind {
+  const char* name;
+  std::function<bool(uint64_t r)> lookup;
+};
+
+std::vector<Kind> LookupKinds(const Flags& f, StateDb* db,
+                              const std::vector<uint64_t>& admitted_fps) {
+  dedup::SeenBackend* seen = db->seen();
+  return {
+      {"admitted",
+       [&admitted_fps, seen](uint64_t r) {
+         return seen->Contains(admitted_fps[r % admitted_fps.size()]);
+       }},
+      {"absent", [seen](uint64_t r) { return seen->Contains(r); }},
+      {"seen record",
+       [&f, db](uint64_t r) { return db->GetSeen(FetchedFp(f.seed, r % f.fetched)).has_value(); }},
+      {"depth",
+       [&f, db](uint64_t r) {
+         return db->NotedDepth(FetchedFp(f.seed, r % f.fetched)).has_value();
+       }},
+      {"digest new", [db](uint64_t r) { return db->FindDigest(Digest(r)).has_value(); }},
+      {"digest dup",
+       [&f, db](uint64_t r) {
+         return db->FindDigest(Digest(FetchedFp(f.seed, r % f.fetched))).has_value();
+       }},
+  };
+}
+
+// The lookups read a settled state: the records just written are flushed and compacted
+// first, so that compaction threads do not share the 2 cores with the timed thread and the
+// L0 files of a family that was just written to are merged (at most 10 minutes). Settled: no
+// flush or compaction running for 2 s in a row (one finishing may start the next). Then, as a
+// crawl's commits would at most 10 s later, the cache sized to the settled tables; prints
+// the state's shape.
+void Settle(StateDb* db) {
   const auto settle0 = SteadyClock::now();
   for (int idle = 0; idle < 20 && Seconds(settle0) < 600;) {
     idle = db->BackgroundWorkPending() ? 0 : idle + 1;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  // As a crawl's commits would, at most 10 s later: the cache sized to the settled tables.
   (void)db->Commit();
   const StateStats st = db->stats();
   std::printf(
@@ -133,35 +165,33 @@ bool TimeLookups(const Flags& f, StateDb* db, const std::vector<uint64_t>& admit
       Seconds(settle0), static_cast<double>(st.block_cache_bytes) / (1 << 20),
       static_cast<double>(st.table_metadata_bytes) / (1 << 20));
   PrintCompaction(db->EngineStats());
+}
 
-  struct Kind {
-    const char* name;
-    std::function<bool(uint64_t r)> lookup;  // r: a random number; true if found
-  };
-  dedup::SeenBackend* seen = db->seen();
-  const Kind kinds[] = {
-      {"admitted",
-       [&](uint64_t r) { return seen->Contains(admitted_fps[r % admitted_fps.size()]); }},
-      {"absent", [&](uint64_t r) { return seen->Contains(r); }},
-      {"seen record",
-       [&](uint64_t r) { return db->GetSeen(FetchedFp(f.seed, r % f.fetched)).has_value(); }},
-      {"depth",
-       [&](uint64_t r) { return db->NotedDepth(FetchedFp(f.seed, r % f.fetched)).has_value(); }},
-      {"digest new", [&](uint64_t r) { return db->FindDigest(Digest(r)).has_value(); }},
-      {"digest dup",
-       [&](uint64_t r) {
-         return db->FindDigest(Digest(FetchedFp(f.seed, r % f.fetched))).has_value();
-       }},
-  };
+// CPU seconds of the calling thread for `n` lookups of kind k; *found counts those found.
+double TimeKind(const Kind& k, uint64_t n, uint64_t* rng, uint64_t* found) {
+  const double c0 = ThreadCpuSeconds();
+  for (uint64_t i = 0; i < n; ++i) *found += k.lookup(SplitMix(rng)) ? 1 : 0;
+  return ThreadCpuSeconds() - c0;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+}  // namespace
+
+bool TimeLookups(const Flags& f, StateDb* db, const std::vector<uint64_t>& admitted_fps) {
+  Settle(db);
+  const std::vector<Kind> kinds = LookupKinds(f, db, admitted_fps);
   uint64_t rng = f.seed * 7 + 1;
   double total_cpu = 0;
   for (const Kind& k : kinds) {
     const uint64_t read0 = BytesRead();
-    const double c0 = ThreadCpuSeconds();
     const auto w0 = SteadyClock::now();
     uint64_t found = 0;
-    for (uint64_t i = 0; i < f.lookups; ++i) found += k.lookup(SplitMix(&rng)) ? 1 : 0;
-    const double cpu = ThreadCpuSeconds() - c0;
+    const double cpu = TimeKind(k, f.lookups, &rng, &found);
     total_cpu += cpu;
     const double per = 1e6 / static_cast<double>(f.lookups);
     std::printf(
@@ -172,10 +202,73 @@ bool TimeLookups(const Flags& f, StateDb* db, const std::vector<uint64_t>& admit
         100.0 * static_cast<double>(found) / static_cast<double>(f.lookups));
   }
   std::printf("lookups: %.2f CPU-us per lookup (mean of the %zu kinds); peak RSS %.0f MiB\n",
-              total_cpu * 1e6 / static_cast<double>(f.lookups * std::size(kinds)), std::size(kinds),
+              total_cpu * 1e6 / static_cast<double>(f.lookups * kinds.size()), kinds.size(),
               MiB(ProcStatusKb("VmHWM")));
   std::fflush(stdout);
   return db->status().ok();
+}
+
+bool CompareLookups(const Flags& a, StateDb* da, const std::vector<uint64_t>& fps_a, const Flags& b,
+                    StateDb* db, const std::vector<uint64_t>& fps_b) {
+  std::printf("state a: %s\n", a.dir.c_str());
+  Settle(da);
+  std::printf("state b: %s\n", b.dir.c_str());
+  Settle(db);
+  const std::vector<Kind> kinds_a = LookupKinds(a, da, fps_a);
+  const std::vector<Kind> kinds_b = LookupKinds(b, db, fps_b);
+  const uint64_t per_round = std::max<uint64_t>(a.lookups / a.rounds, 1);
+  const double per = 1e6 / static_cast<double>(per_round);
+  // The same random sequence for both states, each from where its last slice ended.
+  uint64_t rng_a = a.seed * 7 + 1, rng_b = rng_a;
+  std::vector<std::vector<double>> us_a(kinds_a.size()), us_b(kinds_b.size());
+  std::vector<uint64_t> found_a(kinds_a.size()), found_b(kinds_b.size());
+  std::vector<double> mean_a, mean_b, ratios;
+  std::printf("%" PRIu64 " rounds of %" PRIu64 " lookups of each kind on each state:\n", a.rounds,
+              per_round);
+  for (uint64_t round = 0; round < a.rounds; ++round) {
+    double sum_a = 0, sum_b = 0;
+    for (size_t k = 0; k < kinds_a.size(); ++k) {
+      auto time_a = [&] {
+        us_a[k].push_back(TimeKind(kinds_a[k], per_round, &rng_a, &found_a[k]) * per);
+      };
+      auto time_b = [&] {
+        us_b[k].push_back(TimeKind(kinds_b[k], per_round, &rng_b, &found_b[k]) * per);
+      };
+      if (round % 2 == 0) {
+        time_a();
+        time_b();
+      } else {
+        time_b();
+        time_a();
+      }
+      sum_a += us_a[k].back();
+      sum_b += us_b[k].back();
+    }
+    mean_a.push_back(sum_a / static_cast<double>(kinds_a.size()));
+    mean_b.push_back(sum_b / static_cast<double>(kinds_b.size()));
+    ratios.push_back(mean_b.back() / mean_a.back());
+    std::printf("  round %2" PRIu64
+                ": a %6.2f, b %6.2f CPU-us per lookup (mean of the kinds); "
+                "b / a %.2f\n",
+                round + 1, mean_a.back(), mean_b.back(), ratios.back());
+    std::fflush(stdout);
+  }
+  const double total = static_cast<double>(per_round * a.rounds);
+  for (size_t k = 0; k < kinds_a.size(); ++k) {
+    std::printf(
+        "  lookup %-11s a %6.2f, b %6.2f CPU-us (medians of the rounds), b / a %.2f; "
+        "found %.1f%% / %.1f%%\n",
+        kinds_a[k].name, Median(us_a[k]), Median(us_b[k]), Median(us_b[k]) / Median(us_a[k]),
+        100.0 * static_cast<double>(found_a[k]) / total,
+        100.0 * static_cast<double>(found_b[k]) / total);
+  }
+  const auto [lo, hi] = std::minmax_element(ratios.begin(), ratios.end());
+  std::printf(
+      "compared lookups: a %.2f, b %.2f CPU-us per lookup (medians of the rounds' means); "
+      "b / a %.2f (median of the rounds' ratios; %.2f to %.2f); peak RSS %.0f MiB\n",
+      Median(mean_a), Median(mean_b), Median(ratios), *lo, *hi, MiB(ProcStatusKb("VmHWM")));
+  std::fflush(stdout);
+  return da->status().ok() && db->status().ok();
 }
 
 }  // namespace harvest::state::scale_bench
