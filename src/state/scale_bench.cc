@@ -174,6 +174,7 @@ void Usage() {
       "         [--drain D (1000000)] [--dir DIR (/tmp/harvest-scale-<pid>)]\n"
       "         [--no-restart] [--keep] [--lookups-only] [--seed S] [--queue-ram-items N]\n"
       "         [--compare-dir DIR2 --compare-urls N2 --compare-fetched F2 [--rounds R (10)]]\n"
+      "         [--merge-level0 (with --lookups-only)]\n"
       "         [--write-buffer-mb M (32)] [--block-cache-mb M (64)] "
       "[--block-cache-max-mb M (512)]\n"
       "         [--fetched F (0)] [--lookups L (1000000)] [--host-cache N (20000)]\n"
@@ -235,6 +236,8 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
       if (!number(&f->compare_urls) || f->compare_urls == 0) return false;
     } else if (a == "--compare-fetched") {
       if (!number(&f->compare_fetched) || f->compare_fetched == 0) return false;
+    } else if (a == "--merge-level0") {
+      f->merge_level0 = true;
     } else if (a == "--rounds") {
       if (!number(&f->rounds) || f->rounds == 0) return false;
     } else if (a == "--small") {
@@ -245,6 +248,7 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
       return false;
     }
   }
+  if (f->merge_level0 && !f->lookups_only) return false;
   if (!f->compare_dir.empty() &&
       (!f->lookups_only || f->compare_urls == 0 || f->compare_fetched == 0)) {
     return false;  // a second state is compared only by --lookups-only, and needs its shape
@@ -729,6 +733,15 @@ std::unique_ptr<StateDb> OpenKept(const Flags& f, std::vector<uint64_t>* admitte
   }
   std::unique_ptr<StateDb> db = OpenOrReport(f);
   if (db == nullptr) return nullptr;
+  if (f.merge_level0) {
+    const auto m0 = SteadyClock::now();
+    if (Status s = db->MergeLevel0(); !s.ok()) {
+      std::fprintf(stderr, "%s\n", s.ToString().c_str());
+      return nullptr;
+    }
+    std::printf("merged the level-0 tables of %s into the levels below in %.1f s\n", f.dir.c_str(),
+                Seconds(m0));
+  }
   uint64_t n = 0;
   const uint64_t sample_every = std::max<uint64_t>(f.urls / kMaxSample, 1);
   const auto t0 = SteadyClock::now();

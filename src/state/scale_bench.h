@@ -33,6 +33,9 @@ struct Flags {
   uint64_t compare_urls = 0;
   uint64_t compare_fetched = 0;
   uint64_t rounds = 10;
+  // With --lookups-only: each state's level-0 tables merged into the level below before the
+  // lookups (StateDb::MergeLevel0), so that states of different sizes are read alike.
+  bool merge_level0 = false;
   uint64_t seed = 42;
   size_t queue_ram_items = StateOptions{}.queue_ram_items;
   size_t write_buffer_mb = StateOptions{}.write_buffer_bytes >> 20;

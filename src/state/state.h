@@ -436,6 +436,10 @@ class StateDb {
   // True while RocksDB runs a flush or a compaction, or the admitted set a merge: a benchmark
   // waits for a while of false before it times reads of a settled state.
   bool BackgroundWorkPending() const;
+  // Benchmarks: merges each column family's level-0 tables into the level below them (what a
+  // compaction does once enough have piled up; the other levels stay as they are), so that
+  // states of different sizes are read in the same shape. Waits for the merges.
+  Status MergeLevel0();
 
   // Testing: closes the database as a killed process leaves it (the pending batch and the
   // admissions not yet ingested are not written). Nothing else may be called afterwards.

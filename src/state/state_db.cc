@@ -2,6 +2,8 @@
 // admitted and queue records, with the ingestion of the admitted set. Opening is in
 // state_db_open.cc, the commit protocol (Committer) in state_db_commit.cc, each table in
 // its own file (*_table.h).
+#include <rocksdb/metadata.h>
+#include <rocksdb/options.h>
 #include <rocksdb/sst_file_writer.h>
 #include <rocksdb/table_properties.h>
 #include <spdlog/spdlog.h>
@@ -9,7 +11,9 @@
 #include <algorithm>
 #include <cassert>
 #include <chrono>
+#include <string>
 #include <system_error>
+#include <vector>
 
 #include "state/rocks_queue_store.h"
 #include "state/state_db_impl.h"
@@ -253,6 +257,43 @@ bool StateDb::Impl::BackgroundWorkPending() const {
   uint64_t n = 0;
   if (db_->GetIntProperty("rocksdb.num-running-compactions", &n) && n > 0) return true;
   return db_->GetIntProperty("rocksdb.num-running-flushes", &n) && n > 0;
+}
+
+Status StateDb::Impl::MergeLevel0() {
+  if (Status s = FromRocks(db_->Flush(rocksdb::FlushOptions(), handles_), "state: flush");
+      !s.ok()) {
+    return s;
+  }
+  for (rocksdb::ColumnFamilyHandle* h : handles_) {
+    rocksdb::ColumnFamilyMetaData meta;
+    db_->GetColumnFamilyMetaData(h, &meta);
+    if (meta.levels.empty() || meta.levels[0].files.empty()) continue;
+    // The level below level 0 that holds tables (the last level when none does): the one a
+    // leveled compaction of level 0 writes into. RocksDB adds its overlapping tables to the
+    // inputs. A universal-style family (all its runs in level 0) is left as it is.
+    if (meta.levels.size() < 2) continue;
+    int output = static_cast<int>(meta.levels.size()) - 1;
+    for (size_t l = 1; l < meta.levels.size(); ++l) {
+      if (!meta.levels[l].files.empty()) {
+        output = static_cast<int>(l);
+        break;
+      }
+    }
+    rocksdb::ColumnFamilyDescriptor d;
+    if (h->GetDescriptor(&d).ok() && d.options.compaction_style != rocksdb::kCompactionStyleLevel) {
+      continue;
+    }
+    std::vector<std::string> inputs;
+    for (const rocksdb::SstFileMetaData& f : meta.levels[0].files) {
+      inputs.push_back(f.name);
+    }
+    if (Status s = FromRocks(db_->CompactFiles(rocksdb::CompactionOptions(), h, inputs, output),
+                             "state: merging level 0 of " + h->GetName());
+        !s.ok()) {
+      return s;
+    }
+  }
+  return Status::Ok();
 }
 
 // ---- StateDb::Impl: for RocksQueueStore ----
@@ -539,6 +580,7 @@ uint64_t StateDb::pages_added() const { return impl_->pages().last_id(); }
 StateStats StateDb::stats() const { return impl_->stats(); }
 std::string StateDb::EngineStats() const { return impl_->EngineStats(); }
 bool StateDb::BackgroundWorkPending() const { return impl_->BackgroundWorkPending(); }
+Status StateDb::MergeLevel0() { return impl_->MergeLevel0(); }
 
 void StateDb::AbandonForTesting() { impl_.reset(); }
 

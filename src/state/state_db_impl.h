@@ -76,6 +76,7 @@ class StateDb::Impl {
   dedup::SimHashVersion simhash_version() const { return simhash_version_; }
   std::string EngineStats() const;
   bool BackgroundWorkPending() const;
+  Status MergeLevel0();
 
   // ---- The tables (each says which thread calls it) ----
   HostRecordTable& host_records() { return *host_records_; }
